@@ -1,0 +1,55 @@
+"""The ``okgin`` command. Subcommands load lazily so that ``okgin solve`` never imports torch,
+OpenCV or Flask: each lives in its own module and is imported only when invoked."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+# command name -> "module:attribute"; the module is imported only when the command runs.
+LAZY_COMMANDS: dict[str, str] = {
+    "solve": "scorer.cli.engine:solve",
+    "score": "scorer.cli.engine:score",
+    "data": "scorer.cli.data:data",
+    "train": "scorer.cli.train:train",
+    "detect": "scorer.cli.vision:detect",
+    "eval": "scorer.cli.vision:evaluate",
+    "watch": "scorer.cli.live:watch",
+    "score-image": "scorer.cli.live:score_image",
+    "serve": "scorer.cli.web:serve",
+    "init-db": "scorer.cli.web:init_db",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(LAZY_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = LAZY_COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name and error.name.startswith("scorer."):
+                return None  # a command whose module is not written yet is simply absent
+            raise
+        command: click.Command = getattr(module, attribute)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="okgin")
+def main() -> None:
+    """okgin: score Oklahoma Gin from the cards on the table."""
+
+
+def run() -> Any:  # pragma: no cover - console-script entry point
+    return main(prog_name="okgin", args=sys.argv[1:])

@@ -1,0 +1,1 @@
+"""From camera frames to recognised cards per player. Only ``detector.py`` imports ultralytics."""
