@@ -1,0 +1,92 @@
+"""``okgin train``: the whole detector recipe, each stage skipped when done and resumed when cut short."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.option(
+    "--data", "scene_dir", type=click.Path(path_type=Path), required=True, help="Scenes from 'okgin data generate'."
+)
+@click.option("--run", "run_dir", type=click.Path(path_type=Path), default=Path("runs/corners"), show_default=True)
+@click.option("--detector-epochs", type=int, default=30, show_default=True)
+@click.option("--classifier-epochs", type=int, default=15, show_default=True)
+@click.option("--batch", type=int, default=32, show_default=True)
+@click.option("--tiles-per-image", type=int, default=3, show_default=True)
+@click.option("--crops-per-corner", type=int, default=2, show_default=True)
+@click.option(
+    "--init",
+    "init_dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Fine-tune from the weights shipped in this models/ folder instead of starting from scratch.",
+)
+@click.option("--device", default="cpu", show_default=True, help="cpu, or a CUDA index such as 0 on a GPU machine.")
+@click.option("--workers", type=int, default=2, show_default=True)
+@click.option("--stage", type=click.Choice(["all", "detector", "classifier"]), default="all", show_default=True)
+@click.option("--ship", "ship_dir", type=click.Path(path_type=Path), default=None, help="Export the result to here.")
+@click.option("--seed", type=int, default=0, show_default=True)
+def train(
+    scene_dir: Path,
+    run_dir: Path,
+    detector_epochs: int,
+    classifier_epochs: int,
+    batch: int,
+    tiles_per_image: int,
+    crops_per_corner: int,
+    init_dir: Path | None,
+    device: str,
+    workers: int,
+    stage: str,
+    ship_dir: Path | None,
+    seed: int,
+) -> None:
+    """Train the corner detector and the rank/suit classifier on generated scenes.
+
+    Re-running the same command resumes: tiles and crops already cut are kept, and a
+    stage whose run stopped part-way resumes from its last checkpoint.
+    """
+    from scorer import training
+
+    if not (scene_dir / "images" / "train").is_dir():
+        hint = f"run 'okgin data generate --out {scene_dir}'"
+        raise click.ClickException(f"{scene_dir} holds no generated scenes; {hint}")
+    init_detector = init_classifier = None
+    if init_dir is not None:
+        init_detector = init_dir / training.MODEL_FILES["detector"]
+        init_classifier = init_dir / training.MODEL_FILES["classifier"]
+        for path in (init_detector, init_classifier):
+            if not path.exists():
+                raise click.ClickException(f"--init: no weights at {path}")
+    try:
+        detector_weights = run_dir / "detector" / "weights" / "best.pt"
+        classifier_weights = run_dir / "classifier" / "weights" / "best.pt"
+        if stage in {"all", "detector"}:
+            tiles_yaml = run_dir / "tiles" / "data.yaml"
+            if not tiles_yaml.exists():
+                click.echo("cutting detector tiles ...")
+                training.make_detector_tiles(scene_dir, run_dir / "tiles", tiles_per_image, seed)
+            detector_weights = training.train_stage(
+                "detect", tiles_yaml, run_dir / "detector", detector_epochs, training.TILE_SIZE, batch,
+                init_detector, device, workers,
+            )  # fmt: skip
+        if stage in {"all", "classifier"}:
+            crops = run_dir / "crops"
+            if not training.crops_dataset_is_complete(crops):
+                click.echo("cutting classifier crops ...")
+                training.make_classifier_crops(scene_dir, crops, seed, crops_per_corner)
+            classifier_weights = training.train_stage(
+                "classify", crops, run_dir / "classifier", classifier_epochs, training.CROP_SIZE, batch * 4,
+                init_classifier, device, workers,
+            )  # fmt: skip
+        if ship_dir is not None:
+            extra = {"trained_on": str(scene_dir), "train_command": "okgin train " + " ".join(sys.argv[2:])}
+            manifest = training.ship(detector_weights, classifier_weights, ship_dir, extra)
+            click.echo(json.dumps(json.loads(manifest.read_text()), indent=2))
+    except training.TrainingError as error:
+        raise click.ClickException(str(error)) from error

@@ -1,0 +1,376 @@
+"""The detector's training recipe: generated scenes -> corner tiles and corner crops ->
+a one-class corner detector and a rank/suit classifier -> ONNX exports and a manifest in ``models/``.
+
+Why two stages (measured here, see ``models/README.md``): from scratch on 2 CPU cores a
+52-class YOLO11n corner detector learns almost nothing in an hour, while a one-class
+corner detector and a small classifier on full-resolution crops each learn in minutes.
+
+Everything runs offline: models are built from yaml (never downloaded weights),
+``amp=False`` skips the AMP check that fetches weights, ``plots=False`` skips the font
+download, flips are off (a mirrored glyph is not a card) and the optimiser is explicit.
+Each stage checkpoints every epoch and resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from scorer.cards import CLASS_NAMES
+from scorer.vision.crops import CROP_PAD, CROP_SIZE, corner_crop
+
+NONE_CLASS = "none"
+"""Classifier class for a crop that holds no corner index: rejects the detector's false alarms."""
+
+DETECTOR_IMGSZ = 640
+"""Inference size of the corner detector: a frame's longer side is letterboxed to this."""
+
+TILE_SIZE = 320
+"""Training tiles are cut at the pixel scale of inference, so 320 px tiles train a 640 px detector."""
+
+MODEL_FILES = {
+    "detector": "corner-detector.pt",
+    "detector_onnx": "corner-detector.onnx",
+    "classifier": "corner-classifier.pt",
+    "classifier_onnx": "corner-classifier.onnx",
+}
+
+
+class TrainingError(RuntimeError):
+    """The recipe cannot go on: missing data, a run that cannot resume."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LabelledImage:
+    """One generated scene and its corner boxes in pixels."""
+
+    image_path: Path
+    class_ids: tuple[int, ...]
+    boxes: tuple[tuple[float, float, float, float], ...]
+
+
+def offline_environment() -> None:
+    """Make sure ultralytics never reaches for the network: no downloads, no pip installs."""
+    os.environ.setdefault("YOLO_OFFLINE", "1")
+    os.environ.setdefault("YOLO_AUTOINSTALL", "false")
+    os.environ.setdefault("YOLO_VERBOSE", "false")
+
+
+def read_split(scene_dir: Path, split: str) -> Iterator[LabelledImage]:
+    """The labelled images of one split of an ultralytics dataset written by ``okgin data generate``."""
+    image_dir = scene_dir / "images" / split
+    if not image_dir.is_dir():
+        raise TrainingError(f"no {split} images in {scene_dir}: expected {image_dir} (run 'okgin data generate')")
+    for image_path in sorted(image_dir.iterdir()):
+        if image_path.suffix.lower() not in {".jpg", ".jpeg", ".png"}:
+            continue
+        label_path = scene_dir / "labels" / split / f"{image_path.stem}.txt"
+        height, width = _image_size(image_path)
+        class_ids: list[int] = []
+        boxes: list[tuple[float, float, float, float]] = []
+        if label_path.exists():
+            for line in label_path.read_text().splitlines():
+                parts = line.split()
+                if len(parts) != 5:
+                    continue
+                cls, xc, yc, w, h = int(parts[0]), *map(float, parts[1:])
+                class_ids.append(cls)
+                boxes.append(((xc - w / 2) * width, (yc - h / 2) * height, (xc + w / 2) * width, (yc + h / 2) * height))
+        yield LabelledImage(image_path, tuple(class_ids), tuple(boxes))
+
+
+def _image_size(path: Path) -> tuple[int, int]:
+    """(height, width) read from the file header, without decoding the pixels."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        width, height = image.size
+    return height, width
+
+
+def _yolo_line(cls: int, box: tuple[float, float, float, float], width: int, height: int) -> str:
+    x1, y1, x2, y2 = box
+    centre_x, centre_y = (x1 + x2) / 2 / width, (y1 + y2) / 2 / height
+    return f"{cls} {centre_x:.6f} {centre_y:.6f} {(x2 - x1) / width:.6f} {(y2 - y1) / height:.6f}"
+
+
+def make_detector_tiles(
+    scene_dir: Path,
+    out_dir: Path,
+    tiles_per_image: int = 2,
+    seed: int = 0,
+    imgsz: int = DETECTOR_IMGSZ,
+    card_classes: bool = False,
+) -> Path:
+    """Cut one-class training tiles at the pixel scale the detector sees at inference.
+
+    A frame is letterboxed so its longer side is ``imgsz``; each scene is scaled the same
+    way and cut into ``TILE_SIZE`` tiles, most of them centred near a labelled corner.
+    A corner cut by the tile edge keeps its label only if 60% of it stays inside.
+    With ``card_classes`` the tiles keep the 52 card classes (the one-stage design)
+    instead of the single class ``corner``. Returns the dataset YAML.
+    """
+    import cv2
+
+    rng = random.Random(seed)
+    for split in ("train", "val"):
+        (out_dir / "images" / split).mkdir(parents=True, exist_ok=True)
+        (out_dir / "labels" / split).mkdir(parents=True, exist_ok=True)
+        for item in read_split(scene_dir, split):
+            image = cv2.imread(str(item.image_path))
+            if image is None:
+                raise TrainingError(f"cannot read generated image {item.image_path}")
+            scale = imgsz / max(image.shape[:2])
+            image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+            height, width = image.shape[:2]
+            boxes = [tuple(v * scale for v in box) for box in item.boxes]
+            classes = item.class_ids if card_classes else (0,) * len(boxes)
+            for index in range(tiles_per_image):
+                tile_w, tile_h = min(TILE_SIZE, width), min(TILE_SIZE, height)
+                if boxes and rng.random() < 0.8:
+                    bx1, by1, bx2, by2 = rng.choice(boxes)
+                    cx = (bx1 + bx2) / 2 + rng.uniform(-0.4, 0.4) * tile_w
+                    cy = (by1 + by2) / 2 + rng.uniform(-0.4, 0.4) * tile_h
+                else:
+                    cx, cy = rng.uniform(0, width), rng.uniform(0, height)
+                x0 = int(min(max(cx - tile_w / 2, 0), width - tile_w))
+                y0 = int(min(max(cy - tile_h / 2, 0), height - tile_h))
+                tile = image[y0 : y0 + tile_h, x0 : x0 + tile_w]
+                lines = []
+                for cls, (x1, y1, x2, y2) in zip(classes, boxes, strict=True):
+                    cx1, cy1 = max(x1 - x0, 0), max(y1 - y0, 0)
+                    cx2, cy2 = min(x2 - x0, tile_w), min(y2 - y0, tile_h)
+                    inside = max(cx2 - cx1, 0) * max(cy2 - cy1, 0)
+                    if inside >= 0.6 * (x2 - x1) * (y2 - y1):
+                        lines.append(_yolo_line(cls, (cx1, cy1, cx2, cy2), tile_w, tile_h))
+                name = f"{item.image_path.stem}_{index}"
+                cv2.imwrite(str(out_dir / "images" / split / f"{name}.jpg"), tile, [cv2.IMWRITE_JPEG_QUALITY, 95])
+                (out_dir / "labels" / split / f"{name}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
+    names = CLASS_NAMES if card_classes else ("corner",)
+    yaml_path = out_dir / "data.yaml"
+    yaml_path.write_text(
+        f"# corner tiles cut from {scene_dir} by scorer.training.make_detector_tiles\n"
+        f"path: {out_dir.resolve()}\ntrain: images/train\nval: images/val\nnames:\n"
+        + "".join(f"  {index}: {name}\n" for index, name in enumerate(names))
+    )
+    return yaml_path
+
+
+def _jittered(box: tuple[float, float, float, float], rng: random.Random) -> tuple[float, float, float, float]:
+    """A corner box moved and resized the way a detector's box misses the truth."""
+    x1, y1, x2, y2 = box
+    w, h = x2 - x1, y2 - y1
+    side = max(w, h)
+    dx, dy = rng.uniform(-0.12, 0.12) * side, rng.uniform(-0.12, 0.12) * side
+    sw, sh = rng.uniform(0.85, 1.2), rng.uniform(0.85, 1.2)
+    cx, cy = (x1 + x2) / 2 + dx, (y1 + y2) / 2 + dy
+    return (cx - w * sw / 2, cy - h * sh / 2, cx + w * sw / 2, cy + h * sh / 2)
+
+
+def _overlaps(box: tuple[float, float, float, float], others: list[tuple[float, float, float, float]]) -> bool:
+    x1, y1, x2, y2 = box
+    area = (x2 - x1) * (y2 - y1)
+    for ox1, oy1, ox2, oy2 in others:
+        inter = max(min(x2, ox2) - max(x1, ox1), 0) * max(min(y2, oy2) - max(y1, oy1), 0)
+        if inter > 0.15 * area:
+            return True
+    return False
+
+
+def make_classifier_crops(
+    scene_dir: Path,
+    out_dir: Path,
+    seed: int = 0,
+    crops_per_corner: int = 1,
+    negatives_per_image: int = 4,
+    crop_size: int = CROP_SIZE,
+    crop_pad: float = CROP_PAD,
+) -> Path:
+    """Cut every labelled corner from the full-resolution scenes, as inference will, into an
+    ImageFolder tree (``train/<card>/``, ``val/<card>/``), plus ``none`` crops of places with no
+    corner index (pips, court art, card backs, clutter) so the classifier can veto false alarms."""
+    import cv2
+
+    rng = random.Random(seed)
+    for split in ("train", "val"):
+        for name in (*CLASS_NAMES, NONE_CLASS):
+            (out_dir / split / name).mkdir(parents=True, exist_ok=True)
+        for item in read_split(scene_dir, split):
+            image = cv2.imread(str(item.image_path))
+            if image is None:
+                raise TrainingError(f"cannot read generated image {item.image_path}")
+            height, width = image.shape[:2]
+            boxes = list(item.boxes)
+            for index, (cls, box) in enumerate(zip(item.class_ids, boxes, strict=True)):
+                for copy in range(crops_per_corner):
+                    crop = corner_crop(image, _jittered(box, rng), crop_size, crop_pad)
+                    target = out_dir / split / CLASS_NAMES[cls] / f"{item.image_path.stem}_{index}_{copy}.png"
+                    cv2.imwrite(str(target), crop)
+            sizes = [(x2 - x1, y2 - y1) for x1, y1, x2, y2 in boxes] or [(0.03 * width, 0.06 * height)]
+            made, tries = 0, 0
+            while made < negatives_per_image and tries < 50 * negatives_per_image:
+                tries += 1
+                w, h = rng.choice(sizes)
+                scale = rng.uniform(0.7, 1.6)
+                w, h = w * scale, h * scale
+                if rng.random() < 0.5 and boxes:  # near a card: pips and court art look most like an index
+                    bx1, by1, bx2, by2 = rng.choice(boxes)
+                    x1 = rng.uniform(bx1 - 4 * w, bx2 + 3 * w)
+                    y1 = rng.uniform(by1 - 3 * h, by2 + 2 * h)
+                else:
+                    x1, y1 = rng.uniform(0, max(width - w, 1)), rng.uniform(0, max(height - h, 1))
+                candidate = (x1, y1, x1 + w, y1 + h)
+                if _overlaps(candidate, boxes):
+                    continue
+                crop = corner_crop(image, candidate, crop_size, crop_pad)
+                cv2.imwrite(str(out_dir / split / NONE_CLASS / f"{item.image_path.stem}_n{made}.png"), crop)
+                made += 1
+    return out_dir
+
+
+def _run_dir_state(run_dir: Path) -> str:
+    """'done', 'resume' or 'new' for an ultralytics run directory."""
+    weights = run_dir / "weights"
+    if (weights / "best.pt").exists() and not (weights / "last.pt").exists():
+        return "done"
+    if (weights / "last.pt").exists():
+        import torch
+
+        checkpoint = torch.load(weights / "last.pt", map_location="cpu", weights_only=False)
+        return "done" if checkpoint.get("epoch", -1) == -1 else "resume"
+    return "new"
+
+
+def train_stage(
+    task: str,
+    data: Path,
+    run_dir: Path,
+    epochs: int,
+    imgsz: int,
+    batch: int,
+    init_weights: Path | None = None,
+    device: str = "cpu",
+    workers: int = 2,
+    lr0: float | None = None,
+) -> Path:
+    """Train (or resume) one ultralytics model; returns the best weights.
+
+    ``task`` is ``detect`` (one-class corners from ``yolo11n.yaml``) or ``classify``
+    (``yolo11n-cls.yaml``). ``init_weights`` fine-tunes from shipped weights instead of
+    starting from scratch.
+    """
+    offline_environment()
+    from ultralytics import YOLO
+
+    state = _run_dir_state(run_dir)
+    if state == "done":
+        return run_dir / "weights" / "best.pt"
+    if state == "resume":
+        model = YOLO(str(run_dir / "weights" / "last.pt"))
+        model.train(resume=True, device=device, workers=workers)
+        return run_dir / "weights" / "best.pt"
+    yaml_name = "yolo11n.yaml" if task == "detect" else "yolo11n-cls.yaml"
+    model = YOLO(str(init_weights)) if init_weights else YOLO(yaml_name, task=task)
+    common = {
+        "data": str(data),
+        "epochs": epochs,
+        "imgsz": imgsz,
+        "batch": batch,
+        "device": device,
+        "workers": workers,
+        "project": str(run_dir.parent.resolve()),
+        "name": run_dir.name,
+        "exist_ok": True,
+        "amp": False,
+        "plots": False,
+        "fliplr": 0.0,
+        "flipud": 0.0,
+        "pretrained": False,
+        "verbose": False,
+        "seed": 0,
+        "deterministic": False,
+        "patience": 1000,
+    }
+    if task == "detect":
+        model.train(
+            **common,
+            optimizer="SGD",
+            lr0=lr0 or 0.01,
+            momentum=0.937,
+            weight_decay=0.0005,
+            warmup_epochs=1.0,
+            cos_lr=True,
+            mosaic=1.0,
+            close_mosaic=1,
+            scale=0.3,
+            degrees=0.0,
+            hsv_h=0.02,
+            hsv_s=0.5,
+            hsv_v=0.4,
+        )
+    else:
+        model.train(
+            **common,
+            optimizer="AdamW",
+            lr0=lr0 or 0.002,
+            warmup_epochs=0.5,
+            cos_lr=True,
+            scale=0.15,
+            erasing=0.1,
+            auto_augment=None,
+            hsv_h=0.02,
+            hsv_s=0.5,
+            hsv_v=0.4,
+        )
+    return run_dir / "weights" / "best.pt"
+
+
+def export_onnx(weights: Path, imgsz: int) -> Path:
+    """Export weights to ONNX next to them (static shape, opset chosen by ultralytics, no onnxslim)."""
+    offline_environment()
+    from ultralytics import YOLO
+
+    exported = YOLO(str(weights)).export(format="onnx", imgsz=imgsz, simplify=False, dynamic=False, device="cpu")
+    return Path(exported)
+
+
+def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, extra: dict[str, object]) -> Path:
+    """Copy weights and their ONNX exports into ``models_dir`` and write ``manifest.json``."""
+    offline_environment()
+    from ultralytics import YOLO
+
+    models_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(detector_weights, models_dir / MODEL_FILES["detector"])
+    shutil.copyfile(classifier_weights, models_dir / MODEL_FILES["classifier"])
+    shutil.copyfile(export_onnx(detector_weights, DETECTOR_IMGSZ), models_dir / MODEL_FILES["detector_onnx"])
+    shutil.copyfile(export_onnx(classifier_weights, CROP_SIZE), models_dir / MODEL_FILES["classifier_onnx"])
+    classifier_names = YOLO(str(classifier_weights)).names
+    manifest = {
+        "design": "two-stage",
+        **MODEL_FILES,
+        "detector_imgsz": DETECTOR_IMGSZ,
+        "crop_size": CROP_SIZE,
+        "crop_pad": CROP_PAD,
+        "classifier_names": [classifier_names[i] for i in range(len(classifier_names))],
+        "none_class": NONE_CLASS,
+        "conf": 0.25,
+        **extra,
+    }
+    path = models_dir / "manifest.json"
+    path.write_text(json.dumps(manifest, indent=2) + "\n")
+    return path
+
+
+def crops_dataset_is_complete(out_dir: Path) -> bool:
+    """Whether a crop tree exists with at least one example of every card in train."""
+    return all(any((out_dir / "train" / name).glob("*.png")) for name in CLASS_NAMES)
+
+
+def class_balance(out_dir: Path, split: str = "train") -> dict[str, int]:
+    """Crops per class, to see which cards the generator under-represents."""
+    return {name: sum(1 for _ in (out_dir / split / name).glob("*.png")) for name in (*CLASS_NAMES, NONE_CLASS)}
