@@ -33,6 +33,8 @@ DETECTOR_IMGSZ = 640
 TILE_SIZE = 320
 """Training tiles are cut at the pixel scale of inference, so 320 px tiles train a 640 px detector."""
 
+COMPLETE_MARKER = "COMPLETE"
+
 MODEL_FILES = {
     "detector": "corner-detector.pt",
     "detector_onnx": "corner-detector.onnx",
@@ -230,6 +232,7 @@ def make_classifier_crops(
                 crop = corner_crop(image, candidate, crop_size, crop_pad)
                 cv2.imwrite(str(out_dir / split / NONE_CLASS / f"{item.image_path.stem}_n{made}.png"), crop)
                 made += 1
+    (out_dir / COMPLETE_MARKER).write_text("all crops written\n")
     return out_dir
 
 
@@ -367,8 +370,8 @@ def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, ext
 
 
 def crops_dataset_is_complete(out_dir: Path) -> bool:
-    """Whether a crop tree exists with at least one example of every card in train."""
-    return all(any((out_dir / "train" / name).glob("*.png")) for name in CLASS_NAMES)
+    """Whether ``make_classifier_crops`` finished writing this tree (an interrupted one is cut again)."""
+    return (out_dir / COMPLETE_MARKER).exists()
 
 
 def class_balance(out_dir: Path, split: str = "train") -> dict[str, int]:

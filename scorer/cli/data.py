@@ -1,0 +1,149 @@
+"""``okgin data``: render card faces, generate synthetic training scenes, and preview labelled datasets.
+
+Heavy imports (OpenCV, numpy) happen inside the commands so that ``okgin --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.group()
+def data() -> None:
+    """Build the detector's training data from free card designs."""
+
+
+@data.command()
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("datasets/faces"),
+    show_default=True,
+    help="Where the rendered decks go.",
+)
+@click.option("--deck", "decks", multiple=True, help="Render only this deck (repeatable); default: every known deck.")
+@click.option("--list", "list_only", is_flag=True, help="List the known decks and their sources, render nothing.")
+def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
+    """Render each deck's 52 faces, backs and jokers, and measure its corner indices (calibration.json)."""
+    from scorer.synth import faces as faces_module
+
+    if list_only:
+        for source in faces_module.DECKS:
+            click.echo(f"{source.name:16} {source.svg}  [{source.package}: {source.licence}]")
+        return
+    missing = faces_module.missing_packages()
+    if missing:
+        click.echo(f"error: missing Debian package(s) {', '.join(missing)}; install them with:", err=True)
+        click.echo(f"  {faces_module.INSTALL_COMMAND}", err=True)
+        raise SystemExit(2)
+    try:
+        chosen = faces_module.select_decks(decks or None)
+        with click.progressbar(
+            chosen, label=f"rendering {len(chosen)} decks into {out_dir}", item_show_func=lambda s: s.name if s else ""
+        ) as bar:
+            for source in bar:
+                faces_module.render_deck(source, out_dir)
+    except faces_module.FacesUnavailableError as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(f"rendered {len(chosen)} decks: {', '.join(source.name for source in chosen)}")
+
+
+@data.command()
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True, help="Dataset folder to write."
+)
+@click.option("--n", "count", type=click.IntRange(min=1), required=True, help="Number of images.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Same seed, same files.")
+@click.option(
+    "--width-range",
+    type=(click.IntRange(min=64), click.IntRange(min=64)),
+    default=(640, 1920),
+    show_default=True,
+    help="Smallest and largest frame width.",
+)
+@click.option("--val-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.1, show_default=True)
+@click.option(
+    "--closeup-fraction",
+    type=click.FloatRange(0, 1),
+    default=0.25,
+    show_default=True,
+    help="Share of phone-style close-ups.",
+)
+@click.option(
+    "--faces",
+    "faces_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("datasets/faces"),
+    show_default=True,
+)
+@click.option("--deck", "decks", multiple=True, help="Use only this rendered deck (repeatable).")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Rendering processes.")
+def generate(
+    out_dir: Path,
+    count: int,
+    seed: int,
+    width_range: tuple[int, int],
+    val_fraction: float,
+    closeup_fraction: float,
+    faces_dir: Path,
+    decks: tuple[str, ...],
+    workers: int,
+) -> None:
+    """Render synthetic table scenes with one YOLO box per visible corner index."""
+    from scorer.synth.dataset import write_dataset
+    from scorer.synth.faces import FacesUnavailableError, available_decks
+    from scorer.synth.scene import SceneConfig
+
+    if width_range[0] > width_range[1]:
+        raise click.BadParameter(
+            f"smallest width {width_range[0]} is above largest {width_range[1]}", param_hint="--width-range"
+        )
+    rendered = available_decks(faces_dir)
+    if not rendered:
+        raise click.ClickException(f"no rendered decks in {faces_dir}; run first: okgin data faces --out {faces_dir}")
+    unknown = sorted(set(decks) - set(rendered))
+    if unknown:
+        raise click.BadParameter(
+            f"{', '.join(unknown)} not rendered; rendered: {', '.join(rendered)}", param_hint="--deck"
+        )
+    config = SceneConfig(
+        faces_dir=faces_dir, decks=tuple(decks) or None, width_range=width_range, closeup_fraction=closeup_fraction
+    )
+    try:
+        summary = write_dataset(out_dir, count, seed, config, val_fraction, workers, progress=True)
+    except FacesUnavailableError as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(
+        f"wrote {summary.images['train']} train + {summary.images['val']} val images, {summary.labels} index labels "
+        f"({summary.cards} cards placed) to {out_dir}; train with data={out_dir / 'data.yaml'}"
+    )
+
+
+@data.command()
+@click.argument("dataset", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Sheet image (default: DATASET/preview.jpg).",
+)
+@click.option("--n", "count", type=click.IntRange(min=1), default=16, show_default=True, help="Images on the sheet.")
+def preview(dataset: Path, out_path: Path | None, count: int) -> None:
+    """Draw the label boxes and class names of a dataset's first images onto one contact sheet."""
+    import cv2
+
+    from scorer.synth.preview import contact_sheet
+
+    try:
+        sheet = contact_sheet(dataset, count)
+    except FileNotFoundError as error:
+        raise click.ClickException(str(error)) from error
+    out_path = out_path or dataset / "preview.jpg"
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    if not cv2.imwrite(str(out_path), sheet):
+        raise click.ClickException(f"cannot write {out_path} (unknown image extension?)")
+    click.echo(f"wrote {out_path}")

@@ -1,0 +1,179 @@
+"""Things on a card table that are not cards: hands and sleeves over the cards, mugs, keyboards, notes.
+
+Objects under the cards (keyboard, a scoring pad with writing) teach the detector that text and grids are not
+corner indices; objects over the cards (a hand, a sleeve, a mug) also hide indices, so they draw into an
+occlusion mask that the labeller honours.
+"""
+
+from __future__ import annotations
+
+import string
+
+import cv2
+import numpy as np
+
+from scorer.synth.geometry import rotation
+
+
+def _random_point(rng: np.random.Generator, width: int, height: int) -> tuple[int, int]:
+    return int(rng.uniform(0, width)), int(rng.uniform(0, height))
+
+
+def _skin(rng: np.random.Generator) -> tuple[float, float, float]:
+    """A skin tone in BGR, from pale to dark."""
+    shade = rng.uniform(0, 1)
+    light, dark = np.array([170, 195, 235]), np.array([45, 70, 110])
+    colour = dark + (light - dark) * shade + rng.normal(0, 8, 3)
+    return float(colour[0]), float(colour[1]), float(colour[2])
+
+
+def _rotated_rect(centre: tuple[float, float], size: tuple[float, float], angle: float) -> np.ndarray:
+    half = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]]) * np.array(size) / 2
+    points: np.ndarray = half @ rotation(angle)[:2, :2].T + np.array(centre)
+    return points
+
+
+def draw_hand(image: np.ndarray, mask: np.ndarray, rng: np.random.Generator, scale: float) -> None:
+    """A hand reaching in from an edge: a sleeve up to the wrist, a palm, fingers and a thumb in a skin tone."""
+    height, width = image.shape[:2]
+    edge = int(rng.integers(4))
+    along = rng.uniform(0.15, 0.85)
+    start = np.array([(along * width, height), (along * width, 0), (0, along * height), (width, along * height)][edge])
+    angle = float(np.degrees(np.arctan2(*[(-1, 0), (1, 0), (0, 1), (0, -1)][edge]))) + rng.uniform(-35, 35)
+    direction = np.array([np.cos(np.radians(angle)), np.sin(np.radians(angle))])
+    side = np.array([-direction[1], direction[0]])
+    palm = start + direction * rng.uniform(0.8, 1.8) * scale
+    wrist = palm - direction * 0.35 * scale
+    skin = _skin(rng)
+    sleeve_colour = tuple(float(c) for c in rng.uniform(0, 255, 3))
+    sleeve_start = start - direction * scale
+    sleeve = _rotated_rect(
+        tuple((sleeve_start + wrist) / 2), (float(np.linalg.norm(wrist - sleeve_start)), 0.75 * scale), angle
+    )
+    palm_points = np.asarray(
+        cv2.ellipse2Poly((int(palm[0]), int(palm[1])), (int(0.42 * scale), int(0.34 * scale)), int(angle), 0, 360, 10)
+    )
+    for polygon, colour in ((palm_points, skin), (sleeve, sleeve_colour)):
+        cv2.fillPoly(image, [polygon.astype(np.int32)], colour, cv2.LINE_AA)
+        cv2.fillPoly(mask, [polygon.astype(np.int32)], 1)
+    thickness = max(2, int(0.13 * scale))
+    fingers = [(offset, rng.uniform(0.45, 0.7)) for offset in np.linspace(-0.25, 0.25, 4)]
+    fingers.append((rng.choice([-0.4, 0.4]), 0.45))  # the thumb, on one side
+    curl = rng.uniform(-0.25, 0.25)
+    for offset, length in fingers:
+        base = palm + direction * 0.25 * scale + side * offset * scale
+        tip = base + (direction + side * (curl + offset)) * length * scale
+        points = (int(base[0]), int(base[1])), (int(tip[0]), int(tip[1]))
+        cv2.line(image, *points, skin, thickness, cv2.LINE_AA)
+        cv2.line(mask, *points, 1, thickness)
+
+
+def draw_mug(image: np.ndarray, mask: np.ndarray, rng: np.random.Generator, scale: float) -> None:
+    """A mug seen from above: a rim ellipse, a darker drink inside, a handle."""
+    height, width = image.shape[:2]
+    centre = _random_point(rng, width, height)
+    radius = int(rng.uniform(0.35, 0.65) * scale)
+    axes = (radius, int(radius * rng.uniform(0.75, 1.0)))
+    angle = int(rng.uniform(0, 180))
+    body = tuple(float(c) for c in rng.uniform(0, 255, 3))
+    handle_end = (
+        int(centre[0] + 1.4 * radius * np.cos(np.radians(angle))),
+        int(centre[1] + 1.4 * radius * np.sin(np.radians(angle))),
+    )
+    cv2.line(image, centre, handle_end, body, max(2, radius // 4), cv2.LINE_AA)
+    cv2.line(mask, centre, handle_end, 1, max(2, radius // 4))
+    cv2.ellipse(image, centre, axes, angle, 0, 360, body, -1, cv2.LINE_AA)
+    cv2.ellipse(mask, centre, axes, angle, 0, 360, 1, -1)
+    drink = tuple(float(c) for c in rng.uniform(10, 90, 3))
+    cv2.ellipse(image, centre, (int(axes[0] * 0.8), int(axes[1] * 0.8)), angle, 0, 360, drink, -1, cv2.LINE_AA)
+
+
+def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float) -> None:
+    """A keyboard (or calculator): a dark or light slab with a grid of keys."""
+    height, width = image.shape[:2]
+    centre = _random_point(rng, width, height)
+    rows, columns = int(rng.integers(4, 7)), int(rng.integers(10, 16))
+    key = rng.uniform(0.15, 0.3) * scale
+    angle = rng.uniform(0, 360)
+    dark = rng.random() < 0.5
+    slab = (30.0, 30.0, 35.0) if dark else (210.0, 210.0, 205.0)
+    keys = (60.0, 60.0, 65.0) if dark else (240.0, 240.0, 240.0)
+    outline = _rotated_rect(centre, (columns * key * 1.1 + key, rows * key * 1.1 + key), angle)
+    cv2.fillPoly(image, [outline.astype(np.int32)], slab, cv2.LINE_AA)
+    transform = rotation(angle)[:2, :2]
+    for row in range(rows):
+        for column in range(columns):
+            local = np.array([(column - (columns - 1) / 2) * key * 1.1, (row - (rows - 1) / 2) * key * 1.1])
+            key_centre = transform @ local + np.array(centre)
+            cv2.fillPoly(
+                image, [_rotated_rect(tuple(key_centre), (key * 0.9, key * 0.9), angle).astype(np.int32)], keys
+            )
+
+
+def draw_note(image: np.ndarray, mask: np.ndarray | None, rng: np.random.Generator, scale: float) -> None:
+    """A paper note or score pad with ruled lines and scribbled letters and digits (much like indices).
+
+    The note is written upright on its own 8-bit patch, then turned into place, so its text turns with it.
+    """
+    height, width = image.shape[:2]
+    note_width, note_height = int(rng.uniform(1.5, 3.5) * scale), int(rng.uniform(1.5, 4.0) * scale)
+    if note_width < 8 or note_height < 8:
+        return
+    paper = tuple(float(c) for c in rng.uniform(200, 255, 3))
+    patch = np.empty((note_height, note_width, 3), np.uint8)
+    patch[:] = paper
+    ink = (float(rng.uniform(0, 120)), float(rng.uniform(0, 80)), float(rng.uniform(0, 80)))
+    line_gap = max(6.0, 0.18 * scale)
+    font_scale = line_gap / 30
+    alphabet = list(string.ascii_uppercase + string.digits + "  ")
+    for row in range(1, int(note_height / line_gap)):
+        y = int(row * line_gap)
+        if rng.random() < 0.3:
+            cv2.line(patch, (0, y + 2), (note_width, y + 2), (200.0, 170.0, 140.0), 1, cv2.LINE_AA)
+        text = "".join(rng.choice(alphabet) for _ in range(int(rng.integers(2, 10))))
+        cv2.putText(patch, text, (int(0.08 * note_width), y), cv2.FONT_HERSHEY_SIMPLEX, font_scale, ink, 1, cv2.LINE_AA)
+    centre = _random_point(rng, width, height)
+    place = cv2.getRotationMatrix2D((note_width / 2, note_height / 2), rng.uniform(0, 360), 1.0)
+    place[:, 2] += np.array(centre) - np.array([note_width / 2, note_height / 2])
+    warped = cv2.warpAffine(patch.astype(np.float32), place, (width, height))
+    coverage = cv2.warpAffine(np.ones((note_height, note_width), np.float32), place, (width, height))
+    image[:] = image * (1 - coverage[:, :, None]) + warped * coverage[:, :, None]
+    if mask is not None:
+        mask[coverage > 0.5] = 1
+
+
+def draw_under_clutter(image: np.ndarray, rng: np.random.Generator, scale: float, count: int) -> None:
+    """Objects lying under the cards: keyboards and notes."""
+    for _ in range(count):
+        if rng.random() < 0.4:
+            draw_keyboard(image, rng, scale)
+        else:
+            draw_note(image, None, rng, scale)
+
+
+def draw_over_clutter(image: np.ndarray, mask: np.ndarray, rng: np.random.Generator, scale: float, count: int) -> None:
+    """Objects over the cards (hands, mugs, notes), shaded, soft-edged and casting a shadow.
+
+    They are drawn flat on a layer first, then composited with feathered edges; every pixel they cover is set
+    in ``mask`` (uint8, 1 = hidden) so that the labeller drops indices under them.
+    """
+    height, width = image.shape[:2]
+    layer = np.zeros_like(image)
+    cover = np.zeros((height, width), np.uint8)
+    for _ in range(count):
+        choice = rng.random()
+        if choice < 0.5:
+            draw_hand(layer, cover, rng, scale)
+        elif choice < 0.8:
+            draw_mug(layer, cover, rng, scale)
+        else:
+            draw_note(layer, cover, rng, scale)
+    alpha = cv2.GaussianBlur(cover.astype(np.float32), (0, 0), max(0.8, 0.02 * scale))
+    offset = rng.uniform(0.05, 0.25) * scale
+    angle = rng.uniform(0, 2 * np.pi)
+    shift = np.array([[1, 0, offset * np.cos(angle)], [0, 1, offset * np.sin(angle)]], np.float32)
+    shadow = cv2.GaussianBlur(cv2.warpAffine(alpha, shift, (width, height)), (0, 0), max(1.0, 0.15 * scale))
+    shading = 1 + 0.12 * cv2.resize(rng.standard_normal((4, 4)).astype(np.float32), (width, height))
+    image *= (1 - rng.uniform(0.2, 0.5) * shadow)[:, :, None]
+    image[:] = image * (1 - alpha[:, :, None]) + layer * (shading * alpha)[:, :, None]
+    np.maximum(mask, cover, out=mask)

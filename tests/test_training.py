@@ -1,0 +1,76 @@
+"""The training recipe runs end to end on a handful of generated scenes: tiles, crops,
+both stages, resume, ONNX export and the manifest the detector reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from scorer.cards import CLASS_NAMES
+from scorer.cli import main
+from scorer.training import NONE_CLASS, TILE_SIZE, make_classifier_crops, make_detector_tiles, read_split
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from scorer.synth.dataset import write_dataset
+
+    root = tmp_path_factory.mktemp("scenes")
+    write_dataset(root, count=8, seed=3, val_fraction=0.25)
+    return root
+
+
+def test_tiles_are_cut_at_inference_scale_with_one_class(scenes: Path, tmp_path: Path) -> None:
+    yaml_path = make_detector_tiles(scenes, tmp_path / "tiles", tiles_per_image=2, seed=1)
+    assert "0: corner" in yaml_path.read_text()
+    labels = list((tmp_path / "tiles" / "labels" / "train").glob("*.txt"))
+    assert len(labels) == 2 * 6
+    rows = [line.split() for path in labels for line in path.read_text().splitlines()]
+    assert rows, "tiles centred on corners must hold labelled corners"
+    assert {row[0] for row in rows} == {"0"}
+    assert all(0 <= float(value) <= 1 for row in rows for value in row[1:])
+    from PIL import Image
+
+    sizes = {Image.open(path).size for path in (tmp_path / "tiles" / "images" / "train").glob("*.jpg")}
+    assert all(max(size) <= TILE_SIZE for size in sizes)
+
+
+def test_crops_hold_every_labelled_corner_and_negatives(scenes: Path, tmp_path: Path) -> None:
+    make_classifier_crops(scenes, tmp_path / "crops", crops_per_corner=1, negatives_per_image=3)
+    labelled = sum(len(item.class_ids) for item in read_split(scenes, "train"))
+    cards = sum(len(list((tmp_path / "crops" / "train" / name).glob("*.png"))) for name in CLASS_NAMES)
+    assert cards == labelled
+    assert len(list((tmp_path / "crops" / "train" / NONE_CLASS).glob("*.png"))) == 3 * 6
+
+
+def test_train_command_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    models = tmp_path / "models"
+    args = ["train", "--data", str(scenes), "--run", str(run), "--detector-epochs", "1", "--classifier-epochs", "1"]
+    args += ["--batch", "4", "--tiles-per-image", "1", "--crops-per-corner", "1", "--ship", str(models)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((models / "manifest.json").read_text())
+    assert manifest["design"] == "two-stage"
+    assert sorted(manifest["classifier_names"]) == sorted([*CLASS_NAMES, NONE_CLASS])
+    for key in ("detector", "detector_onnx", "classifier", "classifier_onnx"):
+        assert (models / manifest[key]).stat().st_size > 100_000
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(str(models / manifest["classifier_onnx"]))
+    assert session.get_inputs()[0].shape[-1] == manifest["crop_size"]
+    # a second run finds both stages finished and only ships again
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0, again.output
+    assert "cutting" not in again.output
+
+
+def test_train_refuses_a_folder_without_scenes(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["train", "--data", str(tmp_path)])
+    assert result.exit_code != 0
+    assert "holds no generated scenes" in result.output
