@@ -1,0 +1,140 @@
+"""``okgin serve`` and ``okgin init-db``: the table companion's web server and its database.
+
+Plain HTTP is served by waitress (a production WSGI server). Waitress has no TLS, so ``--https`` runs
+the same app on Werkzeug's threaded server with an ``ssl_context`` (debugger off): enough for the few
+devices around one card table, and the only way a phone on the LAN gets camera access.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+MIN_PIN_LENGTH = 4
+
+
+def _data_dir(data_dir: str | None) -> Path:
+    from web import default_data_dir
+
+    return Path(data_dir) if data_dir else default_data_dir()
+
+
+def _players_layout(value: str | None) -> tuple[int, dict[str, Any] | None]:
+    """``--players-layout``: a player count (2-4, default zones) or a JSON file of seat zones."""
+    if value is None:
+        return 2, None
+    if value.isdigit():
+        players = int(value)
+        if not 2 <= players <= 4:
+            raise click.BadParameter(f"a table seats 2 to 4 players, not {players}", param_hint="--players-layout")
+        return players, None
+    path = Path(value)
+    try:
+        layout = json.loads(path.read_text(encoding="utf-8"))
+        from scorer.vision.layout import TableLayout
+
+        seats = len(TableLayout.from_dict(layout).seats)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise click.BadParameter(f"cannot read the layout {path}: {error}", param_hint="--players-layout") from error
+    return seats, layout
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: the LAN).")
+@click.option("--port", default=5000, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--db", "database", type=click.Path(dir_okay=False), help="SQLite file (default: in the data dir).")
+@click.option("--data-dir", type=click.Path(file_okay=False), help="Where the secret key and corrections live.")
+@click.option("--camera", help="A camera on this machine: index (0) or a video URL/file, read by the server.")
+@click.option("--https", "use_https", is_flag=True, help="Serve HTTPS with a self-signed certificate.")
+@click.option("--pin", help="PIN asked of other machines (requests from this machine never need it).")
+@click.option("--model", "model_dir", type=click.Path(file_okay=False), help="Detector model folder (default models/).")
+@click.option("--players-layout", help="Seats for the camera: a player count 2-4 or a JSON layout file.")
+@click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 64), help="Request threads.")
+def serve(
+    host: str,
+    port: int,
+    database: str | None,
+    data_dir: str | None,
+    camera: str | None,
+    use_https: bool,
+    pin: str | None,
+    model_dir: str | None,
+    players_layout: str | None,
+    threads: int,
+) -> None:
+    """Serve the score sheet, the live table and the JSON API."""
+    from web import create_app, database_location
+    from web.db import DatabaseError
+
+    if pin is not None and len(pin) < MIN_PIN_LENGTH:
+        raise click.BadParameter(f"use at least {MIN_PIN_LENGTH} characters", param_hint="--pin")
+    players, layout = _players_layout(players_layout)
+    directory = _data_dir(data_dir)
+    try:
+        location = database_location(directory, database)
+        settings = {"DATA_DIR": str(directory), "DATABASE": str(location), "PIN": pin, "MODEL_DIR": model_dir}
+        app = create_app(settings | {"LAYOUT": layout})
+    except (DatabaseError, ValueError) as error:
+        raise click.ClickException(str(error)) from error
+    except OSError as error:
+        raise click.ClickException(f"cannot use the data directory {directory}: {error}") from error
+    if host not in LOOPBACK_HOSTS and not pin:
+        click.echo(f"warning: listening on {host} without --pin: anyone on this network can change scores", err=True)
+    if camera is not None:
+        from web.live import attach_camera
+
+        attach_camera(app, camera, players)
+    scheme = "https" if use_https else "http"
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"okgin serving on {scheme}://{shown}:{port}/  (database {location}; Ctrl+C stops)")
+    sys.stdout.flush()
+    try:
+        if use_https:
+            _serve_https(app, host, port, directory)
+        else:
+            import waitress
+
+            waitress.serve(app, host=host, port=port, threads=threads, ident="okgin")
+    except OSError as error:
+        raise click.ClickException(f"cannot listen on {host}:{port}: {error.strerror or error}") from error
+
+
+def _serve_https(app: Any, host: str, port: int, directory: Path) -> None:
+    from werkzeug.serving import make_server
+
+    from web.tls import CertificateError, ensure_certificate
+
+    try:
+        cert, key = ensure_certificate(directory / "tls", [host] if host not in ("0.0.0.0", "::") else None)
+    except CertificateError as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(f"certificate: {cert} (self-signed: accept it once in each browser)")
+    server = make_server(host, port, app, threaded=True, ssl_context=(str(cert), str(key)))
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+@click.command("init-db")
+@click.option("--db", "database", type=click.Path(dir_okay=False), help="SQLite file (default: in the data dir).")
+@click.option("--data-dir", type=click.Path(file_okay=False), help="The data directory (default: the user's).")
+def init_db(database: str | None, data_dir: str | None) -> None:
+    """Create the database, or upgrade its schema to this version of okgin."""
+    from web import database_location
+    from web.db import DatabaseError
+    from web.db import init_db as initialise
+
+    try:
+        location = database_location(_data_dir(data_dir), database)
+        version = initialise(location)
+    except (DatabaseError, ValueError) as error:
+        raise click.ClickException(str(error)) from error
+    click.echo(f"database ready: {location} (schema version {version})")

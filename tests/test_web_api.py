@@ -1,0 +1,263 @@
+"""The JSON API: matches, rounds, undo/edit, stand-alone scoring, and every error a script can cause."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import web_fixtures
+from flask.testing import FlaskClient
+from web_fixtures import ANN, BOB, ROUND, new_match
+
+app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
+
+# Ann goes gin: three melds, no deadwood.
+GIN = {"upcard": "KS", "knocker": "Ann", "hands": {"Ann": "AC 2C 3C 6H 7H 8H 9H 2S 3S 4S", "Bob": BOB}}
+
+
+def test_create_match_returns_its_id_and_the_state_reads_back(client: FlaskClient) -> None:
+    answer = client.post("/api/matches", json={"players": ["Ann", "Bob"], "rules": "oklahoma", "dealer": "Ann"})
+    assert answer.status_code == 201
+    state = client.get(f"/api/matches/{answer.json['id']}").json
+    assert state["players"] == ["Ann", "Bob"]
+    assert state["dealer"] == "Ann"
+    assert state["rules"]["preset"] == "oklahoma"
+    assert state["rounds"] == [] and state["totals"] == {"Ann": 0, "Bob": 0} and state["winner"] is None
+
+
+def test_options_reach_the_match_rules(client: FlaskClient) -> None:
+    options = {"gin_bonus": 20, "target": 150, "target_rule": ">", "spade_doubles": True}
+    match_id = new_match(client, rules="gin-rummy", options=options)
+    rules = client.get(f"/api/matches/{match_id}").json["rules"]
+    assert {key: rules[key] for key in options} == options
+    assert rules["knock_limit"] == 10
+
+
+def test_first_dealer_is_drawn_when_not_given(client: FlaskClient) -> None:
+    answer = client.post("/api/matches", json={"players": ["Ann", "Bob"]})
+    assert client.get(f"/api/matches/{answer.json['id']}").json["dealer"] in ("Ann", "Bob")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"players": ["Ann"]}, "2 to 4 players"),
+        ({"players": ["Ann", "ann"]}, "must differ"),
+        ({"players": "Ann,Bob"}, "list of names"),
+        ({"players": ["Ann", ""]}, "1 to 40 characters"),
+        ({"players": ["A", "B", "C", "D", "E"]}, "2 to 4 players"),
+        ({"players": ["Ann", "Bob"], "rules": "poker"}, "unknown rules preset 'poker'"),
+        ({"players": ["Ann", "Bob"], "options": {"jokers": True}}, "unknown rules option 'jokers'"),
+        ({"players": ["Ann", "Bob"], "options": {"gin_bonus": -5}}, "gin_bonus"),
+        ({"players": ["Ann", "Bob"], "dealer": "Cy"}, "dealer must be one of Ann, Bob"),
+        ({"players": ["Ann", "Bob", "Cy"]}, "oklahoma is for 2 players"),
+    ],
+)
+def test_bad_match_setup_is_refused_naming_the_problem(client: FlaskClient, body: dict, message: str) -> None:
+    answer = client.post("/api/matches", json=body)
+    assert answer.status_code == 400
+    assert message in answer.json["error"]
+
+
+def test_three_players_play_the_multi_player_preset(client: FlaskClient) -> None:
+    answer = client.post("/api/matches", json={"players": ["Ann", "Bob", "Cy"], "rules": "oklahoma-multi"})
+    assert answer.status_code == 201
+
+
+def test_a_round_is_scored_and_added_to_the_totals(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    answer = client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    assert answer.status_code == 201
+    line = answer.json["round"]
+    assert (line["outcome"], line["winner"], line["points"]) == ("knock", "Ann", {"Ann": 18, "Bob": 0})
+    assert line["players"]["Bob"]["deadwood_points"] == 23
+    assert sorted(layoff["card"] for layoff in line["players"]["Bob"]["layoffs"]) == ["QC", "QH"]
+    assert line["dealer"] == "Bob"
+    assert answer.json["totals"] == {"Ann": 18, "Bob": 0}
+    state = client.get(f"/api/matches/{match_id}").json
+    assert state["dealer"] == "Ann"  # the round's winner deals next
+    assert state["rounds"][0]["hands"]["Bob"] == BOB.split()
+
+
+def test_a_draw_scores_nothing_and_keeps_the_dealer(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    answer = client.post(f"/api/matches/{match_id}/rounds", json={"draw": True})
+    assert answer.status_code == 201
+    assert answer.json["round"]["draw"] is True and answer.json["totals"] == {"Ann": 0, "Bob": 0}
+    assert client.get(f"/api/matches/{match_id}").json["dealer"] == "Bob"
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "message"),
+    [
+        ({"upcard": "1X"}, 400, "unknown card '1X'"),
+        ({"hands": {"Ann": ANN.replace("AC", "ZZ"), "Bob": BOB}}, 400, "unknown card 'ZZ'"),
+        ({"hands": {"Ann": ANN.replace("AC", "8C"), "Bob": BOB}}, 400, "8C more than once"),
+        ({"hands": {"Ann": ANN.replace("AC", "QS"), "Bob": BOB}}, 400, "QS"),
+        ({"upcard": "3S"}, 400, "illegal knock"),
+        ({"hands": {"Ann": ANN.rsplit(" ", 2)[0], "Bob": BOB}}, 400, "8 cards"),
+        ({"knocker": "Cy"}, 400, "knocker must be one of Ann, Bob"),
+        ({"hands": {"Ann": ANN}}, 400, "missing for Bob"),
+        ({"hands": {"Ann": ANN, "Bob": BOB, "Cy": "AS"}}, 400, "Cy, who is not in this match"),
+        ({"hands": ["AS"]}, 400, "hands must be an object"),
+        ({"upcard": 7}, 400, "upcard must be a card"),
+    ],
+)
+def test_bad_rounds_are_refused_naming_the_problem(
+    client: FlaskClient, change: dict, status: int, message: str
+) -> None:
+    match_id = new_match(client)
+    answer = client.post(f"/api/matches/{match_id}/rounds", json=ROUND | change)
+    assert answer.status_code == status
+    assert message in answer.json["error"]
+    assert client.get(f"/api/matches/{match_id}").json["rounds"] == []  # nothing half-stored
+
+
+def test_illegal_knock_names_the_limit_and_the_upcard(client: FlaskClient) -> None:
+    answer = client.post(f"/api/matches/{new_match(client)}/rounds", json=ROUND | {"upcard": "3S"})
+    assert answer.json["error"] == "illegal knock: Ann's deadwood is 5, over the knock limit 3 set by upcard 3S"
+
+
+def test_unknown_match_is_404(client: FlaskClient) -> None:
+    assert client.get("/api/matches/999").status_code == 404
+    answer = client.post("/api/matches/999/rounds", json=ROUND)
+    assert (answer.status_code, answer.json["error"]) == (404, "no match with id 999")
+    assert client.delete("/api/matches/999/rounds/last").status_code == 404
+
+
+def test_undo_removes_the_last_round(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    client.post(f"/api/matches/{match_id}/rounds", json={"draw": True})
+    state = client.delete(f"/api/matches/{match_id}/rounds/last").json
+    assert [line["draw"] for line in state["rounds"]] == [False]
+    assert client.delete(f"/api/matches/{match_id}/rounds/last").json["rounds"] == []
+    nothing = client.delete(f"/api/matches/{match_id}/rounds/last")
+    assert (nothing.status_code, nothing.json["error"]) == (409, "there is no round to undo")
+
+
+def test_editing_a_past_round_recomputes_totals_and_dealers(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    assert client.get(f"/api/matches/{match_id}").json["totals"] == {"Ann": 36, "Bob": 0}
+    state = client.put(f"/api/matches/{match_id}/rounds/1", json={"draw": True}).json
+    assert state["totals"] == {"Ann": 18, "Bob": 0}
+    assert [line["dealer"] for line in state["rounds"]] == ["Bob", "Bob"]  # a draw keeps the dealer
+    assert client.get(f"/api/matches/{match_id}").json["totals"] == {"Ann": 18, "Bob": 0}
+
+
+def test_editing_refuses_a_missing_round_or_bad_cards(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    assert client.put(f"/api/matches/{match_id}/rounds/2", json={"draw": True}).status_code == 404
+    bad = client.put(f"/api/matches/{match_id}/rounds/1", json=ROUND | {"upcard": "3S"})
+    assert bad.status_code == 400 and "illegal knock" in bad.json["error"]
+    assert client.get(f"/api/matches/{match_id}").json["totals"] == {"Ann": 18, "Bob": 0}
+
+
+def test_an_edit_that_would_end_the_match_early_is_refused(client: FlaskClient) -> None:
+    match_id = new_match(client, options={"target": 30})
+    for body in (ROUND, {"draw": True}, ROUND):
+        client.post(f"/api/matches/{match_id}/rounds", json=body)
+    answer = client.put(f"/api/matches/{match_id}/rounds/2", json=ROUND)
+    assert answer.status_code == 409 and "would end before its last round" in answer.json["error"]
+    assert [line["draw"] for line in client.get(f"/api/matches/{match_id}").json["rounds"]] == [False, True, False]
+
+
+def test_the_match_ends_at_the_target_and_refuses_more_rounds(client: FlaskClient) -> None:
+    match_id = new_match(client, options={"target": 30})
+    first = client.post(f"/api/matches/{match_id}/rounds", json=ROUND).json
+    assert first["winner"] is None
+    second = client.post(f"/api/matches/{match_id}/rounds", json=ROUND).json
+    assert second["totals"]["Ann"] == 36 and second["winner"] == "Ann"
+    more = client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    assert more.status_code == 409 and "the match is over (Ann won)" in more.json["error"]
+    # undoing the winning round reopens the match
+    assert client.delete(f"/api/matches/{match_id}/rounds/last").json["winner"] is None
+
+
+def test_gin_scores_the_bonus_and_no_layoffs(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    line = client.post(f"/api/matches/{match_id}/rounds", json=GIN).json["round"]
+    assert line["outcome"] == "gin"
+    assert line["players"]["Bob"]["layoffs"] == []
+    assert line["points"]["Ann"] == 25 + line["players"]["Bob"]["deadwood_points"]
+
+
+def test_score_without_a_match(client: FlaskClient) -> None:
+    answer = client.post("/api/score", json=ROUND)
+    assert answer.status_code == 200
+    assert answer.json["points"] == {"Ann": 18, "Bob": 0} and answer.json["knock_limit"] == 10
+    with_rules = client.post("/api/score", json=ROUND | {"upcard": "3S", "rules": "gin-rummy"})
+    assert with_rules.json["knock_limit"] == 10 and with_rules.json["points"]["Ann"] == 18
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (ROUND | {"upcard": "3S"}, "illegal knock"),
+        (ROUND | {"hands": {}}, "hands must be an object"),
+        (ROUND | {"knocker": "Cy"}, "knocker must be one of Ann, Bob"),
+        (ROUND | {"hands": {"Ann": ANN, "Bob": BOB.replace("7D", "AC")}}, "AC"),
+        (ROUND | {"rules": "bridge"}, "unknown rules preset"),
+        (ROUND | {"match": 42}, "no match with id 42"),
+    ],
+)
+def test_score_errors(client: FlaskClient, body: dict, message: str) -> None:
+    answer = client.post("/api/score", json=body)
+    assert 400 <= answer.status_code < 500
+    assert message in answer.json["error"]
+
+
+def test_score_uses_a_matchs_own_rules(client: FlaskClient) -> None:
+    match_id = new_match(client, rules="gin-rummy")
+    assert client.post("/api/score", json=ROUND | {"upcard": "3S", "match": match_id}).status_code == 200
+
+
+def test_arrange_reports_melds_deadwood_and_who_may_knock(client: FlaskClient) -> None:
+    answer = client.post("/api/arrange", json={"upcard": "4D", "hands": {"Ann": ANN, "Bob": BOB}}).json
+    assert answer["knock_limit"] == 4
+    assert answer["players"]["Ann"]["deadwood_points"] == 5 and answer["players"]["Ann"]["can_knock"] is False
+    assert ["9H", "10H", "JH"] in answer["players"]["Ann"]["melds"]
+    both = client.post("/api/arrange", json={"hands": {"Ann": "AS 2S", "Bob": "2S"}})
+    assert both.status_code == 400 and "2S is in both Ann's and Bob's hands" in both.json["error"]
+
+
+def test_the_api_refuses_a_body_that_is_not_json(client: FlaskClient) -> None:
+    answer = client.post("/api/matches", data="players=Ann", headers={"X-Requested-With": "script"})
+    assert answer.status_code == 400 and "JSON object" in answer.json["error"]
+    broken = client.post("/api/matches", data="{not json", content_type="application/json")
+    assert broken.status_code == 400
+
+
+def test_unknown_api_path_and_method_answer_json(client: FlaskClient) -> None:
+    assert client.get("/api/nothing").json == {"error": "no such page: /api/nothing"}
+    assert client.put("/api/matches", json={}).status_code == 405
+
+
+def test_history_lists_matches_newest_first(client: FlaskClient) -> None:
+    first, second = new_match(client), new_match(client)
+    listed = client.get("/api/matches").json["matches"]
+    assert [m["id"] for m in listed] == [second, first]
+
+
+def test_web_tests_never_load_torch() -> None:
+    assert "torch" not in sys.modules and "ultralytics" not in sys.modules
+
+
+def test_a_three_player_round_uses_penalty_scoring(client: FlaskClient) -> None:
+    answer = client.post(
+        "/api/matches", json={"players": ["Ann", "Bob", "Cy"], "rules": "oklahoma-multi", "dealer": "Cy"}
+    )
+    hands = {"Ann": "AC 2C 3C 4D 4H 4S 9D", "Bob": "KS QS JS 10H 9H 2D 3S", "Cy": "5C 6C 7C 8D 8H 8S KD"}
+    round_ = client.post(
+        f"/api/matches/{answer.json['id']}/rounds", json={"upcard": "10D", "knocker": "Ann", "hands": hands}
+    )
+    assert round_.status_code == 201, round_.json
+    points = round_.json["round"]["points"]
+    assert set(points) == {"Ann", "Bob", "Cy"} and points["Ann"] > 0 > points["Bob"]
+
+
+def test_an_id_beyond_sqlite_integers_is_just_unknown(client: FlaskClient) -> None:
+    assert client.get(f"/api/matches/{2**70}").status_code == 404

@@ -1,0 +1,113 @@
+"""The database: versioned schema that upgrades itself, durability settings, locked and unusable files."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+import web_fixtures
+from click.testing import CliRunner
+from flask import Flask
+from flask.testing import FlaskClient
+from web_fixtures import ROUND, new_match
+
+from scorer.cli import main
+from web import create_app, database_path_from_url
+from web.db import DatabaseError, connect, init_db, migrate, migrations, schema_version
+
+app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
+
+
+def test_a_new_database_gets_the_newest_schema(app: Flask) -> None:
+    connection = sqlite3.connect(app.config["DATABASE"])
+    assert connection.execute("PRAGMA user_version").fetchone()[0] == schema_version() == len(migrations())
+    tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert {"matches", "players", "rounds", "corrections"} <= tables
+
+
+def test_every_connection_is_durable(tmp_path: Path) -> None:
+    connection = connect(tmp_path / "probe.db")
+    assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert connection.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL: a commit is on disk
+    assert connection.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    connection.close()
+
+
+def test_an_old_database_is_upgraded_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path)
+    old.executescript(migrations()[0].sql + "\nPRAGMA user_version = 1;")
+    old.execute("INSERT INTO matches (id, created_at, rules_json, first_dealer) VALUES (7, 'then', '{}', 'Ann')")
+    old.executemany("INSERT INTO players VALUES (7, ?, ?)", [(1, "Ann"), (2, "Bob")])
+    old.commit()
+    old.close()
+    assert init_db(path) == schema_version()
+    client = create_app({"DATA_DIR": str(tmp_path), "DATABASE": str(path)}).test_client()
+    assert client.get("/api/matches/7").json["players"] == ["Ann", "Bob"]
+
+
+def test_a_database_newer_than_the_code_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "future.db"
+    sqlite3.connect(path).execute(f"PRAGMA user_version = {schema_version() + 1}").connection.close()
+    with pytest.raises(DatabaseError, match="newer than this okgin understands"):
+        migrate(connect(path))
+
+
+def test_a_locked_database_answers_503_and_loses_nothing(tmp_path: Path) -> None:
+    app = create_app({"DATA_DIR": str(tmp_path), "DATABASE_TIMEOUT": 0.05})
+    client = app.test_client()
+    match_id = new_match(client)
+    holder = sqlite3.connect(app.config["DATABASE"], isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        answer = client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+        assert (answer.status_code, answer.json) == (503, {"error": "database is locked, try again"})
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert client.post(f"/api/matches/{match_id}/rounds", json=ROUND).status_code == 201
+    assert client.get(f"/api/matches/{match_id}").json["totals"] == {"Ann": 18, "Bob": 0}
+
+
+def test_an_unwritable_database_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(DatabaseError, match="cannot open the database"):
+        create_app({"DATA_DIR": str(tmp_path), "DATABASE": str(blocker / "okgin.db")})
+
+
+def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(DatabaseError, match=r"junk\.db"):
+        create_app({"DATA_DIR": str(tmp_path), "DATABASE": str(junk)})
+
+
+def test_the_database_url_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "from-env.db"
+    monkeypatch.setenv("OKGIN_DATABASE_URL", f"sqlite:///{target}")
+    assert create_app({"DATA_DIR": str(tmp_path / "data")}).config["DATABASE"] == str(target)
+    assert target.exists()
+    with pytest.raises(ValueError, match="sqlite:///"):
+        database_path_from_url("postgres://db/okgin")
+
+
+def test_init_db_command_creates_and_reports(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["init-db", "--db", str(tmp_path / "x.db"), "--data-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert f"schema version {schema_version()}" in result.output
+
+
+def test_init_db_command_reports_an_unusable_path_without_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    result = CliRunner().invoke(main, ["init-db", "--db", str(tmp_path / "f" / "x.db")])
+    assert result.exit_code == 1
+    assert "cannot open the database" in result.output and "Traceback" not in result.output
+
+
+def test_a_round_is_one_transaction(client: FlaskClient, app: Flask) -> None:
+    match_id = new_match(client, options={"target": 10})
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    row = sqlite3.connect(app.config["DATABASE"]).execute("SELECT winner FROM matches WHERE id = ?", (match_id,))
+    assert row.fetchone()[0] == "Ann"  # the round and the match's winner were written together

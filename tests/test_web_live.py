@@ -1,0 +1,268 @@
+"""Camera frames and detections: /api/detect, /live/frame, click-to-correct saving, upload limits."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import web_fixtures
+from flask import Flask
+from flask.testing import FlaskClient
+from web_fixtures import ANN, BOB, FakeDetector, jpeg
+
+from scorer.cards import CLASS_NAMES, Card
+from scorer.vision.detector import Detections
+
+app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
+SCRIPT = {"X-Requested-With": "test"}
+
+
+def test_detect_a_multipart_image(client: FlaskClient, detector: FakeDetector) -> None:
+    answer = client.post("/api/detect", data={"image": (jpeg_file(), "table.jpg")}, headers=SCRIPT)
+    assert answer.status_code == 200, answer.json
+    assert sorted(c["card"] for c in answer.json["cards"]) == sorted(ANN.split() + BOB.split())
+    assert sorted(c["card"] for c in answer.json["zones"]["1"]) == sorted(ANN.split())
+    assert sorted(c["card"] for c in answer.json["zones"]["2"]) == sorted(BOB.split())
+    assert answer.json["conflicts"] == []
+    assert set(answer.json["cards"][0]) == {"card", "confidence", "box"}
+    assert detector.calls == 1
+
+
+def test_detect_a_raw_jpeg_body(client: FlaskClient) -> None:
+    answer = client.post("/api/detect", data=jpeg(), content_type="image/jpeg")
+    assert answer.status_code == 200 and len(answer.json["cards"]) == 20
+    assert (answer.json["width"], answer.json["height"]) == (1280, 720)
+
+
+@pytest.mark.parametrize(
+    ("data", "content_type", "status", "message"),
+    [
+        (b"definitely not a picture", "image/jpeg", 400, "decode"),
+        (b"", "image/jpeg", 400, "empty"),
+        (b"{}", "application/json", 415, "expected an image"),
+    ],
+)
+def test_detect_refuses_what_is_not_an_image(
+    client: FlaskClient, data: bytes, content_type: str, status: int, message: str
+) -> None:
+    answer = client.post("/api/detect", data=data, content_type=content_type)
+    assert answer.status_code == status
+    assert message in answer.json["error"]
+
+
+def test_detect_without_the_image_field(client: FlaskClient) -> None:
+    answer = client.post("/api/detect", data={"photo": (jpeg_file(), "x.jpg")}, headers=SCRIPT)
+    assert answer.status_code == 400 and "'image'" in answer.json["error"]
+
+
+def test_uploads_over_10_mb_answer_413_json(client: FlaskClient) -> None:
+    answer = client.post("/api/detect", data=b"\xff" * (10 * 1024 * 1024 + 1), content_type="image/jpeg")
+    assert answer.status_code == 413
+    assert answer.json == {"error": "upload too large: the limit is 10 MB"}
+
+
+def test_detect_without_a_model_is_503_naming_the_model(tmp_path: Path) -> None:
+    from web import create_app
+
+    app = create_app({"DATA_DIR": str(tmp_path), "MODEL_DIR": str(tmp_path / "no-model")})
+    answer = app.test_client().post("/api/detect", data=jpeg(), content_type="image/jpeg")
+    assert answer.status_code == 503
+    assert "card recognition is unavailable" in answer.json["error"] and "no-model" in answer.json["error"]
+
+
+def test_detect_bad_players_count(client: FlaskClient) -> None:
+    answer = client.post("/api/detect?players=9", data=jpeg(), content_type="image/jpeg")
+    assert answer.status_code == 400 and "players must be 2 to 4" in answer.json["error"]
+
+
+def test_a_live_frame_is_read_per_seat_and_kept_for_corrections(client: FlaskClient) -> None:
+    pytest.importorskip("scorer.vision.pipeline")
+    answer = client.post("/live/frame?players=2", data=jpeg(), content_type="image/jpeg")
+    assert answer.status_code == 200, answer.json
+    reading = answer.json
+    assert len(reading["frame_id"]) == 16 and reading["width"] == 1280
+    assert reading["stable"] in (True, False)
+    for _ in range(12):  # the stabiliser needs a run of agreeing frames
+        reading = client.post("/live/frame?players=2", data=jpeg(), content_type="image/jpeg").json
+    assert sorted(c["card"] for c in reading["zones"]["1"]) == sorted(ANN.split())
+
+
+def corrected_cards(frame_id: str) -> dict:
+    return {
+        "frame_id": frame_id,
+        "cards": [
+            {"card": "QH", "box": [100, 50, 300, 250], "seat": "1", "detected": "QD"},
+            {"card": "10S", "box": [-20, 400, 100, 800], "seat": "2"},
+        ],
+    }
+
+
+def test_a_correction_is_saved_as_a_yolo_training_example(app: Flask, client: FlaskClient) -> None:
+    from web.detection import service
+
+    with app.app_context():
+        frame_id = service().remember_frame(jpeg(1000, 500), 1000, 500)
+    answer = client.post("/correct/examples", json=corrected_cards(frame_id))
+    assert answer.status_code == 201, answer.json
+    stem = answer.json["saved"]
+    root = Path(app.config["CORRECTIONS_DIR"])
+    assert (root / "images" / f"{stem}.jpg").read_bytes() == jpeg(1000, 500)
+    lines = (root / "labels" / f"{stem}.txt").read_text().splitlines()
+    assert lines[0] == f"{Card.parse('QH').class_id} 0.200000 0.300000 0.200000 0.400000"
+    assert lines[1].split()[0] == str(Card.parse("10S").class_id)
+    x_centre, y_centre, width, height = map(float, lines[1].split()[1:])  # clipped to the frame
+    assert x_centre - width / 2 >= 0 and y_centre + height / 2 <= 1.0 + 1e-6
+    meta = json.loads((root / "meta" / f"{stem}.json").read_text())
+    assert meta["cards"][0] == {"card": "QH", "box": [100.0, 50.0, 300.0, 250.0], "seat": "1", "detected": "QD"}
+    assert f"  51: {CLASS_NAMES[51]}" in (root / "data.yaml").read_text()
+
+
+def test_correcting_the_same_frame_again_overwrites_its_example(app: Flask, client: FlaskClient) -> None:
+    from web.detection import service
+
+    with app.app_context():
+        frame_id = service().remember_frame(jpeg(1000, 500), 1000, 500)
+    first = client.post("/correct/examples", json=corrected_cards(frame_id)).json["saved"]
+    again = corrected_cards(frame_id)
+    again["cards"] = again["cards"][:1]
+    second = client.post("/correct/examples", json=again).json["saved"]
+    assert first == second
+    root = Path(app.config["CORRECTIONS_DIR"])
+    assert len((root / "labels" / f"{first}.txt").read_text().splitlines()) == 1
+    assert len(list((root / "images").iterdir())) == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "message"),
+    [
+        ({"frame_id": "../../etc/passwd"}, 404, "no longer kept"),
+        ({"frame_id": 12}, 404, "no longer kept"),
+        ({"cards": [{"card": "ZZ", "box": [0, 0, 10, 10]}]}, 400, "unknown card 'ZZ'"),
+        ({"cards": [{"card": "QH", "box": [0, 0, 10]}]}, 400, "[x1, y1, x2, y2]"),
+        ({"cards": [{"card": "QH", "box": [50, 50, 10, 10]}]}, 400, "empty or outside"),
+        ({"cards": [{"card": "QH", "box": [0, 0, 9, 9]}, {"card": "QH", "box": [20, 20, 40, 40]}]}, 400, "QH"),
+        ({"cards": "QH"}, 400, "cards must be a list"),
+    ],
+)
+def test_bad_corrections_are_refused(app: Flask, client: FlaskClient, change: dict, status: int, message: str) -> None:
+    from web.detection import service
+
+    with app.app_context():
+        frame_id = service().remember_frame(jpeg(100, 100), 100, 100)
+    answer = client.post("/correct/examples", json=corrected_cards(frame_id) | change)
+    assert answer.status_code == status
+    assert message in answer.json["error"]
+    assert not Path(app.config["CORRECTIONS_DIR"]).joinpath("images").exists()
+
+
+def test_no_server_camera_means_404_with_the_fix(client: FlaskClient) -> None:
+    answer = client.get("/live/camera/reading")
+    assert answer.status_code == 404 and "--camera" in answer.json["error"]
+    assert client.get("/live/camera.jpg").status_code == 404
+
+
+def jpeg_file():
+    import io
+
+    return io.BytesIO(jpeg())
+
+
+def test_a_server_camera_streams_frames_and_readings(app: Flask, client: FlaskClient, tmp_path: Path) -> None:
+    import cv2
+
+    from web.live import attach_camera
+
+    video = tmp_path / "table.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 15, (1280, 720))
+    for shade in range(60):
+        writer.write(np.full((720, 1280, 3), (30, 80 + shade, 30), np.uint8))
+    writer.release()
+    camera = attach_camera(app, str(video))
+    try:
+        deadline = time.monotonic() + 10
+        reading: dict = {}
+        answer = None
+        while time.monotonic() < deadline:
+            answer = client.get("/live/camera/reading")
+            if answer.status_code == 200 and answer.json["zones"].get("1"):
+                reading = answer.json
+                break
+            time.sleep(0.05)
+        assert reading, answer.json if answer else None
+        assert sorted(c["card"] for c in reading["zones"]["1"]) == sorted(ANN.split())
+        still = client.get(f"/live/frames/{reading['frame_id']}.jpg")  # the very frame the reading came from
+        assert still.status_code == 200 and still.data[:2] == b"\xff\xd8"
+        assert client.get("/live/frames/0123456789abcdef.jpg").status_code == 404
+        snapshot = client.get("/live/camera.jpg")
+        assert snapshot.mimetype == "image/jpeg" and snapshot.data[:2] == b"\xff\xd8"
+        stream = client.get("/live/camera.mjpg", buffered=False)
+        assert stream.mimetype == "multipart/x-mixed-replace"
+        first = next(iter(stream.response))
+        assert first.startswith(b"--okginframe\r\nContent-Type: image/jpeg")
+        stream.close()
+    finally:
+        camera.stop()
+
+
+def test_detections_beyond_the_queue_answer_503_busy(tmp_path: Path) -> None:
+    import threading
+
+    from web import create_app
+
+    release = threading.Event()
+
+    class SlowDetector(FakeDetector):
+        def detect(self, image_bgr: np.ndarray) -> Detections:
+            release.wait(5)
+            return super().detect(image_bgr)
+
+    app = create_app(
+        {"DATA_DIR": str(tmp_path), "DETECTOR": SlowDetector(), "DETECT_QUEUE": 0, "DETECT_WAIT_SECONDS": 0.05}
+    )
+    first: dict = {}
+    worker = threading.Thread(
+        target=lambda: first.update(
+            status=app.test_client().post("/api/detect", data=jpeg(), content_type="image/jpeg").status_code
+        )
+    )
+    worker.start()
+    time.sleep(0.2)  # the first request now holds the only slot
+    busy = app.test_client().post("/api/detect", data=jpeg(), content_type="image/jpeg")
+    release.set()
+    worker.join(5)
+    assert (busy.status_code, busy.json) == (503, {"error": "the card detector is busy; try again in a moment"})
+    assert first == {"status": 200}
+
+
+def test_a_server_camera_without_a_model_still_streams(tmp_path: Path) -> None:
+    import cv2
+
+    from web import create_app
+    from web.live import attach_camera
+
+    video = tmp_path / "table.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 15, (320, 180))
+    for _ in range(60):
+        writer.write(np.full((180, 320, 3), 90, np.uint8))
+    writer.release()
+    app = create_app({"DATA_DIR": str(tmp_path), "MODEL_DIR": str(tmp_path / "no-model")})
+    camera = attach_camera(app, str(video))
+    client = app.test_client()
+    try:
+        deadline = time.monotonic() + 10
+        while camera.snapshot() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert client.get("/live/camera.jpg").status_code == 200
+        reading = client.get("/live/camera/reading")
+        assert reading.status_code == 503 and "card recognition is unavailable" in reading.json["error"]
+    finally:
+        camera.stop()
+
+
+def test_a_live_frame_that_is_not_an_image_is_400(client: FlaskClient) -> None:
+    answer = client.post("/live/frame", data=b"GIF89a broken", content_type="image/jpeg")
+    assert answer.status_code == 400 and "decode" in answer.json["error"]
+    assert client.post("/live/frame?players=1", data=jpeg(), content_type="image/jpeg").status_code == 400

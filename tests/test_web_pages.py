@@ -1,0 +1,164 @@
+"""The pages: set-up form, resume and history, the table page, the score sheet and its exports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import web_fixtures
+from click.testing import CliRunner
+from flask.testing import FlaskClient
+from web_fixtures import ROUND, new_match
+
+from scorer.cli import main
+
+app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
+WEB = Path(__file__).resolve().parents[1] / "web"
+
+
+def form_token(client: FlaskClient) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/").get_data(as_text=True))
+    assert found
+    return found.group(1)
+
+
+def test_set_up_form_creates_a_match_with_its_options(client: FlaskClient) -> None:
+    form = {
+        "csrf_token": form_token(client),
+        "player": ["Ann", "Bob", "", ""],
+        "preset": "oklahoma",
+        "gin_bonus": "20",
+        "undercut_bonus": "15",
+        "target": "150",
+        "target_rule": ">",
+        "spade_doubles": "on",
+        "box_bonus": "25",
+        "game_bonus": "100",
+        "dealer": "2",
+    }
+    answer = client.post("/matches", data=form)
+    assert answer.status_code == 303
+    state = client.get("/api/matches/1").json
+    assert state["dealer"] == "Bob"
+    rules = state["rules"]
+    assert (rules["gin_bonus"], rules["undercut_bonus"], rules["target"], rules["target_rule"]) == (20, 15, 150, ">")
+    assert (rules["spade_doubles"], rules["ace_upcard_gin_only"], rules["box_bonus"]) == (True, False, 25)
+
+
+def test_set_up_form_errors_are_shown_on_the_form(client: FlaskClient) -> None:
+    answer = client.post("/matches", data={"csrf_token": form_token(client), "player": ["Ann", "", "", ""]})
+    assert answer.status_code == 400
+    page = answer.get_data(as_text=True)
+    assert "a match needs 2 to 4 players, got 1" in page and 'value="Ann"' in page
+    bad_number = client.post(
+        "/matches", data={"csrf_token": form_token(client), "player": ["Ann", "Bob"], "target": "lots"}
+    )
+    assert bad_number.status_code == 400 and "Target score must be a whole number" in bad_number.get_data(as_text=True)
+
+
+def test_index_lists_unfinished_matches_to_resume_and_the_history(client: FlaskClient) -> None:
+    open_match = new_match(client)
+    won = new_match(client, options={"target": 10})
+    client.post(f"/api/matches/{won}/rounds", json=ROUND)
+    page = client.get("/").get_data(as_text=True)
+    resume, history = page.split('id="resume-title"')[1].split("History")
+    assert f'/matches/{open_match}"' in resume and f"/matches/{won}/sheet" in history
+    assert "🏆 Ann" in history
+
+
+def test_the_table_page_carries_the_match_and_works_without_a_camera(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    data = re.search(r'<script type="application/json" id="match-data">(.*?)</script>', page, re.S)
+    assert data and json.loads(data.group(1))["totals"] == {"Ann": 18, "Bob": 0}
+    assert 'id="upcard-input"' in page and 'id="camera-start"' in page and "js/table.js" in page
+    assert "Table camera" not in page  # no --camera: no server camera button
+
+
+def test_names_are_escaped_everywhere(client: FlaskClient) -> None:
+    answer = client.post("/api/matches", json={"players": ["<b>Ann</b>", "Bob"], "dealer": "Bob"})
+    page = client.get(f"/matches/{answer.json['id']}").get_data(as_text=True)
+    assert "<b>Ann</b>" not in page and "&lt;b&gt;Ann&lt;/b&gt;" in page
+
+
+def test_the_sheet_shows_rounds_totals_and_the_winner(client: FlaskClient) -> None:
+    match_id = new_match(client, options={"target": 30})
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    client.post(f"/api/matches/{match_id}/rounds", json={"draw": True})
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    page = client.get(f"/matches/{match_id}/sheet").get_data(as_text=True)
+    assert "Ann wins the match!" in page
+    assert '<progress max="30" value="36"' in page
+    assert "Ann · knock · up KS" in page and ">Draw<" in page
+
+
+def test_csv_export_has_one_row_per_round(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    client.post(f"/api/matches/{match_id}/rounds", json={"draw": True})
+    answer = client.get(f"/matches/{match_id}/export.csv")
+    assert answer.mimetype == "text/csv" and "attachment" in answer.headers["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(answer.get_data(as_text=True))))
+    assert [row["outcome"] for row in rows] == ["knock", "draw"]
+    assert (rows[0]["Ann points"], rows[0]["Bob deadwood"], rows[1]["Ann total"]) == ("18", "23", "18")
+
+
+def test_json_export_is_the_match_state(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    exported = json.loads(client.get(f"/matches/{match_id}/export.json").get_data(as_text=True))
+    assert exported == client.get(f"/api/matches/{match_id}").json
+
+
+def test_unknown_match_page_is_a_friendly_404(client: FlaskClient) -> None:
+    answer = client.get("/matches/77/sheet")
+    assert answer.status_code == 404 and "no match with id 77" in answer.get_data(as_text=True)
+
+
+def test_static_assets_are_local_and_served(client: FlaskClient) -> None:
+    for name in ("css/app.css", "js/table.js", "js/api.js", "js/cards.js", "js/camera.js", "js/sheet.js"):
+        assert client.get(f"/static/{name}").status_code == 200, name
+    for template in (WEB / "templates").glob("*.html"):
+        assert not re.search(r'(src|href)="(https?:)?//', template.read_text()), f"{template.name} loads off-site"
+    assert "@media print" in (WEB / "static" / "css" / "app.css").read_text()
+
+
+def test_serve_refuses_a_short_pin() -> None:
+    result = CliRunner().invoke(main, ["serve", "--pin", "12"])
+    assert result.exit_code == 2 and "at least 4 characters" in result.output
+
+
+def test_serve_reports_an_unusable_database(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    result = CliRunner().invoke(main, ["serve", "--db", str(tmp_path / "f" / "x.db"), "--data-dir", str(tmp_path)])
+    assert result.exit_code == 1 and "cannot open the database" in result.output
+
+
+def test_serve_players_layout_must_be_2_to_4() -> None:
+    result = CliRunner().invoke(main, ["serve", "--players-layout", "7"])
+    assert result.exit_code == 2 and "2 to 4 players" in result.output
+
+
+def test_players_layout_reads_a_layout_file(tmp_path: Path) -> None:
+    from scorer.cli.web import _players_layout
+    from scorer.vision.layout import TableLayout
+
+    path = tmp_path / "layout.json"
+    path.write_text(json.dumps(TableLayout.default(3).to_dict()))
+    players, layout = _players_layout(str(path))
+    assert players == 3 and layout == TableLayout.default(3).to_dict()
+    assert _players_layout("4") == (4, None)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    result = CliRunner().invoke(main, ["serve", "--players-layout", str(broken)])
+    assert result.exit_code == 2 and "cannot read the layout" in result.output
+
+
+def test_csv_export_defuses_formula_names(client: FlaskClient) -> None:
+    answer = client.post("/api/matches", json={"players": ["=HYPERLINK(1)", "Bob"], "dealer": "Bob"})
+    exported = client.get(f"/matches/{answer.json['id']}/export.csv").get_data(as_text=True)
+    assert "'=HYPERLINK(1) deadwood" in exported and ",=HYPERLINK" not in exported

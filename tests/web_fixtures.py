@@ -1,0 +1,90 @@
+"""Shared fixtures for the web tests: flaskr-style ``app``/``client``/``runner`` and a ``FakeDetector``.
+
+Import the fixtures into a test module with ``app, client, runner = web_fixtures.app, ...``. Web tests
+never load torch: the detector is a fake that returns canned detections.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+
+from scorer.cards import parse_cards
+from scorer.vision.detector import Detections
+from scorer.vision.types import CardDetection
+
+ANN = "8C 9C 10C JC 9H 10H JH 2S 2D AC"
+BOB = "QS QC QH 10S JS 3D 5H 7S AD 7D"
+ROUND = {"upcard": "KS", "knocker": "Ann", "hands": {"Ann": ANN.split(), "Bob": BOB}}
+"""The engine's worked example: Ann knocks with 5, Bob lays off QC and QH and keeps 23: Ann scores 18."""
+
+
+class FakeDetector:
+    """Returns the same cards for every frame; counts calls. Boxes: seat 1 bottom half, seat 2 top half."""
+
+    def __init__(self, cards: Sequence[CardDetection] = ()) -> None:
+        self.cards = tuple(cards)
+        self.calls = 0
+
+    def detect(self, image_bgr: np.ndarray) -> Detections:
+        self.calls += 1
+        height, width = image_bgr.shape[:2]
+        return Detections(self.cards, (), width, height)
+
+
+def seated(cards: str, row_y: float, width: int = 1280) -> list[CardDetection]:
+    """Detections for a row of cards across the frame at height ``row_y`` (pixels)."""
+    found = parse_cards(cards)
+    step = width * 0.8 / max(1, len(found))
+    return [
+        CardDetection(card, (60 + i * step, row_y - 40, 60 + i * step + 50, row_y + 40), 0.9)
+        for i, card in enumerate(found)
+    ]
+
+
+def table_detections() -> list[CardDetection]:
+    """Ann's hand at the bottom of a 1280x720 frame, Bob's at the top."""
+    return seated(ANN, 620) + seated(BOB, 100)
+
+
+def jpeg(width: int = 1280, height: int = 720) -> bytes:
+    image = np.full((height, width, 3), (40, 90, 30), np.uint8)
+    ok, encoded = cv2.imencode(".jpg", image)
+    assert ok
+    return encoded.tobytes()
+
+
+@pytest.fixture
+def detector() -> FakeDetector:
+    return FakeDetector(table_detections())
+
+
+@pytest.fixture
+def app(tmp_path: Path, detector: FakeDetector) -> Iterator[Flask]:
+    from web import create_app
+
+    yield create_app({"TESTING": True, "DATA_DIR": str(tmp_path / "data"), "DETECTOR": detector})
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+@pytest.fixture
+def runner(app: Flask) -> FlaskCliRunner:
+    return app.test_cli_runner()
+
+
+def new_match(client: FlaskClient, **extra: Any) -> int:
+    answer = client.post("/api/matches", json={"players": ["Ann", "Bob"], "dealer": "Bob", **extra})
+    assert answer.status_code == 201, answer.json
+    match_id: int = answer.json["id"]
+    return match_id

@@ -1,0 +1,147 @@
+"""Click-to-correct: a corrected frame becomes a labelled training example.
+
+The browser corrects cards locally (rank, suit, delete, add, move to another seat) and rescoring goes
+through ``/api/score``; this blueprint saves the corrected frame. Layout of the corrections folder
+(``<data dir>/corrections/``), an ultralytics dataset that ``okgin train`` can take as extra data::
+
+    data.yaml            names 0..51 = scorer.cards.CLASS_NAMES, train/val = images
+    images/<stem>.jpg    the frame exactly as the detector saw it
+    labels/<stem>.txt    one line per card: "class_id cx cy w h" (normalised) of the CARD box the page
+                         shows (the union of its corner boxes), class ids of the CORRECTED cards
+    meta/<stem>.json     the corrected cards with pixel boxes and seats, and what the detector said
+
+File names are generated here (UTC time + random suffix); nothing from the request names a file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import secrets
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify
+
+from scorer.cards import CLASS_NAMES, Card, ensure_distinct
+from web.api import json_body
+from web.db import transaction
+from web.detection import service
+from web.errors import ApiError
+
+bp = Blueprint("correct", __name__, url_prefix="/correct")
+
+MAX_CARDS_PER_FRAME = 60
+
+
+def corrections_dir() -> Path:
+    return Path(current_app.config["CORRECTIONS_DIR"])
+
+
+def yolo_line(card: Card, box: tuple[float, float, float, float], width: int, height: int) -> str:
+    """A YOLO label line for a pixel box, clipped to the frame.
+
+    >>> yolo_line(Card.parse("QH"), (100, 50, 300, 250), 1000, 500)
+    '37 0.200000 0.300000 0.200000 0.400000'
+    """
+    x1, y1, x2, y2 = (max(0.0, min(v, limit)) for v, limit in zip(box, (width, height, width, height), strict=True))
+    cx, cy = (x1 + x2) / 2 / width, (y1 + y2) / 2 / height
+    return f"{card.class_id} {cx:.6f} {cy:.6f} {(x2 - x1) / width:.6f} {(y2 - y1) / height:.6f}"
+
+
+def parse_corrected_cards(value: object, width: int, height: int) -> list[dict[str, Any]]:
+    """Validate ``[{"card": "QH", "box": [x1, y1, x2, y2], "seat": "1"?, "detected": "QD"?}, ...]``.
+
+    :raises ApiError: 400 naming the first bad entry.
+    """
+    if not isinstance(value, list) or len(value) > MAX_CARDS_PER_FRAME:
+        raise ApiError(400, f"cards must be a list of at most {MAX_CARDS_PER_FRAME} {{card, box}} objects")
+    cards: list[dict[str, Any]] = []
+    for index, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            raise ApiError(400, f"cards[{index}] must be an object with card and box")
+        try:
+            card = Card.parse(str(entry.get("card", "")))
+        except ValueError as error:
+            raise ApiError(400, f"cards[{index}]: {error}") from error
+        box = entry.get("box")
+        if (
+            not isinstance(box, list)
+            or len(box) != 4
+            or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in box)
+        ):
+            raise ApiError(400, f"cards[{index}].box must be [x1, y1, x2, y2] in pixels")
+        x1, y1, x2, y2 = (float(v) for v in box)
+        if not (x2 > x1 and y2 > y1 and x2 > 0 and y2 > 0 and x1 < width and y1 < height):
+            raise ApiError(400, f"cards[{index}].box {box} is empty or outside the {width}x{height} frame")
+        seat = entry.get("seat")
+        detected = entry.get("detected")
+        cards.append(
+            {
+                "card": card,
+                "box": (x1, y1, x2, y2),
+                "seat": seat if isinstance(seat, str) and len(seat) <= 16 else None,
+                "detected": detected if isinstance(detected, str) and len(detected) <= 8 else None,
+            }
+        )
+    try:
+        ensure_distinct((entry["card"] for entry in cards), where="the corrected frame")
+    except ValueError as error:
+        raise ApiError(400, str(error)) from error
+    return cards
+
+
+def ensure_dataset_yaml(root: Path) -> None:
+    """Write the dataset description once, so the folder trains as it is."""
+    path = root / "data.yaml"
+    if path.exists():
+        return
+    names = "\n".join(f"  {index}: {name}" for index, name in enumerate(CLASS_NAMES))
+    path.write_text(
+        "# Frames corrected by players in the okgin web app (click-to-correct).\n"
+        "# Boxes are whole-card boxes (union of the card's corner boxes) with corrected class ids.\n"
+        f"path: {root}\ntrain: images\nval: images\nnames:\n{names}\n",
+        encoding="utf-8",
+    )
+
+
+@bp.post("/examples")
+def save_example() -> tuple[Response, int]:
+    """Save a frame the page showed, with the corrected cards, as a labelled training example."""
+    body = json_body()
+    frame_id = body.get("frame_id")
+    frame = service().frame(frame_id) if isinstance(frame_id, str) else None
+    if frame is None or not isinstance(frame_id, str):
+        raise ApiError(404, "that frame is no longer kept (only the last few are); correct the current frame")
+    cards = parse_corrected_cards(body.get("cards"), frame.width, frame.height)
+    now = datetime.datetime.now(datetime.UTC)
+    stem = service().example_stem(frame_id, lambda: f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(4)}")
+    root = corrections_dir()
+    try:
+        for folder in ("images", "labels", "meta"):
+            (root / folder).mkdir(parents=True, exist_ok=True)
+        ensure_dataset_yaml(root)
+        (root / "images" / f"{stem}.jpg").write_bytes(frame.jpeg)
+        lines = [yolo_line(entry["card"], entry["box"], frame.width, frame.height) for entry in cards]
+        (root / "labels" / f"{stem}.txt").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+        meta = {
+            "created_at": now.isoformat(timespec="seconds"),
+            "width": frame.width,
+            "height": frame.height,
+            "box_kind": "card",
+            "cards": [
+                {"card": str(e["card"]), "box": list(e["box"]), "seat": e["seat"], "detected": e["detected"]}
+                for e in cards
+            ],
+        }
+        (root / "meta" / f"{stem}.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    except OSError as error:
+        raise ApiError(507, f"cannot write the corrections folder {root}: {error.strerror}") from error
+    with transaction() as db:
+        db.execute(
+            "INSERT INTO corrections (created_at, stem, cards) VALUES (?, ?, ?)"
+            " ON CONFLICT (stem) DO UPDATE SET created_at = excluded.created_at, cards = excluded.cards",
+            (meta["created_at"], stem, " ".join(str(e["card"]) for e in cards)),
+        )
+    return jsonify(saved=stem, cards=len(cards)), 201

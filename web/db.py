@@ -1,0 +1,156 @@
+"""SQLite storage: one connection per request, a versioned schema that upgrades itself.
+
+The schema version lives in ``PRAGMA user_version``; ``migrations/NNNN_name.sql`` files are applied in
+order, each in its own transaction, so a database from any older release is brought up to date on start.
+WAL journaling with ``synchronous=FULL`` makes a committed round survive the server being killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, current_app, g
+
+BUSY_TIMEOUT_SECONDS = 5.0
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+class DatabaseError(RuntimeError):
+    """The database cannot be opened or written: a message a person can act on."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+def migrations() -> list[Migration]:
+    """The shipped migrations in version order; versions must run 1, 2, 3 ... without gaps.
+
+    >>> [m.version for m in migrations()][:2]
+    [1, 2]
+    """
+    found = []
+    for entry in resources.files("web").joinpath("migrations").iterdir():
+        match = _MIGRATION_NAME.match(entry.name)
+        if match:
+            found.append(Migration(int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    found.sort(key=lambda migration: migration.version)
+    if [m.version for m in found] != list(range(1, len(found) + 1)):
+        raise DatabaseError(f"migrations are not numbered 1..{len(found)}: {[m.name for m in found]}")
+    return found
+
+
+def schema_version() -> int:
+    """The schema version this code writes (the newest migration)."""
+    return len(migrations())
+
+
+def connect(path: str | Path, timeout: float = BUSY_TIMEOUT_SECONDS) -> sqlite3.Connection:
+    """Open the database with the durability settings every connection needs.
+
+    :raises DatabaseError: when the file or its folder cannot be created or opened.
+    """
+    database = Path(path)
+    try:
+        database.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(database, timeout=timeout, isolation_level=None, check_same_thread=False)
+        connection.row_factory = sqlite3.Row
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=FULL")
+        connection.execute("PRAGMA foreign_keys=ON")
+    except (OSError, sqlite3.Error) as error:
+        raise DatabaseError(f"cannot open the database {database}: {error}") from error
+    return connection
+
+
+def migrate(connection: sqlite3.Connection) -> int:
+    """Apply every migration newer than the database's ``user_version``; return the final version.
+
+    :raises DatabaseError: when the database is newer than this code, or cannot be written.
+    """
+    target = migrations()
+    try:
+        current = connection.execute("PRAGMA user_version").fetchone()[0]
+        if current > len(target):
+            raise DatabaseError(
+                f"the database has schema version {current}, newer than this okgin understands ({len(target)}); "
+                "upgrade okgin"
+            )
+        for migration in target[current:]:
+            # executescript commits first, so the version bump and the DDL run in one explicit transaction.
+            connection.executescript(
+                f"BEGIN IMMEDIATE;\n{migration.sql}\nPRAGMA user_version = {migration.version};\nCOMMIT;"
+            )
+        version: int = connection.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.Error as error:
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise DatabaseError(f"cannot set up the database schema: {error}") from error
+    return version
+
+
+def init_db(path: str | Path | None = None) -> int:
+    """Create or upgrade the database (the app's, or the one at ``path``); return its schema version."""
+    connection = connect(path if path is not None else current_app.config["DATABASE"])
+    try:
+        return migrate(connection)
+    finally:
+        connection.close()
+
+
+def get_db() -> sqlite3.Connection:
+    """This request's connection, opened on first use and closed on teardown."""
+    if "db" not in g:
+        g.db = connect(current_app.config["DATABASE"], current_app.config.get("DATABASE_TIMEOUT", BUSY_TIMEOUT_SECONDS))
+    connection: sqlite3.Connection = g.db
+    return connection
+
+
+def close_db(_error: BaseException | None = None) -> None:
+    connection = g.pop("db", None)
+    if connection is not None:
+        connection.close()
+
+
+def init_app(app: Flask) -> None:
+    """Register teardown and bring the database schema up to date before the first request."""
+    app.teardown_appcontext(close_db)
+    init_db(app.config["DATABASE"])
+
+
+def is_locked(error: sqlite3.Error) -> bool:
+    """Whether an error means another writer holds the database (worth retrying), not corruption."""
+    text = str(error).lower()
+    return "locked" in text or "busy" in text
+
+
+def rows(query: str, *params: Any) -> list[sqlite3.Row]:
+    """Run a read query on this request's connection."""
+    return get_db().execute(query, params).fetchall()
+
+
+@contextlib.contextmanager
+def transaction() -> Iterator[sqlite3.Connection]:
+    """One write transaction on this request's connection: everything in it commits together or not at all.
+
+    ``BEGIN IMMEDIATE`` takes the write lock up front, so two requests never both read "round 3 is next"
+    and then both insert it.
+    """
+    connection = get_db()
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield connection
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")

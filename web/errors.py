@@ -1,0 +1,83 @@
+"""Every failure answers as a clear message: JSON ``{"error": ...}`` for the API, a short page for people.
+
+No request ever sees a traceback: unexpected exceptions are logged server-side and answered with a
+generic 500 body.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from flask import Flask, Response, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException
+
+from web.db import DatabaseError, is_locked
+from web.store import ConflictError, InputError, NotFoundError
+
+
+class ApiError(Exception):
+    """Answer the request with ``status`` and ``{"error": message}``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def wants_json() -> bool:
+    """API and live-table endpoints answer JSON; pages answer HTML."""
+    path = request.path
+    return path.startswith(("/api/", "/live/", "/correct/")) or request.accept_mimetypes.best == "application/json"
+
+
+def error_response(status: int, message: str) -> tuple[Response | str, int]:
+    if wants_json():
+        return jsonify(error=message), status
+    return render_template("error.html", status=status, message=message), status
+
+
+def register_error_handlers(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def _api_error(error: ApiError) -> tuple[Response | str, int]:
+        return error_response(error.status, error.message)
+
+    @app.errorhandler(InputError)
+    def _input_error(error: InputError) -> tuple[Response | str, int]:
+        return error_response(400, str(error))
+
+    @app.errorhandler(NotFoundError)
+    def _not_found(error: NotFoundError) -> tuple[Response | str, int]:
+        return error_response(404, str(error.args[0]) if error.args else "not found")
+
+    @app.errorhandler(ConflictError)
+    def _conflict(error: ConflictError) -> tuple[Response | str, int]:
+        return error_response(409, str(error))
+
+    @app.errorhandler(sqlite3.Error)
+    def _database(error: sqlite3.Error) -> tuple[Response | str, int]:
+        if is_locked(error):
+            return error_response(503, "database is locked, try again")
+        app.logger.exception("database error")
+        return error_response(503, f"database error: {error}")
+
+    @app.errorhandler(DatabaseError)
+    def _database_unavailable(error: DatabaseError) -> tuple[Response | str, int]:
+        cause = error.__cause__
+        if isinstance(cause, sqlite3.Error) and is_locked(cause):
+            return error_response(503, "database is locked, try again")
+        return error_response(503, str(error))
+
+    @app.errorhandler(HTTPException)
+    def _http(error: HTTPException) -> tuple[Response | str, int]:
+        status = error.code or 500
+        messages = {
+            404: f"no such page: {request.path}",
+            405: f"{request.method} is not allowed on {request.path}",
+            413: f"upload too large: the limit is {app.config['MAX_CONTENT_LENGTH'] // (1024 * 1024)} MB",
+        }
+        return error_response(status, messages.get(status, error.description or error.name))
+
+    @app.errorhandler(Exception)
+    def _unexpected(error: Exception) -> tuple[Response | str, int]:
+        app.logger.exception("unexpected error on %s %s", request.method, request.path)
+        return error_response(500, "internal error; the server log has the details")
