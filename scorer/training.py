@@ -21,6 +21,8 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+
 from scorer.cards import CLASS_NAMES
 from scorer.vision.crops import CROP_PAD, CROP_SIZE, corner_crop
 
@@ -189,13 +191,15 @@ def make_classifier_crops(
     out_dir: Path,
     seed: int = 0,
     crops_per_corner: int = 1,
-    negatives_per_image: int = 4,
+    negatives_per_image: int = 6,
     crop_size: int = CROP_SIZE,
     crop_pad: float = CROP_PAD,
+    min_corner_px: float = 7.0,
 ) -> Path:
     """Cut every labelled corner from the full-resolution scenes, as inference will, into an
     ImageFolder tree (``train/<card>/``, ``val/<card>/``), plus ``none`` crops of places with no
-    corner index (pips, court art, card backs, clutter) so the classifier can veto false alarms."""
+    corner index (pips, court art, card backs, clutter) so the classifier can veto false alarms.
+    Corners under ``min_corner_px`` on their shorter side are skipped: a few blurred pixels teach noise."""
     import cv2
 
     rng = random.Random(seed)
@@ -209,21 +213,32 @@ def make_classifier_crops(
             height, width = image.shape[:2]
             boxes = list(item.boxes)
             for index, (cls, box) in enumerate(zip(item.class_ids, boxes, strict=True)):
+                if min(box[2] - box[0], box[3] - box[1]) < min_corner_px:
+                    continue
                 for copy in range(crops_per_corner):
                     crop = corner_crop(image, _jittered(box, rng), crop_size, crop_pad)
                     target = out_dir / split / CLASS_NAMES[cls] / f"{item.image_path.stem}_{index}_{copy}.png"
                     cv2.imwrite(str(target), crop)
             sizes = [(x2 - x1, y2 - y1) for x1, y1, x2, y2 in boxes] or [(0.03 * width, 0.06 * height)]
+            outlines = _card_outlines(scene_dir, split, item.image_path.stem)
             made, tries = 0, 0
             while made < negatives_per_image and tries < 50 * negatives_per_image:
                 tries += 1
                 w, h = rng.choice(sizes)
                 scale = rng.uniform(0.7, 1.6)
                 w, h = w * scale, h * scale
-                if rng.random() < 0.5 and boxes:  # near a card: pips and court art look most like an index
+                where = rng.random()
+                if where < 0.45 and outlines:  # inside a card: pips, court art and backs look most like an index
+                    corners = rng.choice(outlines)
+                    u, v = rng.uniform(0.15, 0.85), rng.uniform(0.15, 0.85)
+                    top = corners[0] + u * (corners[1] - corners[0])
+                    bottom = corners[3] + u * (corners[2] - corners[3])
+                    cx, cy = top + v * (bottom - top)
+                    x1, y1 = cx - w / 2, cy - h / 2
+                elif where < 0.7 and boxes:  # beside an index: half an index, the edge of a neighbour
                     bx1, by1, bx2, by2 = rng.choice(boxes)
-                    x1 = rng.uniform(bx1 - 4 * w, bx2 + 3 * w)
-                    y1 = rng.uniform(by1 - 3 * h, by2 + 2 * h)
+                    x1 = rng.uniform(bx1 - 2 * w, bx2 + w)
+                    y1 = rng.uniform(by1 - 2 * h, by2 + h)
                 else:
                     x1, y1 = rng.uniform(0, max(width - w, 1)), rng.uniform(0, max(height - h, 1))
                 candidate = (x1, y1, x1 + w, y1 + h)
@@ -234,6 +249,15 @@ def make_classifier_crops(
                 made += 1
     (out_dir / COMPLETE_MARKER).write_text("all crops written\n")
     return out_dir
+
+
+def _card_outlines(scene_dir: Path, split: str, stem: str) -> list[np.ndarray]:
+    """The four corners of every card (faces and backs) in a scene, from the generator's sidecar truth."""
+    meta = scene_dir / "meta" / split / f"{stem}.json"
+    if not meta.exists():
+        return []
+    cards = json.loads(meta.read_text()).get("cards", [])
+    return [np.asarray(card["outline"], dtype=float) for card in cards if len(card.get("outline", ())) == 4]
 
 
 def _run_dir_state(run_dir: Path) -> str:

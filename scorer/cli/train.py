@@ -85,7 +85,10 @@ def train(
                 init_classifier, device, workers,
             )  # fmt: skip
         if ship_dir is not None:
-            extra = {"trained_on": str(scene_dir), "train_command": "okgin train " + " ".join(sys.argv[2:])}
+            extra: dict[str, object] = {
+                "trained_on": str(scene_dir),
+                "train_command": "okgin train " + " ".join(sys.argv[2:]),
+            }
             manifest = training.ship(detector_weights, classifier_weights, ship_dir, extra)
             click.echo(json.dumps(json.loads(manifest.read_text()), indent=2))
     except training.TrainingError as error:

@@ -1,0 +1,54 @@
+"""Cards: one text form per card, every accepted spelling, clear errors."""
+
+import pytest
+
+from scorer.cards import CLASS_NAMES, DECK, Card, DuplicateCardError, InvalidCardError, parse_cards
+
+
+@pytest.mark.parametrize("card", DECK, ids=CLASS_NAMES)
+def test_every_card_round_trips_through_its_text(card: Card) -> None:
+    assert Card.parse(str(card)) == card
+    assert eval(repr(card), {"Card": Card}) == card
+    assert Card.from_class_id(card.class_id) == card
+    assert CLASS_NAMES[card.class_id] == str(card)
+
+
+@pytest.mark.parametrize(
+    ("token", "expected"),
+    [
+        ("AS", "AS"),
+        ("as", "AS"),
+        ("10h", "10H"),
+        ("Th", "10H"),
+        ("A♠", "AS"),
+        ("10♥", "10H"),
+        ("Q♡", "QH"),
+        ("ace of spades", "AS"),
+        ("Queen of Hearts", "QH"),
+        (" 7d ", "7D"),
+        ("1C", "AC"),
+    ],
+)
+def test_each_accepted_form_parses(token: str, expected: str) -> None:
+    assert str(Card.parse(token)) == expected
+
+
+@pytest.mark.parametrize("token", ["XX", "11H", "joker", "AZ", "", "ace of swords"])
+def test_unknown_token_error_names_the_token_and_the_accepted_forms(token: str) -> None:
+    with pytest.raises(InvalidCardError) as error:
+        Card.parse(token)
+    assert repr(token) in str(error.value)
+    assert "AS, 10h, Th" in str(error.value)
+
+
+def test_a_duplicate_card_is_refused_naming_it() -> None:
+    with pytest.raises(DuplicateCardError, match="QH more than once"):
+        parse_cards("QH 10S qh")
+
+
+def test_parse_cards_takes_text_or_tokens() -> None:
+    assert parse_cards("AS, 2s;3♠") == parse_cards(["AS", "2S", "3S"])
+
+
+def test_values_ace_1_pips_face_value_faces_10() -> None:
+    assert [Card.parse(t).value for t in ["AC", "2C", "9D", "10H", "JS", "QS", "KS"]] == [1, 2, 9, 10, 10, 10, 10]

@@ -1,0 +1,117 @@
+"""``okgin solve`` and ``okgin score``: output forms, exit status 2 with one line for bad input."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from scorer.cli import main
+
+ANN = "8C 9C 10C JC 9H 10H JH 2S 2D AC"
+BOB = "QS QC QH 10S JS 3D 5H 7S AD 7D"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_solve_json() -> None:
+    code, out, _ = run("solve", "--json", "AS", "2S", "3S", "KD")
+    assert code == 0
+    assert json.loads(out) == {"melds": [["AS", "2S", "3S"]], "deadwood": ["KD"], "deadwood_points": 10}
+
+
+def test_solve_takes_one_quoted_string_too() -> None:
+    assert run("solve", "--json", "AS 2S 3S KD") == run("solve", "--json", "AS", "2S", "3S", "KD")
+
+
+def test_solve_eleven_cards_prints_the_best_discard() -> None:
+    code, out, _ = run("solve", "--json", "AS 2S 3S 4S 5S 6S 7S 8S 9S 10S KD")
+    assert (code, json.loads(out)["discard"], json.loads(out)["deadwood_points"]) == (0, "KD", 0)
+    code, out, _ = run("solve", "AS 2S 3S 4S 5S 6S 7S 8S 9S 10S KD")
+    assert "discard:  KD" in out
+
+
+def test_solve_text_and_alternatives() -> None:
+    code, out, _ = run("solve", "--all", "3C 3D 3H 4C 4D 4H 5C 5D 5H")
+    assert code == 0
+    assert out.splitlines() == [
+        "melds:    3C 4C 5C | 3D 4D 5D | 3H 4H 5H",
+        "deadwood: none = 0",
+        "also:     melds 3C 3D 3H | 4C 4D 4H | 5C 5D 5H; deadwood none = 0",
+    ]
+    alternatives = json.loads(run("solve", "--all", "--json", "3C 3D 3H 4C 4D 4H 5C 5D 5H")[1])["alternatives"]
+    assert len(alternatives) == 1
+
+
+def test_score_json_keys() -> None:
+    code, out, _ = run("score", "--upcard", "KS", "--knocker", ANN, "--opponent", BOB, "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert (data["outcome"], data["knock_limit"], data["points"]) == ("knock", 10, {"knocker": 18, "opponent": 0})
+    assert data["knocker"] == {
+        "melds": [["8C", "9C", "10C", "JC"], ["9H", "10H", "JH"]],
+        "deadwood": ["AC", "2D", "2S"],
+        "deadwood_points": 5,
+    }
+    assert data["opponent"]["layoffs"][0] == {"card": "QC", "onto": ["8C", "9C", "10C", "JC"]}
+    assert data["opponent"]["deadwood_points"] == 23
+
+
+def test_score_text() -> None:
+    code, out, _ = run("score", "--upcard", "KS", "--knocker", ANN, "--opponent", BOB)
+    assert code == 0
+    assert out.splitlines()[-1] == "knock: knocker scores 18"
+    assert "layoffs QC onto 8C 9C 10C JC, QH onto 9H 10H JH" in out
+
+
+def test_score_options() -> None:
+    gin = ["--knocker", "AS 2S 3S 4D 4H 4C 7C 8C 9C 10C", "--opponent", "JH QH KH 5D 6D 7D 6H 6C 6S 3D"]
+    assert json.loads(run("score", "--upcard", "KD", *gin, "--json", "--gin-bonus", "20")[1])["points"]["knocker"] == 23
+    undercut = ["--knocker", ANN, "--opponent", "QS QC QH 10S JS 3D 2H 7S 7C 7D", "--undercut-bonus", "25", "--json"]
+    assert json.loads(run("score", "--upcard", "KD", *undercut)[1])["points"]["opponent"] == 25
+    code, out, _ = run("score", "--upcard", "2D", "--knocker", ANN, "--opponent", BOB, "--rules", "gin-rummy", "--json")
+    assert (code, json.loads(out)["knock_limit"]) == (0, 10)
+    melds = "9C 9D 9H | 9S 10S JS QS"
+    code, out, _ = run(
+        "score", "--upcard", "KD", "--knocker", "9C 9D 9H 9S 10S JS QS 2C 3D AH",
+        "--opponent", "8S KS 2H 3H 4H 5H 6C 6D 6H 5C", "--knocker-melds", melds, "--json",
+    )  # fmt: skip
+    assert json.loads(out)["outcome"] == "undercut"
+
+
+SCORE = ["score", "--upcard", "KS", "--knocker", ANN, "--opponent"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["score", "--upcard", "3S", "--knocker", ANN, "--opponent", BOB], "over the knock limit 3 set by upcard 3S"),
+        ([*SCORE, "QS XX"], "unknown card 'XX'"),
+        (["score", "--upcard", "ZZ", "--knocker", ANN, "--opponent", BOB], "unknown card 'ZZ'"),
+        ([*SCORE, BOB.replace("QH", "JC")], "JC is in both knocker's and opponent's hands"),
+        ([*SCORE, BOB, "--gin-bonus", "-5"], "gin_bonus must be a whole number"),
+        ([*SCORE, BOB, "--knocker-melds", "AS 2S"], "AS 2S is not a meld"),
+        (["solve", "AS", "AS"], "AS more than once"),
+        (["solve", "AS 2S 3S 4S 5S 6S 7S 8S 9S 10S JS QS"], "at most 11 cards"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_on_stderr(args: list[str], message: str) -> None:
+    code, out, err = run(*args)
+    assert code == 2
+    assert out == ""
+    assert len(err.splitlines()) == 1 and message in err
+    assert "Traceback" not in err
+
+
+def test_the_installed_command_starts_fast_without_heavy_imports() -> None:
+    script = (
+        "import sys\nfrom scorer.cli import main\n"
+        "try:\n    main(['solve', 'AS', '2S', '3S'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('torch', 'cv2', 'flask', 'ultralytics', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "[]"

@@ -1,0 +1,255 @@
+"""The match: dealers, rounds, totals to the target, undo, edit, bonuses and JSON."""
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scorer.cards import Card, parse_cards
+from scorer.match import Match, MatchError
+from scorer.melds import Meld
+from scorer.rules import IllegalKnockError, InvalidHandError, Rules
+
+C = Card.parse
+ANN_KNOCKS = {
+    "Ann": parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC"),
+    "Bob": parse_cards("QS QC QH 10S JS 3D 5H 7S AD 7D"),
+}
+BOB_GINS = {"Bob": parse_cards("AS 2S 3S 4D 4H 4C 7C 8C 9C 10C"), "Ann": parse_cards("4S 5S KD QD JH 9H 8H 2H 2D 6C")}
+
+
+def knock(match: Match) -> None:  # Ann scores 18
+    match.record_round(C("KS"), ANN_KNOCKS, "Ann")
+
+
+def gin(match: Match) -> None:  # Bob scores 25 + 66 = 91
+    match.record_round(C("KS"), BOB_GINS, "Bob")
+
+
+def test_first_dealer_chosen_at_random_with_an_injectable_rng() -> None:
+    dealers = {Match(["Ann", "Bob"], rng=random.Random(seed)).first_dealer for seed in range(20)}
+    assert dealers == {"Ann", "Bob"}
+    assert (
+        Match(["Ann", "Bob"], rng=random.Random(3)).first_dealer
+        == Match(["Ann", "Bob"], rng=random.Random(3)).first_dealer
+    )
+    assert Match(["Ann", "Bob"], dealer="Bob").dealer == "Bob"
+
+
+def test_afterwards_the_winner_of_each_round_deals() -> None:
+    match = Match(["Ann", "Bob"], dealer="Bob")
+    knock(match)
+    assert (match.rounds[0].dealer, match.dealer) == ("Bob", "Ann")
+    gin(match)
+    assert (match.rounds[1].dealer, match.dealer) == ("Ann", "Bob")
+
+
+def test_draw_is_void_and_the_same_dealer_deals_again() -> None:
+    match = Match(["Ann", "Bob"], dealer="Bob")
+    draw = match.record_draw()
+    assert (draw.draw, draw.result, draw.points, match.totals, match.dealer) == (
+        True,
+        None,
+        {"Ann": 0, "Bob": 0},
+        {"Ann": 0, "Bob": 0},
+        "Bob",
+    )
+
+
+def test_rounds_keep_a_full_breakdown_and_running_totals() -> None:
+    match = Match(["Ann", "Bob"], dealer="Bob")
+    knock(match)
+    match.record_draw()
+    gin(match)
+    assert [r.number for r in match.rounds] == [1, 2, 3]
+    assert [r.totals_after for r in match.rounds] == [
+        {"Ann": 18, "Bob": 0},
+        {"Ann": 18, "Bob": 0},
+        {"Ann": 18, "Bob": 91},
+    ]
+    assert match.rounds[2].result is not None and match.rounds[2].result.outcome == "gin"
+    assert (match.winner, match.finished) == (None, False)
+
+
+def test_the_match_ends_when_a_total_reaches_100_or_more_and_that_player_wins() -> None:
+    match = Match(["Ann", "Bob"], dealer="Bob")
+    gin(match)
+    assert not match.finished
+    knock(match)  # Ann 18
+    gin(match)  # Bob 182
+    assert (match.winner, match.finished) == ("Bob", True)
+
+
+def test_reaching_exactly_the_target_wins_with_ge_not_with_gt() -> None:
+    exact = Rules(target=18)
+    match = Match(["Ann", "Bob"], exact, dealer="Bob")
+    knock(match)
+    assert match.winner == "Ann"
+    passed = Match(["Ann", "Bob"], Rules(target=18, target_rule=">"), dealer="Bob")
+    knock(passed)
+    assert passed.winner is None
+
+
+def test_no_round_can_be_added_after_the_match_is_won() -> None:
+    match = Match(["Ann", "Bob"], Rules(target=50), dealer="Bob")
+    gin(match)
+    with pytest.raises(MatchError, match="the match was won by Bob in round 1; no round 2 can follow"):
+        knock(match)
+    with pytest.raises(MatchError, match="won by Bob"):
+        match.record_draw()
+    assert len(match.rounds) == 1
+
+
+def test_undo_the_last_round() -> None:
+    match = Match(["Ann", "Bob"], Rules(target=50), dealer="Bob")
+    knock(match)
+    gin(match)
+    undone = match.undo_last()
+    assert (undone.number, match.totals, match.winner, match.dealer) == (2, {"Ann": 18, "Bob": 0}, None, "Ann")
+    match.undo_last()
+    with pytest.raises(MatchError, match="no round to undo"):
+        match.undo_last()
+
+
+def test_edit_a_past_round_recomputes_totals_and_dealers() -> None:
+    match = Match(["Ann", "Bob"], dealer="Bob")
+    knock(match)
+    knock(match)
+    match.edit_round(0)  # it was a draw after all
+    assert [r.totals_after for r in match.rounds] == [{"Ann": 0, "Bob": 0}, {"Ann": 18, "Bob": 0}]
+    assert [r.dealer for r in match.rounds] == ["Bob", "Bob"]
+    match.edit_round(0, C("KS"), BOB_GINS, "Bob")
+    assert match.totals == {"Ann": 18, "Bob": 91}
+    assert [r.dealer for r in match.rounds] == ["Bob", "Bob"]
+    with pytest.raises(MatchError, match="no round 5 to edit"):
+        match.edit_round(5)
+
+
+def test_an_edit_that_would_end_the_match_before_later_rounds_is_refused() -> None:
+    match = Match(["Ann", "Bob"], Rules(target=50), dealer="Bob")
+    knock(match)
+    knock(match)
+    with pytest.raises(MatchError, match="no round 2 can follow"):
+        match.edit_round(0, C("KS"), BOB_GINS, "Bob")
+    assert match.totals == {"Ann": 36, "Bob": 0}
+
+
+def test_bad_rounds_are_refused_and_leave_the_match_unchanged() -> None:
+    match = Match(["Ann", "Bob"], dealer="Bob")
+    with pytest.raises(IllegalKnockError, match="over the knock limit 3 set by upcard 3S"):
+        match.record_round(C("3S"), ANN_KNOCKS, "Ann")
+    with pytest.raises(InvalidHandError, match="hands must be given for exactly Ann, Bob: unknown Cat"):
+        match.record_round(C("KS"), {"Ann": ANN_KNOCKS["Ann"], "Cat": ANN_KNOCKS["Bob"]}, "Ann")
+    assert match.rounds == []
+
+
+@pytest.mark.parametrize(
+    ("players", "dealer", "message"),
+    [
+        (["Ann"], None, "2 or more distinct"),
+        (["Ann", "Ann"], None, "distinct"),
+        (["Ann", "Bob"], "Cat", "the dealer 'Cat'"),
+    ],
+)
+def test_bad_players_or_dealer_are_refused(players: list[str], dealer: str | None, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Match(players, dealer=dealer)
+
+
+def test_box_bonus_per_round_won_and_game_bonus_added_at_match_end() -> None:
+    match = Match(["Ann", "Bob"], Rules(box_bonus=25, game_bonus=100), dealer="Bob")
+    knock(match)
+    assert match.final_bonuses() == {"Ann": 0, "Bob": 0}
+    gin(match)
+    knock(match)
+    gin(match)
+    assert match.winner == "Bob"
+    assert match.final_bonuses() == {"Ann": 2 * 25, "Bob": 2 * 25 + 100}
+    assert match.final_totals == {"Ann": 36 + 50, "Bob": 182 + 150}
+
+
+def test_shutout_doubles_the_winners_score() -> None:
+    match = Match(["Ann", "Bob"], Rules(game_bonus=100, shutout_doubles=True), dealer="Bob")
+    gin(match)
+    gin(match)
+    assert match.final_bonuses() == {"Ann": 0, "Bob": 100 + (182 + 100)}
+    assert match.final_totals["Bob"] == 2 * (182 + 100)
+
+
+def test_multi_player_match_winner_has_the_most_points_when_a_player_first_reaches_the_target() -> None:
+    rules = Rules.preset_named("oklahoma-multi", target=30)
+    match = Match(["Ann", "Bob", "Cat"], rules, dealer="Cat")
+    hands = {
+        "Ann": parse_cards("2C 3C 4C 5D 5H 5S 5C"),
+        "Bob": parse_cards("9D 9H 9S 2D 3H 4S KD"),
+        "Cat": parse_cards("6C 7D 8H JH QH KH AS"),
+    }
+    match.record_round(C("KS"), hands, "Ann")
+    assert match.totals == {"Ann": 25, "Bob": -38, "Cat": -44}
+    match.record_round(C("KS"), hands, "Ann")
+    assert (match.winner, match.totals["Ann"]) == ("Ann", 50)
+
+
+def test_multi_player_match_may_end_after_an_agreed_number_of_rounds() -> None:
+    match = Match(["Ann", "Bob", "Cat"], Rules.preset_named("oklahoma-multi", rounds_limit=1), dealer="Cat")
+    match.record_round(
+        C("KS"),
+        {
+            "Ann": parse_cards("2C 3C 4C 5D 5H 5S 5C"),
+            "Bob": parse_cards("9D 9H 9S 2D 3H 4S KD"),
+            "Cat": parse_cards("6C 7D 8H JH QH KH AS"),
+        },
+        "Ann",
+    )
+    assert match.winner == "Ann"
+
+
+def test_json_round_trip_of_the_whole_match_keeps_its_own_rules() -> None:
+    match = Match(["Ann", "Bob"], Rules(gin_bonus=20, target=150), dealer="Bob")
+    knock(match)
+    match.record_draw()
+    melds = [Meld.parse("AS 2S 3S"), Meld.parse("4D 4H 4C"), Meld.parse("7C 8C 9C 10C")]
+    match.record_round(C("KS"), BOB_GINS, "Bob", knocker_melds=melds)
+    data = json.loads(json.dumps(match.to_dict()))
+    again = Match.from_dict(data)
+    assert again.to_dict() == data
+    assert (again.rules, again.totals, again.dealer) == (match.rules, match.totals, match.dealer)
+    assert data["rounds"][2]["result"]["points"] == {"knocker": 20 + 66, "opponent": 0}
+    with pytest.raises(ValueError, match="not a match"):
+        Match.from_dict({"players": ["Ann", "Bob"]})
+
+
+BOB_UNDERCUTS = {"Ann": ANN_KNOCKS["Ann"], "Bob": parse_cards("QS QC QH 10S JS 3D 2H 7S 7C 7D")}  # Bob scores 10
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["knock", "gin", "undercut", "draw", "undo"]), max_size=12))
+def test_any_sequence_of_rounds_keeps_totals_dealers_and_json_consistent(operations: list[str]) -> None:
+    match = Match(["Ann", "Bob"], Rules(target=100), dealer="Bob")
+    for operation in operations:
+        try:
+            if operation == "undo":
+                match.undo_last()
+            elif operation == "draw":
+                match.record_draw()
+            else:
+                hands, knocker = {
+                    "knock": (ANN_KNOCKS, "Ann"),
+                    "gin": (BOB_GINS, "Bob"),
+                    "undercut": (BOB_UNDERCUTS, "Ann"),
+                }[operation]
+                match.record_round(C("KS"), hands, knocker)
+        except MatchError:
+            assert match.finished or (operation == "undo" and not match.rounds)
+    totals = {"Ann": 0, "Bob": 0}
+    dealer = "Bob"
+    for number, round_ in enumerate(match.rounds, start=1):
+        assert (round_.number, round_.dealer) == (number, dealer)
+        totals = {name: totals[name] + round_.points[name] for name in totals}
+        assert round_.totals_after == totals
+        dealer = round_.dealer if round_.draw else round_.result.winner  # type: ignore[union-attr]
+    assert match.totals == totals and match.dealer == dealer
+    assert match.finished == any(total >= 100 for total in totals.values())
+    assert Match.from_dict(json.loads(json.dumps(match.to_dict()))).to_dict() == match.to_dict()
