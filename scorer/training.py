@@ -358,11 +358,12 @@ def train_stage(
 
 
 def export_onnx(weights: Path, imgsz: int) -> Path:
-    """Export weights to ONNX next to them (static shape, opset chosen by ultralytics, no onnxslim)."""
+    """Export weights to ONNX next to them: dynamic shapes, so a 16:9 frame is letterboxed to 640x384 rather
+    than padded to a square, and the classifier takes all crops in one batch; no onnxslim (it would be fetched)."""
     offline_environment()
     from ultralytics import YOLO
 
-    exported = YOLO(str(weights)).export(format="onnx", imgsz=imgsz, simplify=False, dynamic=False, device="cpu")
+    exported = YOLO(str(weights)).export(format="onnx", imgsz=imgsz, simplify=False, dynamic=True, device="cpu")
     return Path(exported)
 
 

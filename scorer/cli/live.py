@@ -1,0 +1,277 @@
+"""``okgin watch`` and ``okgin score-image``: read the table from a camera or a photo and score it.
+
+Seats are numbered from 1 as in ``TableLayout.default``: with two players seat 1 sits at
+the bottom of the picture and seat 2 at the top. Unreadable tables (a hand of the wrong
+size, a conflict) are not guessed at: the command says what it saw and exits 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from scorer.cards import Card, InvalidCardError, format_cards
+from scorer.cli import vision as vision_cli
+from scorer.cli.vision import USAGE_ERROR, fail, model_options
+from scorer.rules import PRESETS, RoundResult, Rules, score_round
+from scorer.vision.types import FrameReading
+
+if TYPE_CHECKING:
+    from scorer.vision.stabilise import StableReading
+
+
+def _rules(preset: str, players: int) -> Rules:
+    """The rules preset, switched to the multi-player one for 3-4 players when the plain one was asked."""
+    if players > 2 and preset == "oklahoma":
+        preset = "oklahoma-multi"
+    try:
+        rules = Rules.preset_named(preset)
+        rules.hand_size(players)
+    except ValueError as error:
+        fail(str(error))
+    return rules
+
+
+def _card(text: str, what: str) -> Card:
+    try:
+        return Card.parse(text)
+    except InvalidCardError as error:
+        fail(f"{what}: {error}")
+
+
+def _seat(knocker: str | None, players: int) -> str | None:
+    if knocker is not None and knocker not in {str(n) for n in range(1, players + 1)}:
+        fail(f"--knocker must be a seat number from 1 to {players}, got {knocker!r}")
+    return knocker
+
+
+def seat_cards(reading: FrameReading) -> dict[str, list[str]]:
+    """Cards per seat as text, seat numbers as keys: ``{"1": ["AS", ...], "2": [...]}``."""
+    return {str(seat): [str(c.card) for c in cards] for seat, cards in sorted(reading.by_player.items())}
+
+
+def describe_reading(reading: FrameReading) -> list[str]:
+    """What the camera saw, a line per seat, then the upcard zone, unplaced cards and conflicts."""
+    lines = [
+        f"seat {seat} ({len(cards)} cards): {format_cards(c.card for c in cards) or '-'}"
+        for seat, cards in sorted(reading.by_player.items())
+    ]
+    lines.append(f"upcard zone: {format_cards(c.card for c in reading.upcard) or '-'}")
+    if reading.unassigned:
+        lines.append(f"not in any seat: {format_cards(c.card for c in reading.unassigned)}")
+    lines.extend(f"conflict: {conflict.reason}" for conflict in reading.conflicts)
+    return lines
+
+
+SEATING_ORDER = (1, 3, 2, 4)
+"""The default seats around the table, each player's left neighbour next: bottom, left, top, right."""
+
+
+def score_reading(rules: Rules, reading: FrameReading, upcard: Card, knocker: str) -> RoundResult:
+    """Score the round on the table with ``knocker`` (a seat number) knocking.
+
+    Hands go to the engine in seating order (``SEATING_ORDER``), which breaks multi-player undercut ties.
+
+    :raises ValueError: (the engine's ``InvalidHandError``/``IllegalKnockError``) when the hands cannot be scored.
+    """
+    seats = seat_cards(reading)
+    order = sorted(seats, key=lambda seat: SEATING_ORDER.index(int(seat)) if int(seat) in SEATING_ORDER else int(seat))
+    hands = {seat: [Card.parse(text) for text in seats[seat]] for seat in order}
+    return score_round(rules, upcard, hands, knocker=knocker)
+
+
+def result_lines(result: RoundResult) -> list[str]:
+    """A scored round in a few lines: each seat's melds, layoffs and deadwood, then the outcome."""
+    lines = [f"upcard {result.upcard}: knock limit {result.knock_limit}; seat {result.knocker} knocks"]
+    if result.discard is not None:
+        lines.append(f"seat {result.knocker} discards {result.discard}")
+    for seat, player in result.hands.items():
+        melds = " | ".join(format_cards(meld.cards) for meld in player.melds) or "none"
+        layoffs = ", ".join(f"{layoff.card} onto {layoff.onto}" for layoff in player.layoffs)
+        laid = f"; layoffs {layoffs}" if layoffs else ""
+        lines.append(
+            f"seat {seat}: melds {melds}{laid}; deadwood {format_cards(player.deadwood) or 'none'}"
+            f" = {player.deadwood_points}"
+        )
+    points = ", ".join(f"seat {seat} {value:+d}" for seat, value in result.points.items())
+    lines.append(f"{result.outcome}: seat {result.winner} wins; points {points}")
+    return lines
+
+
+def _unreadable(reason: str, reading: FrameReading) -> None:
+    click.echo(f"okgin: {reason}", err=True)
+    for line in describe_reading(reading):
+        click.echo(f"  {line}", err=True)
+    sys.exit(USAGE_ERROR)
+
+
+@click.command("score-image")
+@click.argument("photo", type=click.Path(path_type=Path))
+@click.option("--upcard", required=True, help="The upcard, e.g. KS (sets the Oklahoma knock limit).")
+@click.option("--knocker", required=True, help="The knocker's seat number (1 = bottom of the picture).")
+@click.option("--players", type=click.IntRange(2, 4), default=2, show_default=True)
+@click.option("--rules", "preset", type=click.Choice(sorted(PRESETS)), default="oklahoma", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help='Print `okgin score --json` output plus "seats".')
+@model_options
+def score_image(
+    photo: Path,
+    upcard: str,
+    knocker: str,
+    players: int,
+    preset: str,
+    as_json: bool,
+    model_dir: Path | None,
+    backend: str,
+    conf: float | None,
+) -> None:
+    """Score the round shown in one photo of the table.
+
+    Default layout: seat 1 = bottom half, seat 2 = top half (3-4 players: see
+    TableLayout.default). Exits 2, listing what it saw, when a hand cannot be read.
+    """
+    from scorer.vision.images import ImageError, load_image
+    from scorer.vision.layout import TableLayout
+
+    rules = _rules(preset, players)
+    up = _card(upcard, "--upcard")
+    seat = _seat(knocker, players)
+    assert seat is not None
+    try:
+        image = load_image(photo)
+    except ImageError as error:
+        fail(str(error))
+    detector = vision_cli.load_detector(model_dir, backend, conf)
+    reading = TableLayout.default(players).assign(detector.detect(image), max_cards=rules.hand_size(players) + 1)
+    if reading.conflicts:
+        _unreadable(f"cannot score {str(photo)!r}: the table is inconsistent", reading)
+    try:
+        result = score_reading(rules, reading, up, seat)
+    except ValueError as error:
+        _unreadable(f"cannot score {str(photo)!r}: {error}", reading)
+    if as_json:
+        click.echo(json.dumps({**result.to_dict(), "seats": seat_cards(reading)}))
+    else:
+        click.echo("\n".join([*describe_reading(reading), *result_lines(result)]))
+
+
+class _Reporter:
+    """Prints the stable reading when it changes and, once the table is complete, its score."""
+
+    def __init__(
+        self, rules: Rules, upcard: Card | None, knocker: str | None, as_json: bool, echo: Callable[[str], None]
+    ) -> None:
+        self.rules, self.upcard, self.knocker = rules, upcard, knocker
+        self.as_json = as_json
+        self.echo = echo
+        self._shown: Any = None
+        self._scored: Any = None
+        self._lock = threading.Lock()
+
+    def __call__(self, result: StableReading) -> None:
+        with self._lock:
+            self._report(result)
+
+    def _report(self, result: StableReading) -> None:
+        reading = result.reading
+        upcards = [c.card for c in reading.upcard]
+        signature = (tuple(map(tuple, seat_cards(reading).values())), tuple(upcards), reading.conflicts, result.stable)
+        if signature != self._shown:
+            self._shown = signature
+            if self.as_json:
+                self.echo(json.dumps({"event": "reading", **result.to_dict()}))
+            else:
+                state = "stable" if result.stable else "settling"
+                self.echo(f"[{state}] " + "; ".join(describe_reading(reading)))
+        upcard = self.upcard or (upcards[0] if len(upcards) == 1 else None)
+        complete = all(reading.by_player.values()) and upcard is not None and not reading.conflicts
+        if not (result.stable and complete) or signature == self._scored:
+            return
+        self._scored = signature
+        assert upcard is not None
+        self._score(reading, upcard)
+
+    def _score(self, reading: FrameReading, upcard: Card) -> None:
+        """Score with the given knocker, or with every seat that may legally knock; else say why not."""
+        knockers = [self.knocker] if self.knocker else [str(seat) for seat in sorted(reading.by_player)]
+        problems = []
+        scored = 0
+        for knocker in knockers:
+            try:
+                result = score_reading(self.rules, reading, upcard, knocker)
+            except ValueError as error:  # IllegalKnockError, InvalidHandError: this seat cannot knock
+                problems.append(f"seat {knocker} knocking: {error}")
+                continue
+            scored += 1
+            if self.as_json:
+                self.echo(json.dumps({"event": "score", "seats": seat_cards(reading), **result.to_dict()}))
+            else:
+                self.echo("\n".join(result_lines(result)))
+        if scored:
+            return
+        for problem in problems:
+            self.echo(
+                json.dumps({"event": "cannot-score", "reason": problem}) if self.as_json else f"cannot score: {problem}"
+            )
+
+
+@click.command()
+@click.option("--camera", "camera", required=True, help="Camera index (0), video file or rtsp/http URL.")
+@click.option("--players", type=click.IntRange(2, 4), default=2, show_default=True)
+@click.option("--upcard", default=None, help="The upcard, if it is not in the picture's upcard zone.")
+@click.option("--knocker", default=None, help="The knocker's seat; default: score every seat that may knock.")
+@click.option("--rules", "preset", type=click.Choice(sorted(PRESETS)), default="oklahoma", show_default=True)
+@click.option("--window", type=click.IntRange(1, 100), default=7, show_default=True, help="Frames voted over.")
+@click.option("--settle", type=click.FloatRange(0), default=1.0, show_default=True, help="Seconds unchanged = stable.")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines: reading, score and cannot-score events.")
+@model_options
+def watch(
+    camera: str,
+    players: int,
+    upcard: str | None,
+    knocker: str | None,
+    preset: str,
+    window: int,
+    settle: float,
+    as_json: bool,
+    model_dir: Path | None,
+    backend: str,
+    conf: float | None,
+) -> None:
+    """Watch the table and print the reading when it changes, and the score once it is stable.
+
+    A live camera is read on a background thread that always takes the newest frame; a
+    video file is read frame by frame. Stop with Ctrl-C.
+    """
+    from scorer.vision.layout import TableLayout
+    from scorer.vision.pipeline import LatestFrameWorker, TablePipeline
+    from scorer.vision.sources import CameraSource, SourceError
+    from scorer.vision.stabilise import Stabiliser
+
+    rules = _rules(preset, players)
+    reporter = _Reporter(
+        rules, _card(upcard, "--upcard") if upcard else None, _seat(knocker, players), as_json, click.echo
+    )
+    detector = vision_cli.load_detector(model_dir, backend, conf)
+    pipeline = TablePipeline(
+        detector, TableLayout.default(players), Stabiliser(window, settle), max_cards=rules.hand_size(players) + 1
+    )
+    source = CameraSource(camera, on_event=lambda message: click.echo(f"okgin: {message}", err=True))
+    try:
+        source.open()
+        if not source.is_live:
+            for frame in source:
+                reporter(pipeline.process(frame.image, frame.timestamp))
+            return
+        with LatestFrameWorker(pipeline, on_result=reporter) as worker:
+            for frame in source:
+                worker.push(frame.image, frame.timestamp)
+    except SourceError as error:
+        fail(str(error))
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)

@@ -1,0 +1,161 @@
+"""``okgin detect`` and ``okgin eval``: the card detector on photos, and its score on labelled ones.
+
+The model loads only when a command runs, so ``okgin --help`` stays fast. Every failure
+(a missing model, an unreadable photo) is one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+if TYPE_CHECKING:
+    from scorer.vision.pipeline import Detector
+
+USAGE_ERROR = 2
+BACKEND_CHOICES = ("auto", "onnx", "openvino", "torch")
+
+
+def fail(message: str) -> NoReturn:
+    """Exit with status 2 and the reason on one line of stderr (no traceback)."""
+    click.echo(f"okgin: {message}", err=True)
+    sys.exit(USAGE_ERROR)
+
+
+def load_detector(model_dir: Path | None, backend: str, conf: float | None) -> Detector:
+    """The card detector for a command, or exit 2 naming what is wrong with the model."""
+    from scorer.vision.detector import CardDetector, ModelError
+
+    try:
+        return CardDetector(model_dir, backend=backend, conf=conf)
+    except ModelError as error:
+        fail(str(error))
+
+
+def model_options(command: Any) -> Any:
+    """The ``--model``, ``--backend`` and ``--conf`` options every vision command shares."""
+    command = click.option(
+        "--conf", type=click.FloatRange(0, 1), default=None, help="Detection threshold (default: the model's)."
+    )(command)
+    command = click.option(
+        "--backend",
+        type=click.Choice(BACKEND_CHOICES),
+        default="auto",
+        show_default=True,
+        help="Inference engine; auto takes the fastest shipped.",
+    )(command)
+    return click.option(
+        "--model",
+        "model_dir",
+        type=click.Path(path_type=Path),
+        default=None,
+        help="Model directory with manifest.json (default: $OKGIN_MODEL_DIR or the repository's models/).",
+    )(command)
+
+
+@click.command()
+@click.argument("images", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per image per line.")
+@click.option(
+    "--annotate",
+    "annotate_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write a copy of each image with boxes and labels into this folder.",
+)
+@model_options
+def detect(
+    images: tuple[Path, ...],
+    as_json: bool,
+    annotate_dir: Path | None,
+    model_dir: Path | None,
+    backend: str,
+    conf: float | None,
+) -> None:
+    """Find the cards in photos, each card once.
+
+    JSON lines: {"image", "width", "height", "cards": [{"card", "confidence", "box":
+    [x1, y1, x2, y2]}], "conflicts": [{"card", "reason"}]}. An unreadable photo is
+    reported on stderr and the others are still read; the exit status is then 2.
+    """
+    from scorer.vision.images import ImageError, load_image
+
+    detector = load_detector(model_dir, backend, conf)
+    failed = 0
+    for path in images:
+        try:
+            image = load_image(path)
+        except ImageError as error:
+            click.echo(f"okgin: {error}", err=True)
+            failed += 1
+            continue
+        found = detector.detect(image)
+        if as_json:
+            click.echo(json.dumps({"image": str(path), **found.to_dict()}))
+        else:
+            cards = ", ".join(f"{c.card} {c.confidence:.2f}" for c in found.cards) or "no cards"
+            click.echo(f"{path}: {len(found.cards)} cards: {cards}")
+            for conflict in found.conflicts:
+                click.echo(f"{path}: conflict: {conflict.reason}")
+        if annotate_dir is not None:
+            _write_annotated(image, found, annotate_dir / f"{path.stem}.jpg")
+    if failed:
+        sys.exit(USAGE_ERROR)
+
+
+def _write_annotated(image: Any, found: Any, target: Path) -> None:
+    import cv2
+
+    from scorer.vision.annotate import annotate
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not cv2.imwrite(str(target), annotate(image, found)):
+        fail(f"could not write {str(target)!r}")
+
+
+@click.command()
+@click.option("--images", "images_dir", required=True, type=click.Path(path_type=Path), help="Folder of photos.")
+@click.option("--labels", "labels_dir", required=True, type=click.Path(path_type=Path), help="YOLO label folder.")
+@click.option("--classes", "classes_file", required=True, type=click.Path(path_type=Path), help="Class codes file.")
+@click.option(
+    "--plots",
+    "plots_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write confusions.png and per-image.json here.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the totals as JSON.")
+@model_options
+def evaluate(
+    images_dir: Path,
+    labels_dir: Path,
+    classes_file: Path,
+    plots_dir: Path | None,
+    as_json: bool,
+    model_dir: Path | None,
+    backend: str,
+    conf: float | None,
+) -> None:
+    """Card-level precision, recall, F1 and exact photos against YOLO-labelled photos.
+
+    A predicted card counts when the photo is labelled with it and it lies on the label's
+    box (whole-card or corner boxes alike). The table ends with
+    "precision P recall R F1 F exact-images K/N".
+    """
+    from scorer.vision.evaluate import EvalError, evaluate_dataset, format_report, write_plots
+
+    detector = load_detector(model_dir, backend, conf)
+    try:
+        report = evaluate_dataset(detector, images_dir, labels_dir, classes_file)
+    except EvalError as error:
+        fail(str(error))
+    click.echo(json.dumps(report.to_dict()) if as_json else format_report(report))
+    if plots_dir is not None:
+        for path in write_plots(report, plots_dir):
+            click.echo(f"wrote {path}", err=True)
+    if report.errors:
+        sys.exit(USAGE_ERROR)

@@ -1,0 +1,197 @@
+"""Frames from a webcam, a video file or a network stream, with reconnection for live sources.
+
+A USB camera unplugged for a second or a Wi-Fi stream that stalls should not end a game
+night: a live source that stops delivering is reopened with growing pauses. A video file
+simply ends. A source that cannot be opened at all is a clear ``SourceError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+RECONNECT_DELAYS: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
+"""Pauses before successive reopen attempts of a live source; the last one repeats."""
+
+
+class SourceError(RuntimeError):
+    """A camera, file or stream that cannot be opened or read."""
+
+
+class Capture(Protocol):
+    """The part of ``cv2.VideoCapture`` used here (tests pass fakes)."""
+
+    def isOpened(self) -> bool: ...
+    def read(self) -> tuple[bool, Any]: ...
+    def get(self, prop: int) -> float: ...
+    def set(self, prop: int, value: float) -> bool: ...
+    def release(self) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    """One picture from a source: BGR pixels, when it was taken (seconds) and its number from 0."""
+
+    image: np.ndarray
+    timestamp: float
+    index: int
+
+
+def parse_source(source: int | str) -> int | str:
+    """A camera index for a number (``"0"`` -> 0), else the file path or URL unchanged.
+
+    >>> parse_source("0"), parse_source(" 1 "), parse_source("rtsp://cam/stream"), parse_source("clip.mp4")
+    (0, 1, 'rtsp://cam/stream', 'clip.mp4')
+    """
+    if isinstance(source, int):
+        return source
+    text = source.strip()
+    return int(text) if text.isdigit() else text
+
+
+def describe_source(source: int | str) -> str:
+    """How a source is named in messages: "camera 0", "stream 'rtsp://…'", "video file 'clip.mp4'"."""
+    if isinstance(source, int):
+        return f"camera {source}"
+    return f"stream {source!r}" if "://" in source else f"video file {source!r}"
+
+
+def _open_cv2(source: int | str) -> Capture:
+    import cv2
+
+    capture: Capture = cv2.VideoCapture(source)
+    return capture
+
+
+class CameraSource:
+    """Iterate over the frames of a camera index, a video file or an rtsp/http URL.
+
+    Live sources (cameras, URLs) are stamped with the clock; on a failed read they report
+    it (log and ``on_event``) and reopen after ``reconnect_delays``, forever unless
+    ``max_reconnects`` is given. A file is stamped with its own time and ends at its end.
+    ``width``/``height`` ask a camera for a resolution (it may pick the nearest it has).
+
+    :raises SourceError: from ``open`` (or the first iteration) when the source cannot be opened.
+    """
+
+    def __init__(
+        self,
+        source: int | str,
+        *,
+        width: int | None = None,
+        height: int | None = None,
+        open_attempts: int = 3,
+        reconnect_delays: Sequence[float] = RECONNECT_DELAYS,
+        max_reconnects: int | None = None,
+        on_event: Callable[[str], None] | None = None,
+        capture_factory: Callable[[int | str], Capture] = _open_cv2,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.source = parse_source(source)
+        self.name = describe_source(self.source)
+        self.is_live = isinstance(self.source, int) or "://" in self.source
+        self.size = (width, height)
+        self.open_attempts = max(1, open_attempts)
+        self.reconnect_delays = tuple(reconnect_delays) or (0.0,)
+        self.max_reconnects = max_reconnects
+        self.on_event = on_event
+        self._factory = capture_factory
+        self._sleep = sleep
+        self._clock = clock
+        self._capture: Capture | None = None
+
+    def _report(self, message: str) -> None:
+        log.warning(message)
+        if self.on_event is not None:
+            self.on_event(message)
+
+    def _try_open(self) -> Capture | None:
+        import cv2
+
+        capture = self._factory(self.source)
+        if not capture.isOpened():
+            capture.release()
+            return None
+        width, height = self.size
+        if width and height and self.is_live:
+            capture.set(cv2.CAP_PROP_FRAME_WIDTH, width)
+            capture.set(cv2.CAP_PROP_FRAME_HEIGHT, height)
+        return capture
+
+    def open(self) -> None:
+        """Open the source now, retrying a live one ``open_attempts`` times.
+
+        :raises SourceError: naming the source and why.
+        """
+        if self._capture is not None:
+            return
+        if not self.is_live and not Path(str(self.source)).is_file():
+            raise SourceError(f"{self.name} does not exist")
+        for attempt in range(self.open_attempts if self.is_live else 1):
+            if attempt:
+                self._sleep(self._delay(attempt - 1))
+            self._capture = self._try_open()
+            if self._capture is not None:
+                return
+        if not self.is_live:
+            raise SourceError(f"could not open {self.name}: not a video OpenCV can read")
+        tries = f"after {self.open_attempts} attempts" if self.open_attempts > 1 else ""
+        raise SourceError(f"could not open {self.name} {tries}".rstrip() + "; is it connected and free?")
+
+    def _delay(self, failures: int) -> float:
+        return self.reconnect_delays[min(failures, len(self.reconnect_delays) - 1)]
+
+    def close(self) -> None:
+        """Release the device or file."""
+        if self._capture is not None:
+            self._capture.release()
+            self._capture = None
+
+    def __enter__(self) -> CameraSource:
+        self.open()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __iter__(self) -> Iterator[Frame]:
+        import cv2
+
+        self.open()
+        index = 0
+        failures = 0
+        try:
+            while True:
+                capture = self._capture
+                ok, image = capture.read() if capture is not None else (False, None)
+                if ok and image is not None:
+                    failures = 0
+                    if self.is_live:
+                        timestamp = self._clock()
+                    else:
+                        assert capture is not None
+                        timestamp = capture.get(cv2.CAP_PROP_POS_MSEC) / 1000
+                    yield Frame(image, timestamp, index)
+                    index += 1
+                    continue
+                if not self.is_live:
+                    return  # a file's end
+                if self.max_reconnects is not None and failures >= self.max_reconnects:
+                    raise SourceError(f"{self.name} stopped delivering frames; gave up after {failures} reconnects")
+                delay = self._delay(failures)
+                self._report(f"{self.name}: no frame, reconnecting in {delay:g} s")
+                self.close()
+                self._sleep(delay)
+                failures += 1
+                self._capture = self._try_open()
+        finally:
+            self.close()

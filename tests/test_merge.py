@@ -1,0 +1,62 @@
+"""One deck, one card: corner indices of the same card merge; impossible repeats become conflicts."""
+
+from __future__ import annotations
+
+import pytest
+
+from scorer.cards import Card
+from scorer.vision.merge import CornerDetection, merge_corners, same_card_distance
+
+
+def corner(card: str, x: float, y: float, conf: float = 0.9, size: tuple[float, float] = (12, 26)) -> CornerDetection:
+    return CornerDetection(Card.parse(card), (x, y, x + size[0], y + size[1]), conf)
+
+
+def test_two_corners_of_one_card_become_one_card_with_union_box_and_best_score() -> None:
+    # indices 26 px tall and 164 px apart: about 6 index sides, as on a card seen at a tilt
+    cards, conflicts = merge_corners([corner("QH", 100, 100, 0.7), corner("QH", 200, 230, 0.95)])
+    assert conflicts == []
+    assert len(cards) == 1
+    assert cards[0].card == Card.parse("QH")
+    assert cards[0].box == (100, 100, 212, 256)
+    assert cards[0].confidence == 0.95
+
+
+def test_same_card_far_apart_keeps_the_better_one_and_reports_it() -> None:
+    cards, conflicts = merge_corners([corner("QH", 10, 10, 0.6), corner("QH", 1000, 600, 0.8)])
+    assert [(str(c.card), c.box[0]) for c in cards] == [("QH", 1000)]
+    assert [(str(c.card), c.reason) for c in conflicts] == [("QH", "QH seen twice, far apart")]
+
+
+def test_three_far_copies_are_counted() -> None:
+    _, conflicts = merge_corners([corner("2C", 0, 0), corner("2C", 500, 0), corner("2C", 1000, 0)])
+    assert [c.reason for c in conflicts] == ["2C seen 3 times, far apart"]
+
+
+def test_more_corners_than_a_card_prints_is_a_conflict() -> None:
+    cards, conflicts = merge_corners([corner("7S", 0, 0), corner("7S", 60, 0), corner("7S", 0, 80)])
+    assert len(cards) == 1
+    assert [c.reason for c in conflicts] == ["7S: 3 corner indices close together, a card prints 2"]
+
+
+def test_different_cards_never_merge_and_order_is_by_confidence() -> None:
+    cards, conflicts = merge_corners([corner("AS", 0, 0, 0.5), corner("AH", 5, 5, 0.9), corner("KD", 300, 0, 0.7)])
+    assert [str(c.card) for c in cards] == ["AH", "KD", "AS"]
+    assert conflicts == []
+
+
+def test_no_corners_no_cards() -> None:
+    assert merge_corners([]) == ([], [])
+
+
+@pytest.mark.parametrize(("index_height", "expected"), [(26, 196.56), (13, 98.28)])
+def test_same_card_distance_scales_with_the_index(index_height: float, expected: float) -> None:
+    box = (0.0, 0.0, 10.0, index_height)
+    assert same_card_distance(box, box) == pytest.approx(expected)
+
+
+def test_a_chain_of_near_corners_is_one_group() -> None:
+    # single linkage: a - b near, b - c near, a - c far: still one card (and too many corners)
+    cards, conflicts = merge_corners([corner("9D", 0, 0), corner("9D", 150, 0), corner("9D", 300, 0)])
+    assert len(cards) == 1
+    assert "3 corner indices" in conflicts[0].reason

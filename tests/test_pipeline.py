@@ -1,0 +1,209 @@
+"""Frame to steady reading: the pipeline, the newest-frame worker and the frame sources."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import FakeDetector, detection, row_of, truth_detections
+
+from scorer.vision.layout import TableLayout
+from scorer.vision.pipeline import LatestFrameWorker, TablePipeline
+from scorer.vision.sources import CameraSource, SourceError, describe_source
+from scorer.vision.stabilise import Stabiliser
+
+HAND_1 = row_of("AS 2S 3S", y=650)
+HAND_2 = row_of("KD QD JD", y=60)
+
+
+def test_pipeline_reads_and_stabilises(blank_frame: np.ndarray) -> None:
+    frames = [[*HAND_1, *HAND_2]] * 5
+    pipeline = TablePipeline(FakeDetector(frames), TableLayout.default(2), Stabiliser(window=3, settle_seconds=0.15))
+    results = [pipeline.process(blank_frame, t / 10) for t in range(5)]
+    assert [str(c.card) for c in results[-1].reading.by_player[2]] == ["KD", "QD", "JD"]
+    assert [r.stable for r in results] == [False, False, False, True, True]
+    assert pipeline.last_detections is not None and len(pipeline.last_detections.cards) == 6
+
+
+def test_single_photo_read_is_not_stabilised(blank_frame: np.ndarray) -> None:
+    pipeline = TablePipeline(FakeDetector([[*HAND_1, *row_of("4S 5S", y=650, x0=400)]]), TableLayout.default(2))
+    reading = pipeline.read(blank_frame)
+    assert len(reading.by_player[1]) == 5
+    pipeline.max_cards = 4
+    assert "seat 1 shows 5 cards" in pipeline.read(blank_frame).conflicts[0].reason
+
+
+def test_pipeline_uses_the_clock_without_a_timestamp(blank_frame: np.ndarray) -> None:
+    pipeline = TablePipeline(FakeDetector([HAND_1]), TableLayout.default(2))
+    before = time.monotonic()
+    assert pipeline.process(blank_frame).changed_at >= before
+
+
+class SlowDetector(FakeDetector):
+    """Takes its time, and records which frames it was given (by their first pixel value)."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__([HAND_1])
+        self.delay = delay
+        self.seen: list[int] = []
+        self.release = threading.Event()
+
+    def detect(self, image_bgr: np.ndarray) -> Any:
+        self.seen.append(int(image_bgr[0, 0, 0]))
+        self.release.wait(self.delay)
+        return super().detect(image_bgr)
+
+
+def numbered_frame(number: int) -> np.ndarray:
+    return np.full((72, 128, 3), number, np.uint8)
+
+
+def test_worker_processes_only_the_newest_frame() -> None:
+    detector = SlowDetector(delay=5.0)
+    worker = LatestFrameWorker(TablePipeline(detector, TableLayout.default(2)))
+    try:
+        worker.push(numbered_frame(1), 0.0)
+        deadline = time.monotonic() + 5
+        while not detector.seen and time.monotonic() < deadline:  # frame 1 is now in progress
+            time.sleep(0.005)
+        for number in range(2, 10):
+            worker.push(numbered_frame(number), number / 10)
+        detector.release.set()
+        assert worker.wait(2, timeout=5)
+        assert worker.idle(timeout=5)
+    finally:
+        worker.stop()
+    assert detector.seen == [1, 9]
+    assert worker.dropped == 7
+    assert worker.latest() is not None
+
+
+def test_worker_survives_a_bad_frame_and_reports_results() -> None:
+    results: list[Any] = []
+
+    class Fussy(FakeDetector):
+        def detect(self, image_bgr: np.ndarray) -> Any:
+            if image_bgr[0, 0, 0] == 13:
+                raise ValueError("unlucky frame")
+            return super().detect(image_bgr)
+
+    with LatestFrameWorker(TablePipeline(Fussy([HAND_1]), TableLayout.default(2)), on_result=results.append) as worker:
+        worker.push(numbered_frame(13), 0.0)
+        assert worker.wait(1, timeout=5)
+        worker.push(numbered_frame(1), 0.1)
+        assert worker.wait(2, timeout=5)
+    assert isinstance(worker.error, ValueError)
+    assert len(results) == 1 and worker.latest() is results[0]
+
+
+# --- sources ----------------------------------------------------------------------------------------------------
+
+
+def test_a_video_file_is_read_to_its_end(write_video: Any) -> None:
+    path = write_video(6, fps=10)
+    frames = list(CameraSource(str(path)))
+    assert [f.index for f in frames] == list(range(6))
+    assert frames[0].image.shape == (72, 128, 3)
+    assert frames[-1].timestamp == pytest.approx(0.5, abs=0.01)
+
+
+def test_missing_and_unreadable_files_are_named(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match=r"video file '.*nope\.mp4' does not exist"):
+        list(CameraSource(str(tmp_path / "nope.mp4")))
+    junk = tmp_path / "junk.mp4"
+    junk.write_bytes(b"not a video")
+    with pytest.raises(SourceError, match=r"could not open video file .* not a video OpenCV can read"):
+        CameraSource(str(junk)).open()
+
+
+class FakeCapture:
+    """A camera that delivers ``frames`` reads (None = a failed read), then fails."""
+
+    def __init__(self, reads: list[bool], opens: bool = True) -> None:
+        self.reads = list(reads)
+        self.opens = opens
+        self.released = False
+
+    def isOpened(self) -> bool:
+        return self.opens
+
+    def read(self) -> tuple[bool, Any]:
+        if self.reads and self.reads.pop(0):
+            return True, numbered_frame(1)
+        return False, None
+
+    def get(self, prop: int) -> float:
+        return 0.0
+
+    def set(self, prop: int, value: float) -> bool:
+        return True
+
+    def release(self) -> None:
+        self.released = True
+
+
+def test_a_live_source_reconnects_with_backoff() -> None:
+    captures = [FakeCapture([True, True, False]), FakeCapture([], opens=False), FakeCapture([True])]
+    slept: list[float] = []
+    events: list[str] = []
+    source = CameraSource(
+        0,
+        capture_factory=lambda _: captures.pop(0) if captures else FakeCapture([], opens=False),
+        sleep=slept.append,
+        on_event=events.append,
+        reconnect_delays=(0.5, 1.0, 2.0),
+        max_reconnects=4,
+        clock=iter(range(100)).__next__,
+    )
+    frames = []
+    with pytest.raises(SourceError, match="camera 0 stopped delivering frames; gave up after 4 reconnects"):
+        frames.extend(source)
+    assert len(frames) == 3
+    assert slept == [0.5, 1.0, 0.5, 1.0, 2.0, 2.0]
+    assert events[0] == "camera 0: no frame, reconnecting in 0.5 s"
+
+
+def test_a_camera_that_never_opens_is_a_clear_error() -> None:
+    slept: list[float] = []
+    source = CameraSource(3, capture_factory=lambda _: FakeCapture([], opens=False), sleep=slept.append)
+    with pytest.raises(SourceError, match="could not open camera 3 after 3 attempts; is it connected and free"):
+        source.open()
+    assert slept == [0.5, 1.0]
+
+
+def test_source_names() -> None:
+    assert describe_source(0) == "camera 0"
+    assert describe_source("http://x/y") == "stream 'http://x/y'"
+    assert CameraSource("rtsp://cam").is_live and not CameraSource("clip.avi").is_live
+
+
+# --- end to end on rendered scenes ----------------------------------------------------------------------------------
+
+
+def test_rendered_scene_through_the_pipeline(render_scene: Any) -> None:
+    hands = {1: "AS 2S 3S 4S 5H 6H 7H 8D 9D 10D", 2: "AC 2C 3C 4C 5D 6D 7D 8H 9H KH"}
+    image, truth = render_scene(7, hands=hands, upcard="3H")
+
+    class TruthDetector:
+        def detect(self, image_bgr: np.ndarray) -> Any:
+            return truth_detections(truth)
+
+    pipeline = TablePipeline(TruthDetector(), TableLayout.default(2), Stabiliser(window=3, settle_seconds=0.1))
+    result = [pipeline.process(image, t / 10) for t in range(5)][-1]
+    assert result.stable
+    assert {str(c.card) for c in result.reading.by_player[1]} == {str(c) for c in truth.hands()[1]}
+    assert [str(c.card) for c in result.reading.upcard] == ["3H"]
+
+
+def test_flickering_detector_on_a_video(write_video: Any) -> None:
+    # every third frame loses a card and invents another: the stable reading never shows either
+    flicker = [HAND_1, HAND_1, [*HAND_1[:2], detection("9C", (900, 650))]] * 4
+    pipeline = TablePipeline(FakeDetector(flicker), TableLayout.default(2), Stabiliser(window=5, settle_seconds=0.3))
+    results = [pipeline.process(frame.image, frame.timestamp) for frame in CameraSource(str(write_video(12)))]
+    assert all({str(c.card) for c in r.reading.by_player[1]} <= {"AS", "2S", "3S"} for r in results), "no 9C"
+    assert all([str(c.card) for c in r.reading.by_player[1]] == ["AS", "2S", "3S"] for r in results[3:]), "no flicker"
+    assert results[-1].stable
