@@ -25,7 +25,7 @@ os.environ.setdefault("YOLO_OFFLINE", "1")
 from scorer.vision.detector import CardDetector, ModelError, ModelManifest, cpu_count
 from scorer.vision.evaluate import evaluate_dataset
 
-REAL_PHOTOS = Path("/work/shared/real-photos/poker-cards-fmjio")
+REAL_PHOTOS = Path(__file__).resolve().parents[1].parent / "shared" / "real-photos" / "poker-cards-fmjio"
 WIDTH, HEIGHT = 1280, 720
 
 

@@ -21,11 +21,21 @@ os.environ.setdefault("YOLO_AUTOINSTALL", "false")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_MODELS = REPO_ROOT / "models"
-REAL_PHOTOS = Path("/work/shared/real-photos/poker-cards-fmjio")
+REAL_PHOTOS = REPO_ROOT.parent / "shared" / "real-photos" / "poker-cards-fmjio"  # CI lays shared/ beside the clone
 
 TINY_DETECTOR_IMGSZ = 320
 TINY_CROP_SIZE = 32
 NONE_CLASS = "none"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def rendered_faces() -> Path:
+    """Card faces rendered once per machine (a fresh clone has none: they are never committed)."""
+    from scorer.synth import faces
+
+    if not faces.available_decks():
+        faces.render_decks(faces.DEFAULT_FACES_DIR)
+    return faces.DEFAULT_FACES_DIR
 
 
 def shipped_model_or_skip() -> Path:

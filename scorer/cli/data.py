@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from scorer.synth.faces import DEFAULT_FACES_DIR
+
 
 @click.group()
 def data() -> None:
@@ -20,7 +22,7 @@ def data() -> None:
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("datasets/faces"),
+    default=DEFAULT_FACES_DIR,
     show_default=True,
     help="Where the rendered decks go.",
 )
@@ -76,7 +78,7 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
     "--faces",
     "faces_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("datasets/faces"),
+    default=DEFAULT_FACES_DIR,
     show_default=True,
 )
 @click.option("--deck", "decks", multiple=True, help="Use only this rendered deck (repeatable).")

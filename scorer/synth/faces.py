@@ -44,7 +44,9 @@ CORNERS: tuple[str, ...] = ("tl", "tr", "br", "bl")
 ROTATED_CORNERS = frozenset({"br", "bl"})
 """Corners whose index is printed upside down (rotated 180 degrees) relative to the upright face."""
 
-DEFAULT_FACES_DIR = Path("datasets/faces")
+REPO_FACES_DIR = Path(__file__).resolve().parents[2] / "datasets" / "faces"
+DEFAULT_FACES_DIR = Path(os.environ.get("OKGIN_FACES_DIR") or REPO_FACES_DIR)
+"""Where rendered faces live: the checkout's git-ignored ``datasets/faces``, or ``$OKGIN_FACES_DIR``."""
 AISLERIOT_DIR = Path("/usr/share/aisleriot/cards")
 KDE_DIR = Path("/usr/share/carddecks")
 REQUIRED_PACKAGES = ("gnome-cards-data", "kdegames-card-data-kf5", "librsvg2-bin")
