@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import tempfile
 
 import pytest
 import web_fixtures
@@ -242,8 +244,19 @@ def test_history_lists_matches_newest_first(client: FlaskClient) -> None:
     assert [m["id"] for m in listed] == [second, first]
 
 
-def test_web_tests_never_load_torch() -> None:
-    assert "torch" not in sys.modules and "ultralytics" not in sys.modules
+def test_the_web_app_never_loads_torch() -> None:
+    """Building the app and scoring through it pulls in no deep-learning stack (the detector loads lazily)."""
+    script = (
+        "import sys\nfrom web import create_app\n"
+        "app = create_app({'TESTING': True, 'DATA_DIR': sys.argv[1]})\n"
+        "client = app.test_client()\n"
+        "answer = client.post('/api/score', json={'upcard': 'KS', 'knocker': 'A', 'hands': {"
+        "'A': '8C 9C 10C JC 9H 10H JH 2S 2D AC', 'B': 'QS QC QH 10S JS 3D 5H 7S AD 7D'}})\n"
+        "print(answer.status_code, *(name for name in ('torch', 'ultralytics') if name in sys.modules))"
+    )
+    with tempfile.TemporaryDirectory() as data_dir:
+        loaded = subprocess.run([sys.executable, "-c", script, data_dir], capture_output=True, text=True, check=True)
+    assert loaded.stdout.split() == ["200"]
 
 
 def test_a_three_player_round_uses_penalty_scoring(client: FlaskClient) -> None:
