@@ -25,6 +25,7 @@ import numpy as np
 
 from scorer.cards import CLASS_NAMES
 from scorer.vision.crops import CROP_PAD, CROP_SIZE, corner_crop
+from scorer.vision.types import Box
 
 NONE_CLASS = "none"
 """Classifier class for a crop that holds no corner index: rejects the detector's false alarms."""
@@ -55,7 +56,7 @@ class LabelledImage:
 
     image_path: Path
     class_ids: tuple[int, ...]
-    boxes: tuple[tuple[float, float, float, float], ...]
+    boxes: tuple[Box, ...]
 
 
 def offline_environment() -> None:
@@ -75,17 +76,23 @@ def read_split(scene_dir: Path, split: str) -> Iterator[LabelledImage]:
             continue
         label_path = scene_dir / "labels" / split / f"{image_path.stem}.txt"
         height, width = _image_size(image_path)
-        class_ids: list[int] = []
-        boxes: list[tuple[float, float, float, float]] = []
-        if label_path.exists():
-            for line in label_path.read_text().splitlines():
-                parts = line.split()
-                if len(parts) != 5:
-                    continue
-                cls, xc, yc, w, h = int(parts[0]), *map(float, parts[1:])
-                class_ids.append(cls)
-                boxes.append(((xc - w / 2) * width, (yc - h / 2) * height, (xc + w / 2) * width, (yc + h / 2) * height))
-        yield LabelledImage(image_path, tuple(class_ids), tuple(boxes))
+        labelled = read_yolo_boxes(label_path, width, height)
+        yield LabelledImage(image_path, tuple(cls for cls, _ in labelled), tuple(box for _, box in labelled))
+
+
+def read_yolo_boxes(label_path: Path, width: int, height: int) -> list[tuple[int, Box]]:
+    """(class, pixel box) per line of a YOLO label file; an absent file means no boxes."""
+    if not label_path.exists():
+        return []
+    boxes = []
+    for line in label_path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 5:
+            cls, xc, yc, w, h = int(parts[0]), *map(float, parts[1:])
+            boxes.append(
+                (cls, ((xc - w / 2) * width, (yc - h / 2) * height, (xc + w / 2) * width, (yc + h / 2) * height))
+            )
+    return boxes
 
 
 def _image_size(path: Path) -> tuple[int, int]:
@@ -97,7 +104,7 @@ def _image_size(path: Path) -> tuple[int, int]:
     return height, width
 
 
-def _yolo_line(cls: int, box: tuple[float, float, float, float], width: int, height: int) -> str:
+def _yolo_line(cls: int, box: Box, width: int, height: int) -> str:
     x1, y1, x2, y2 = box
     centre_x, centre_y = (x1 + x2) / 2 / width, (y1 + y2) / 2 / height
     return f"{cls} {centre_x:.6f} {centre_y:.6f} {(x2 - x1) / width:.6f} {(y2 - y1) / height:.6f}"
@@ -165,7 +172,7 @@ def make_detector_tiles(
     return yaml_path
 
 
-def _jittered(box: tuple[float, float, float, float], rng: random.Random) -> tuple[float, float, float, float]:
+def _jittered(box: Box, rng: random.Random) -> Box:
     """A corner box moved and resized the way a detector's box misses the truth."""
     x1, y1, x2, y2 = box
     w, h = x2 - x1, y2 - y1
@@ -176,7 +183,7 @@ def _jittered(box: tuple[float, float, float, float], rng: random.Random) -> tup
     return (cx - w * sw / 2, cy - h * sh / 2, cx + w * sw / 2, cy + h * sh / 2)
 
 
-def _overlaps(box: tuple[float, float, float, float], others: list[tuple[float, float, float, float]]) -> bool:
+def _overlaps(box: Box, others: list[Box]) -> bool:
     x1, y1, x2, y2 = box
     area = (x2 - x1) * (y2 - y1)
     for ox1, oy1, ox2, oy2 in others:
@@ -258,6 +265,46 @@ def _card_outlines(scene_dir: Path, split: str, stem: str) -> list[np.ndarray]:
         return []
     cards = json.loads(meta.read_text()).get("cards", [])
     return [np.asarray(card["outline"], dtype=float) for card in cards if len(card.get("outline", ())) == 4]
+
+
+def make_correction_crops(corrections_dir: Path, model_dir: Path | None, out_dir: Path, copies: int = 5) -> int:
+    """Turn the web page's corrections into classifier examples; returns how many crops were written.
+
+    A correction stores the frame and one corrected whole-card box per card
+    (``labels/<stem>.txt``). The shipped corner detector finds the corner indices again;
+    a corner inside exactly one corrected card takes that card's class, a corner inside
+    none (a false card the player deleted) becomes ``none``. Each crop is written
+    ``copies`` times so a few corrections weigh against thousands of synthetic crops.
+    """
+    import cv2
+
+    from scorer.vision.detector import CardDetector
+
+    detector = CardDetector(model_dir)
+    if detector.classifier is None:
+        raise TrainingError("corrections retrain the classifier of a two-stage model; this model has none")
+    written = 0
+    for image_path in sorted((corrections_dir / "images").glob("*.jpg")):
+        image = cv2.imread(str(image_path))
+        label_path = corrections_dir / "labels" / f"{image_path.stem}.txt"
+        if image is None or not label_path.exists():
+            continue
+        height, width = image.shape[:2]
+        cards = read_yolo_boxes(label_path, width, height)
+        xyxy, _, _ = detector.boxes.predict(image, detector.conf, detector.manifest.iou)
+        for index, row in enumerate(xyxy):
+            box = (float(row[0]), float(row[1]), float(row[2]), float(row[3]))
+            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+            inside = [cls for cls, (x1, y1, x2, y2) in cards if x1 <= cx <= x2 and y1 <= cy <= y2]
+            if len(inside) > 1:
+                continue  # overlapping cards: the corner's owner is ambiguous
+            name = CLASS_NAMES[inside[0]] if inside else NONE_CLASS
+            crop = corner_crop(image, box, detector.manifest.crop_size, detector.manifest.crop_pad)
+            (out_dir / "train" / name).mkdir(parents=True, exist_ok=True)
+            for copy in range(copies):
+                cv2.imwrite(str(out_dir / "train" / name / f"correction_{image_path.stem}_{index}_{copy}.png"), crop)
+                written += 1
+    return written
 
 
 def _run_dir_state(run_dir: Path) -> str:

@@ -30,6 +30,13 @@ import click
 @click.option("--workers", type=int, default=2, show_default=True)
 @click.option("--stage", type=click.Choice(["all", "detector", "classifier"]), default="all", show_default=True)
 @click.option("--ship", "ship_dir", type=click.Path(path_type=Path), default=None, help="Export the result to here.")
+@click.option(
+    "--corrections",
+    "corrections_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Add the web page's corrected frames (its corrections/ folder) to the classifier's examples.",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 def train(
     scene_dir: Path,
@@ -44,6 +51,7 @@ def train(
     workers: int,
     stage: str,
     ship_dir: Path | None,
+    corrections_dir: Path | None,
     seed: int,
 ) -> None:
     """Train the corner detector and the rank/suit classifier on generated scenes.
@@ -80,6 +88,9 @@ def train(
             if not training.crops_dataset_is_complete(crops):
                 click.echo("cutting classifier crops ...")
                 training.make_classifier_crops(scene_dir, crops, seed, crops_per_corner)
+            if corrections_dir is not None:
+                added = training.make_correction_crops(corrections_dir, init_dir, crops)
+                click.echo(f"added {added} crops from the corrections in {corrections_dir}")
             classifier_weights = training.train_stage(
                 "classify", crops, run_dir / "classifier", classifier_epochs, training.CROP_SIZE, batch * 4,
                 init_classifier, device, workers,
