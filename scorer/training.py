@@ -404,6 +404,31 @@ def train_stage(
     return run_dir / "weights" / "best.pt"
 
 
+def validate(scene_dir: Path, model_dir: Path, crops_dir: Path | None = None) -> dict[str, float]:
+    """Synthetic validation of shipped weights: the corner detector's mAP50 and mAP50-95 on the
+    full-frame val scenes at inference size (all cards as one class), and the classifier's top-1
+    on a crop tree's val split when one is given."""
+    offline_environment()
+    from ultralytics import YOLO
+
+    manifest = json.loads((model_dir / "manifest.json").read_text())
+    detector = YOLO(str(model_dir / manifest["detector"]))
+    metrics = detector.val(
+        data=str(scene_dir / "data.yaml"), imgsz=manifest["detector_imgsz"], batch=8, single_cls=True,
+        plots=False, device="cpu", verbose=False, workers=0,
+    )  # fmt: skip
+    result = {"detector_map50": float(metrics.box.map50), "detector_map50_95": float(metrics.box.map)}
+    if crops_dir is not None:
+        classifier = YOLO(str(model_dir / manifest["classifier"]))
+        top = classifier.val(
+            data=str(crops_dir), imgsz=manifest["crop_size"], batch=256, plots=False, device="cpu", verbose=False,
+            workers=0,
+        )  # fmt: skip
+        result["classifier_top1"] = float(top.top1)
+        result["classifier_top5"] = float(top.top5)
+    return result
+
+
 def export_onnx(weights: Path, imgsz: int) -> Path:
     """Export weights to ONNX next to them: dynamic shapes, so a 16:9 frame is letterboxed to 640x384 rather
     than padded to a square, and the classifier takes all crops in one batch; no onnxslim (it would be fetched)."""

@@ -28,7 +28,13 @@ import click
 )
 @click.option("--device", default="cpu", show_default=True, help="cpu, or a CUDA index such as 0 on a GPU machine.")
 @click.option("--workers", type=int, default=2, show_default=True)
-@click.option("--stage", type=click.Choice(["all", "detector", "classifier"]), default="all", show_default=True)
+@click.option(
+    "--stage",
+    type=click.Choice(["all", "detector", "classifier", "validate"]),
+    default="all",
+    show_default=True,
+    help="validate: print the synthetic validation metrics of the model in --init (default models/).",
+)
 @click.option("--ship", "ship_dir", type=click.Path(path_type=Path), default=None, help="Export the result to here.")
 @click.option(
     "--corrections",
@@ -64,6 +70,12 @@ def train(
     if not (scene_dir / "images" / "train").is_dir():
         hint = f"run 'okgin data generate --out {scene_dir}'"
         raise click.ClickException(f"{scene_dir} holds no generated scenes; {hint}")
+    if stage == "validate":
+        model_dir = init_dir or Path(__file__).resolve().parents[2] / "models"
+        crops = run_dir / "crops"
+        metrics = training.validate(scene_dir, model_dir, crops if (crops / "val").is_dir() else None)
+        click.echo(json.dumps({name: round(value, 4) for name, value in metrics.items()}))
+        return
     init_detector = init_classifier = None
     if init_dir is not None:
         init_detector = init_dir / training.MODEL_FILES["detector"]
