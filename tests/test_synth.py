@@ -11,7 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from scorer.cards import CLASS_NAMES, DuplicateCardError, parse_cards
+from scorer.cards import CLASS_NAMES, Card, DuplicateCardError, parse_cards
 from scorer.cli import main
 from scorer.synth import faces
 from scorer.synth.dataset import split_of, write_dataset
@@ -248,3 +248,16 @@ def test_no_decks_rendered_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(faces.FacesUnavailableError, match="okgin data faces"):
         render_scene(0, SceneConfig(faces_dir=tmp_path))
     shutil.rmtree(tmp_path)
+
+
+def test_four_index_variant_repeats_each_index_unmirrored_in_blank_corners(faces_dir: Path) -> None:
+    two, four = faces.load_deck("anglo", faces_dir), faces.load_deck("anglo+4", faces_dir)
+    assert four.name == "anglo+4"
+    for card in (Card.parse("AS"), Card.parse("7H")):
+        by_corner = {index.corner: index.box for index in four.indices[card]}
+        assert set(by_corner) == {"tl", "tr", "br", "bl"}
+        height, width = four.faces[card].shape[:2]
+        x1, y1, x2, y2 = (round(v * s) for v, s in zip(by_corner["tl"], (width, height, width, height), strict=True))
+        copied = four.faces[card][y1:y2, width - x2 : width - x1]
+        assert np.array_equal(copied, two.faces[card][y1:y2, x1:x2])  # the same glyphs, not a mirror image
+        assert not np.array_equal(copied, copied[:, ::-1])

@@ -410,8 +410,12 @@ def available_decks(faces_dir: Path = DEFAULT_FACES_DIR) -> list[str]:
 def load_deck(name: str, faces_dir: Path = DEFAULT_FACES_DIR) -> Deck:
     """A rendered deck, read once per process and kept in memory.
 
+    A name ending in ``+4`` is the deck's four-index variant (see ``four_index_variant``).
+
     :raises FacesUnavailableError: when the deck has not been rendered (run ``okgin data faces``).
     """
+    if name.endswith(FOUR_INDEX_SUFFIX):
+        return four_index_variant(name.removesuffix(FOUR_INDEX_SUFFIX), faces_dir)
     deck_dir = Path(faces_dir) / name
     calibration_path = deck_dir / "calibration.json"
     if not calibration_path.exists():
@@ -427,6 +431,40 @@ def load_deck(name: str, faces_dir: Path = DEFAULT_FACES_DIR) -> Deck:
     backs = tuple(_read_bgra(path) for path in sorted(deck_dir.glob("back*.png")))
     jokers = tuple(_read_bgra(path) for path in sorted(deck_dir.glob("joker_*.png")))
     return Deck(name, faces, indices, backs, jokers)
+
+
+FOUR_INDEX_SUFFIX = "+4"
+MIRRORED_CORNER = {"tl": "tr", "br": "bl"}
+"""Where a four-index deck repeats each index: the same glyphs (never mirrored) in the opposite corner."""
+
+
+@functools.cache
+def four_index_variant(name: str, faces_dir: Path = DEFAULT_FACES_DIR) -> Deck:
+    """The deck as a four-index (poker) deck: each corner index also printed in the other top or
+    bottom corner, as many real decks do. A copy is made only where that corner is blank paper,
+    so court cards whose art reaches the corner keep two indices."""
+    deck = load_deck(name, faces_dir)
+    faces: dict[Card, np.ndarray] = {}
+    indices: dict[Card, tuple[IndexBox, ...]] = {}
+    for card, face in deck.faces.items():
+        face = face.copy()
+        height, width = face.shape[:2]
+        ink = ink_mask(face)
+        boxes = list(deck.indices[card])
+        present = {index.corner for index in boxes}
+        for index in deck.indices[card]:
+            target = MIRRORED_CORNER.get(index.corner)
+            if target is None or target in present:
+                continue
+            x1, y1, x2, y2 = (round(index.box[0] * width), round(index.box[1] * height),
+                              round(index.box[2] * width), round(index.box[3] * height))  # fmt: skip
+            tx1, tx2 = width - x2, width - x1
+            if ink[y1:y2, tx1:tx2].mean() > 0.01:
+                continue  # the corner is not blank: this design prints something there
+            face[y1:y2, tx1:tx2] = face[y1:y2, x1:x2]
+            boxes.append(IndexBox(target, (tx1 / width, index.box[1], tx2 / width, index.box[3])))
+        faces[card], indices[card] = face, tuple(boxes)
+    return Deck(name + FOUR_INDEX_SUFFIX, faces, indices, deck.backs, deck.jokers)
 
 
 def _read_bgra(path: Path) -> np.ndarray:

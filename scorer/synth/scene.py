@@ -25,7 +25,15 @@ from scorer.cards import DECK, Card, ensure_distinct
 from scorer.synth import clutter
 from scorer.synth.backgrounds import make_background
 from scorer.synth.camera import apply_camera
-from scorer.synth.faces import DEFAULT_FACES_DIR, Deck, FacesUnavailableError, IndexBox, available_decks, load_deck
+from scorer.synth.faces import (
+    DEFAULT_FACES_DIR,
+    Deck,
+    FacesUnavailableError,
+    IndexBox,
+    available_decks,
+    four_index_variant,
+    load_deck,
+)
 from scorer.synth.geometry import bounding_box, camera_homography, polygon_mask, project, rotation, scaling, translation
 
 CARD_WIDTH_CM = 6.3
@@ -46,6 +54,7 @@ class SceneConfig:
     min_visible: float = 0.6
     max_tilt: float = 40.0
     min_box_pixels: float = 5.0  # index boxes narrower or shorter than this are too small to read, so unlabelled
+    four_index_chance: float = 0.3  # share of scenes whose deck repeats its indices in all four corners
     squeeze_chance: float = 0.2  # share of scenes squeezed along one axis, like photos exported to a square
 
 
@@ -179,7 +188,10 @@ def _choose_deck(rng: np.random.Generator, config: SceneConfig, name: str | None
         raise FacesUnavailableError(
             f"no rendered decks in {config.faces_dir}; run: okgin data faces --out {config.faces_dir}"
         )
-    return load_deck(names[int(rng.integers(len(names)))], Path(config.faces_dir))
+    chosen = names[int(rng.integers(len(names)))]
+    if name is None and rng.random() < config.four_index_chance:
+        return four_index_variant(chosen, Path(config.faces_dir))
+    return load_deck(chosen, Path(config.faces_dir))
 
 
 def _index_extent(deck: Deck) -> tuple[float, float]:

@@ -1,0 +1,98 @@
+"""The shipped detector on rendered tables of several card designs, end to end: reading,
+seat assignment and the score, and corrections turned into classifier examples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import shipped_model_or_skip
+
+from scorer.cards import CLASS_NAMES, Card, parse_cards
+from scorer.cli import main
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]
+
+DECKS = ("anglo", "kde-standard", "bellot", "paris")
+HANDS = {
+    1: parse_cards("AS 2S 3S 7H 7D 7C 9C 10C JC KD"),
+    2: parse_cards("QS QC QH 10S JS 3D 5H 7S AD 6D"),
+}
+UPCARD = Card.parse("KS")
+MIN_CARD_F1 = 0.9  # per rendered table: the cards whose index is visible, found and named right
+
+
+@pytest.fixture(scope="module")
+def detector():  # type: ignore[no-untyped-def]
+    from scorer.vision.detector import CardDetector
+
+    return CardDetector(shipped_model_or_skip())
+
+
+def readable_cards(truth) -> set[Card]:  # type: ignore[no-untyped-def]
+    """Cards that show at least one labelled (visible) corner index."""
+    return {label.card for label in truth.labels}
+
+
+@pytest.mark.parametrize("deck", DECKS)
+def test_reads_rendered_tables_of_several_decks(detector, deck: str) -> None:  # type: ignore[no-untyped-def]
+    from scorer.synth.scene import render_table_scene
+
+    image, truth = render_table_scene(7, hands=HANDS, upcard=UPCARD, deck=deck, mild=True)
+    expected = readable_cards(truth)
+    found = {detection.card for detection in detector.detect(image).cards}
+    true_positives = len(found & expected)
+    f1 = 2 * true_positives / (len(found) + len(expected))
+    assert f1 >= MIN_CARD_F1, (
+        f"{deck}: missed {sorted(map(str, expected - found))}, invented {sorted(map(str, found - expected))}"
+    )
+
+
+def test_score_image_scores_a_rendered_table(tmp_path: Path) -> None:
+    import cv2
+
+    from scorer.synth.scene import render_table_scene
+
+    shipped_model_or_skip()
+    image, truth = render_table_scene(11, hands=HANDS, upcard=UPCARD, deck="anglo", mild=True, tilt=0.0)
+    photo = tmp_path / "table.jpg"
+    cv2.imwrite(str(photo), image)
+    result = CliRunner().invoke(main, ["score-image", str(photo), "--upcard", "KS", "--knocker", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert {seat: sorted(cards) for seat, cards in answer["seats"].items()} == {
+        str(seat): sorted(map(str, cards)) for seat, cards in truth.hands().items()
+    }
+    # seat 1 melds AS-2S-3S, 7s, 9C-10C-JC (KD 10); seat 2 melds the queens or 10-J-Q spades
+    assert answer["outcome"] == "knock" and answer["knocker"]["deadwood_points"] == 10
+
+
+def test_corrections_become_classifier_examples(tmp_path: Path) -> None:
+    import cv2
+
+    from scorer.synth.scene import render_table_scene
+    from scorer.training import NONE_CLASS, make_correction_crops
+
+    model = shipped_model_or_skip()
+    image, truth = render_table_scene(5, hands=HANDS, upcard=UPCARD, deck="anglo", mild=True, tilt=0.0)
+    height, width = image.shape[:2]
+    (tmp_path / "corrections" / "images").mkdir(parents=True)
+    (tmp_path / "corrections" / "labels").mkdir(parents=True)
+    cv2.imwrite(str(tmp_path / "corrections" / "images" / "frame.jpg"), image)
+    lines = []
+    for placed in truth.cards:
+        if placed.card is not None and placed.zone == "upcard":  # one corrected card: the upcard, alone on the table
+            outline = np.asarray(placed.outline)
+            x1, y1 = outline.min(axis=0)
+            x2, y2 = outline.max(axis=0)
+            cx, cy, w, h = (x1 + x2) / 2 / width, (y1 + y2) / 2 / height, (x2 - x1) / width, (y2 - y1) / height
+            lines.append(f"{placed.card.class_id} {cx} {cy} {w} {h}")
+    (tmp_path / "corrections" / "labels" / "frame.txt").write_text("\n".join(lines) + "\n")
+    written = make_correction_crops(tmp_path / "corrections", model, tmp_path / "crops", copies=2)
+    assert written > 0
+    per_class = {path.name: len(list(path.glob("*.png"))) for path in (tmp_path / "crops" / "train").iterdir()}
+    assert per_class.get("KS", 0) >= 2, per_class
+    assert set(per_class) <= {*CLASS_NAMES, NONE_CLASS}
