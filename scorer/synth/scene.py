@@ -461,6 +461,8 @@ def _visible_share(quad: np.ndarray, covers: list[np.ndarray], occluded: np.ndar
     x1, y1, x2, y2 = bounding_box(quad)
     left, top = math.floor(x1), math.floor(y1)
     size = (math.ceil(x2) - left + 1, math.ceil(y2) - top + 1)
+    if not np.isfinite(quad).all() or size[0] > 2 * width or size[1] > 2 * height:
+        return 0.0  # projected past the horizon of a steep view: no readable index, and no huge mask
     zone = polygon_mask(quad, (left, top), size)
     total = int(zone.sum())
     if total == 0:
