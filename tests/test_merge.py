@@ -33,10 +33,18 @@ def test_three_far_copies_are_counted() -> None:
     assert [c.reason for c in conflicts] == ["2C seen 3 times, far apart"]
 
 
+def test_a_poker_card_shows_four_indices_and_is_one_card() -> None:
+    cards, conflicts = merge_corners(
+        [corner("7S", 0, 0), corner("7S", 60, 0), corner("7S", 0, 80), corner("7S", 60, 80)]
+    )
+    assert len(cards) == 1 and conflicts == []
+
+
 def test_more_corners_than_a_card_prints_is_a_conflict() -> None:
-    cards, conflicts = merge_corners([corner("7S", 0, 0), corner("7S", 60, 0), corner("7S", 0, 80)])
+    five = [corner("7S", 0, 0), corner("7S", 60, 0), corner("7S", 0, 80), corner("7S", 60, 80), corner("7S", 30, 40)]
+    cards, conflicts = merge_corners(five)
     assert len(cards) == 1
-    assert [c.reason for c in conflicts] == ["7S: 3 corner indices close together, a card prints 2"]
+    assert [c.reason for c in conflicts] == ["7S: 5 corner indices close together, a card prints 4"]
 
 
 def test_different_cards_never_merge_and_order_is_by_confidence() -> None:
@@ -56,7 +64,7 @@ def test_same_card_distance_scales_with_the_index(index_height: float, expected:
 
 
 def test_a_chain_of_near_corners_is_one_group() -> None:
-    # single linkage: a - b near, b - c near, a - c far: still one card (and too many corners)
+    # single linkage: a - b near, b - c near, a - c far: one card reported, and a conflict
     cards, conflicts = merge_corners([corner("9D", 0, 0), corner("9D", 150, 0), corner("9D", 300, 0)])
     assert len(cards) == 1
-    assert "3 corner indices" in conflicts[0].reason
+    assert [c.reason for c in conflicts] == ["9D: 3 corner indices spread wider than one card"]

@@ -1,9 +1,9 @@
 """From corner-index detections to cards: one deck holds each card once.
 
-A card shows its index in two opposite corners, so the detector may see the same card
-twice. Same-class corners about a card apart are one card; the same class seen far apart
-(or more often than a card has corners) cannot be true of one deck and is reported as a
-``Conflict`` rather than silently dropped.
+A card shows its index in two opposite corners (poker decks: in all four), so the
+detector may see the same card several times. Same-class corners about a card apart are
+one card; the same class seen far apart (or more often than a card has corners) cannot be
+true of one deck and is reported as a ``Conflict`` rather than silently dropped.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from scorer.cards import Card
 from scorer.vision.types import Box, CardDetection, Conflict
 
-INDICES_PER_CARD = 2
-"""Corner indices printed on one card (standard decks: top-left and bottom-right)."""
+INDICES_PER_CARD = 4
+"""The most corner indices one card prints: two on most decks (top-left and bottom-right),
+four on many poker decks (every corner)."""
 
 CARD_DIAGONAL_PER_INDEX = 5.6
 """A card's diagonal in units of its corner index's longer side (the box's longer side).
@@ -95,6 +96,15 @@ def _cluster(corners: Sequence[CornerDetection]) -> list[list[CornerDetection]]:
     return groups
 
 
+def _wider_than_a_card(group: Sequence[CornerDetection]) -> bool:
+    """Whether some two corners of a chained group are further apart than one card allows."""
+    return any(
+        math.dist(box_centre(a.box), box_centre(b.box)) > same_card_distance(a.box, b.box)
+        for i, a in enumerate(group)
+        for b in group[i + 1 :]
+    )
+
+
 def merge_corners(corners: Sequence[CornerDetection]) -> tuple[list[CardDetection], list[Conflict]]:
     """Merge corner detections into one ``CardDetection`` per card, reporting what one deck forbids.
 
@@ -131,5 +141,7 @@ def merge_corners(corners: Sequence[CornerDetection]) -> tuple[list[CardDetectio
             conflicts.append(
                 Conflict(card, f"{card}: {len(best)} corner indices close together, a card prints {INDICES_PER_CARD}")
             )
+        elif _wider_than_a_card(best):
+            conflicts.append(Conflict(card, f"{card}: {len(best)} corner indices spread wider than one card"))
     cards.sort(key=lambda c: (-c.confidence, c.card))
     return cards, conflicts
