@@ -62,10 +62,13 @@ def test_train_command_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> N
     assert sorted(manifest["classifier_names"]) == sorted([*CLASS_NAMES, NONE_CLASS])
     for key in ("detector", "detector_onnx", "classifier", "classifier_onnx"):
         assert (models / manifest[key]).stat().st_size > 100_000
+    import numpy as np
     import onnxruntime
 
     session = onnxruntime.InferenceSession(str(models / manifest["classifier_onnx"]))
-    assert session.get_inputs()[0].shape[-1] == manifest["crop_size"]
+    crops = np.zeros((3, 3, manifest["crop_size"], manifest["crop_size"]), np.float32)  # dynamic batch: 3 crops at once
+    (probabilities,) = session.run(None, {session.get_inputs()[0].name: crops})
+    assert probabilities.shape == (3, len(manifest["classifier_names"]))
     # a second run finds both stages finished and only ships again
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 0, again.output
