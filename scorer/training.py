@@ -364,7 +364,7 @@ def train_stage(
         "plots": False,
         "fliplr": 0.0,
         "flipud": 0.0,
-        "pretrained": False,
+        "pretrained": init_weights is not None,  # False would make ultralytics drop the init weights
         "verbose": False,
         "seed": 0,
         "deterministic": False,
