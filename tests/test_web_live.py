@@ -15,6 +15,7 @@ from web_fixtures import ANN, BOB, FakeDetector, jpeg
 
 from scorer.cards import CLASS_NAMES, Card
 from scorer.vision.detector import Detections
+from scorer.vision.types import Conflict
 
 app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
 SCRIPT = {"X-Requested-With": "test"}
@@ -29,6 +30,12 @@ def test_detect_a_multipart_image(client: FlaskClient, detector: FakeDetector) -
     assert answer.json["conflicts"] == []
     assert set(answer.json["cards"][0]) == {"card", "confidence", "box"}
     assert detector.calls == 1
+
+
+def test_detect_reports_each_detector_conflict_once(client: FlaskClient, detector: FakeDetector) -> None:
+    detector.conflicts = (Conflict(Card.parse("QH"), "QH seen twice, far apart"),)
+    answer = client.post("/api/detect", data={"image": (jpeg_file(), "table.jpg")}, headers=SCRIPT)
+    assert answer.json["conflicts"] == [{"card": "QH", "reason": "QH seen twice, far apart"}]
 
 
 def test_detect_a_raw_jpeg_body(client: FlaskClient) -> None:

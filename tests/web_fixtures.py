@@ -18,7 +18,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 
 from scorer.cards import parse_cards
 from scorer.vision.detector import Detections
-from scorer.vision.types import CardDetection
+from scorer.vision.types import CardDetection, Conflict
 
 ANN = "8C 9C 10C JC 9H 10H JH 2S 2D AC"
 BOB = "QS QC QH 10S JS 3D 5H 7S AD 7D"
@@ -29,14 +29,15 @@ ROUND = {"upcard": "KS", "knocker": "Ann", "hands": {"Ann": ANN.split(), "Bob": 
 class FakeDetector:
     """Returns the same cards for every frame; counts calls. Boxes: seat 1 bottom half, seat 2 top half."""
 
-    def __init__(self, cards: Sequence[CardDetection] = ()) -> None:
+    def __init__(self, cards: Sequence[CardDetection] = (), conflicts: Sequence[Conflict] = ()) -> None:
         self.cards = tuple(cards)
+        self.conflicts = tuple(conflicts)
         self.calls = 0
 
     def detect(self, image_bgr: np.ndarray) -> Detections:
         self.calls += 1
         height, width = image_bgr.shape[:2]
-        return Detections(self.cards, (), width, height)
+        return Detections(self.cards, self.conflicts, width, height)
 
 
 def seated(cards: str, row_y: float, width: int = 1280) -> list[CardDetection]:

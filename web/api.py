@@ -13,7 +13,7 @@ from scorer.cards import Card
 from scorer.deadwood import best_arrangement
 from scorer.rules import Rules, score_round
 from web import store
-from web.detection import conflicts_json, detections_json, reading_json, service, table_layout
+from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -173,7 +173,7 @@ def detect() -> Response:
     return jsonify(
         cards=detections_json(detections.cards),
         zones=zones["zones"],
-        conflicts=conflicts_json(list(detections.conflicts)) + zones["conflicts"],
+        conflicts=zones["conflicts"],  # the reading carries the detector's conflicts and adds the layout's
         width=detections.width,
         height=detections.height,
     )
