@@ -96,3 +96,32 @@ def test_corrections_become_classifier_examples(tmp_path: Path) -> None:
     per_class = {path.name: len(list(path.glob("*.png"))) for path in (tmp_path / "crops" / "train").iterdir()}
     assert per_class.get("KS", 0) >= 2, per_class
     assert set(per_class) <= {*CLASS_NAMES, NONE_CLASS}
+
+
+def test_watch_reads_a_rendered_video_and_scores_it_once_stable(tmp_path: Path) -> None:
+    """Hands laid down in front of the camera: empty table, then the cards, with sensor noise."""
+    import cv2
+
+    from scorer.synth.scene import render_table_scene
+
+    shipped_model_or_skip()
+    table, truth = render_table_scene(11, hands=HANDS, upcard=UPCARD, deck="anglo", mild=True, tilt=0.0)
+    video = tmp_path / "round.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10, (table.shape[1], table.shape[0]))
+    rng = np.random.default_rng(0)
+    empty = np.full_like(table, 60)
+    for number in range(24):
+        frame = empty if number < 4 else table
+        noisy = np.clip(frame.astype(np.int16) + rng.integers(-6, 7, frame.shape), 0, 255).astype(np.uint8)
+        writer.write(noisy)
+    writer.release()
+    args = ["watch", "--camera", str(video), "--upcard", "KS", "--knocker", "1", "--json", "--settle", "0.5"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    scores = [event for event in events if event["event"] == "score"]
+    assert len(scores) == 1, "scored once, when the reading settled"
+    assert {seat: sorted(cards) for seat, cards in scores[0]["seats"].items()} == {
+        str(seat): sorted(map(str, cards)) for seat, cards in truth.hands().items()
+    }
+    assert scores[0]["outcome"] == "knock"
