@@ -458,7 +458,10 @@ def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, ext
         "crop_pad": CROP_PAD,
         "classifier_names": [classifier_names[i] for i in range(len(classifier_names))],
         "none_class": NONE_CLASS,
-        "conf": 0.25,
+        # chosen on synthetic val scenes (never the real photos): a low corner threshold, since the
+        # classifier's none class vetoes false alarms, and a card threshold on the merged confidence
+        "conf": 0.05,
+        "card_conf": 0.1,
         **extra,
     }
     path = models_dir / "manifest.json"

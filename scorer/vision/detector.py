@@ -118,6 +118,7 @@ class ModelManifest:
     conf: float
     iou: float
     classifier_conf: float
+    card_conf: float  # a merged card below this confidence is dropped
     preferred_backend: str | None
 
     @classmethod
@@ -172,6 +173,7 @@ class ModelManifest:
                 conf=float(data.get("conf", DEFAULT_CONF)),
                 iou=float(data.get("iou", DEFAULT_IOU)),
                 classifier_conf=float(data.get("classifier_conf", DEFAULT_CLASSIFIER_CONF)),
+                card_conf=float(data.get("card_conf", 0.0)),
                 preferred_backend=preferred,
             )
         except (TypeError, ValueError) as error:
@@ -522,8 +524,9 @@ class CardDetector:
     def detect(self, image_bgr: np.ndarray) -> Detections:
         """The cards in a BGR frame, each once (corners merged), with one-deck conflicts."""
         cards, conflicts = merge_corners(self.detect_corners(image_bgr))
+        kept = tuple(card for card in cards if card.confidence >= self.manifest.card_conf)
         height, width = image_bgr.shape[:2]
-        return Detections(tuple(cards), tuple(conflicts), width, height)
+        return Detections(kept, tuple(conflicts), width, height)
 
     def __repr__(self) -> str:
         return f"CardDetector({str(self.manifest.directory)!r}, backend={self.backend_name!r}, conf={self.conf})"

@@ -96,6 +96,15 @@ def _cluster(corners: Sequence[CornerDetection]) -> list[list[CornerDetection]]:
     return groups
 
 
+def combined_confidence(corners: Sequence[CornerDetection]) -> float:
+    """How sure we are of a card read at several corners: the chance not all of them are wrong.
+
+    >>> round(combined_confidence([CornerDetection(Card.parse("AS"), (0, 0, 1, 1), 0.5)] * 2), 2)
+    0.75
+    """
+    return 1.0 - math.prod(1.0 - corner.confidence for corner in corners)
+
+
 def _wider_than_a_card(group: Sequence[CornerDetection]) -> bool:
     """Whether some two corners of a chained group are further apart than one card allows."""
     return any(
@@ -108,15 +117,17 @@ def _wider_than_a_card(group: Sequence[CornerDetection]) -> bool:
 def merge_corners(corners: Sequence[CornerDetection]) -> tuple[list[CardDetection], list[Conflict]]:
     """Merge corner detections into one ``CardDetection`` per card, reporting what one deck forbids.
 
-    Same-class corners within about a card's size are one card: its confidence is the best
-    corner's, its box the union of the corner boxes. Two groups far apart keep the more
-    confident one and report a conflict; a group with more corners than a card prints does too.
+    Same-class corners within about a card's size are one card: its box is the union of the
+    corner boxes, its confidence ``1 - prod(1 - c)`` over its corners, since each corner read
+    the same way is independent evidence (a card seen at two corners beats a lone misread).
+    Two groups far apart keep the more confident one and report a conflict; a group with more
+    corners than a card prints does too.
 
     >>> qh = Card.parse("QH")
     >>> cards, conflicts = merge_corners([CornerDetection(qh, (0, 0, 10, 20), 0.9),
     ...                                   CornerDetection(qh, (60, 80, 70, 100), 0.6)])
     >>> [(str(c.card), c.box, c.confidence) for c in cards], conflicts
-    ([('QH', (0, 0, 70, 100), 0.9)], [])
+    ([('QH', (0, 0, 70, 100), 0.96)], [])
     >>> cards, conflicts = merge_corners([CornerDetection(qh, (0, 0, 10, 20), 0.9),
     ...                                   CornerDetection(qh, (900, 0, 910, 20), 0.6)])
     >>> [str(c.card) for c in cards], [c.reason for c in conflicts]
@@ -129,11 +140,9 @@ def merge_corners(corners: Sequence[CornerDetection]) -> tuple[list[CardDetectio
     conflicts: list[Conflict] = []
     for card, seen in by_card.items():
         groups = _cluster(seen)
-        groups.sort(key=lambda group: -max(c.confidence for c in group))
+        groups.sort(key=lambda group: -combined_confidence(group))
         best = groups[0]
-        cards.append(
-            CardDetection(card, union_box([c.box for c in best]), max(c.confidence for c in best)),
-        )
+        cards.append(CardDetection(card, union_box([c.box for c in best]), combined_confidence(best)))
         if len(groups) > 1:
             times = "twice" if len(groups) == 2 else f"{len(groups)} times"
             conflicts.append(Conflict(card, f"{card} seen {times}, far apart"))
