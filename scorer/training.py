@@ -172,13 +172,21 @@ def make_detector_tiles(
     return yaml_path
 
 
+BOX_SHIFT = 0.2
+"""Largest shift of a training crop's box, as a share of the box's longer side."""
+
+BOX_SCALE = (0.75, 1.3)
+"""Range of a training crop box's resizing per axis. On real photos the detector's boxes
+were seen off-centre and too small, cutting glyphs; crops must be read all the same."""
+
+
 def _jittered(box: Box, rng: random.Random) -> Box:
     """A corner box moved and resized the way a detector's box misses the truth."""
     x1, y1, x2, y2 = box
     w, h = x2 - x1, y2 - y1
     side = max(w, h)
-    dx, dy = rng.uniform(-0.12, 0.12) * side, rng.uniform(-0.12, 0.12) * side
-    sw, sh = rng.uniform(0.85, 1.2), rng.uniform(0.85, 1.2)
+    dx, dy = rng.uniform(-BOX_SHIFT, BOX_SHIFT) * side, rng.uniform(-BOX_SHIFT, BOX_SHIFT) * side
+    sw, sh = rng.uniform(*BOX_SCALE), rng.uniform(*BOX_SCALE)
     cx, cy = (x1 + x2) / 2 + dx, (y1 + y2) / 2 + dy
     return (cx - w * sw / 2, cy - h * sh / 2, cx + w * sw / 2, cy + h * sh / 2)
 
