@@ -419,6 +419,9 @@ def validate(scene_dir: Path, model_dir: Path, crops_dir: Path | None = None) ->
     offline_environment()
     from ultralytics import YOLO
 
+    for needed in (scene_dir / "data.yaml", model_dir / "manifest.json"):
+        if not needed.exists():
+            raise TrainingError(f"cannot validate: {needed} does not exist")
     manifest = json.loads((model_dir / "manifest.json").read_text())
     detector = YOLO(str(model_dir / manifest["detector"]))
     metrics = detector.val(

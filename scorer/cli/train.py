@@ -73,7 +73,10 @@ def train(
     if stage == "validate":
         model_dir = init_dir or Path(__file__).resolve().parents[2] / "models"
         crops = run_dir / "crops"
-        metrics = training.validate(scene_dir, model_dir, crops if (crops / "val").is_dir() else None)
+        try:
+            metrics = training.validate(scene_dir, model_dir, crops if (crops / "val").is_dir() else None)
+        except training.TrainingError as error:
+            raise click.ClickException(str(error)) from error
         click.echo(json.dumps({name: round(value, 4) for name, value in metrics.items()}))
         return
     init_detector = init_classifier = None
