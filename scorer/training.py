@@ -451,16 +451,23 @@ def export_onnx(weights: Path, imgsz: int) -> Path:
 
 
 def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, extra: dict[str, object]) -> Path:
-    """Copy weights and their ONNX exports into ``models_dir`` and write ``manifest.json``."""
+    """Copy weights into ``models_dir``, export each copy to ONNX beside it, write ``manifest.json``.
+
+    Exporting the copies (not the sources) leaves the source folders untouched, even when they
+    are another shipped ``models/``.
+    """
     offline_environment()
     from ultralytics import YOLO
 
     models_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(detector_weights, models_dir / MODEL_FILES["detector"])
-    shutil.copyfile(classifier_weights, models_dir / MODEL_FILES["classifier"])
-    shutil.copyfile(export_onnx(detector_weights, DETECTOR_IMGSZ), models_dir / MODEL_FILES["detector_onnx"])
-    shutil.copyfile(export_onnx(classifier_weights, CROP_SIZE), models_dir / MODEL_FILES["classifier_onnx"])
-    classifier_names = YOLO(str(classifier_weights)).names
+    detector = models_dir / MODEL_FILES["detector"]
+    classifier = models_dir / MODEL_FILES["classifier"]
+    for source, target in ((detector_weights, detector), (classifier_weights, classifier)):
+        if source.resolve() != target.resolve():
+            shutil.copyfile(source, target)
+    for weights, imgsz in ((detector, DETECTOR_IMGSZ), (classifier, CROP_SIZE)):
+        export_onnx(weights, imgsz)  # written beside the copy as <stem>.onnx: the manifest's ONNX names
+    classifier_names = YOLO(str(classifier)).names
     manifest = {
         "design": "two-stage",
         **MODEL_FILES,
