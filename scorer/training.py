@@ -377,6 +377,10 @@ def train_stage(
         "seed": 0,
         "deterministic": False,
         "patience": 1000,
+        "cos_lr": True,
+        "hsv_h": 0.02,  # colour casts and exposure, as webcams vary
+        "hsv_s": 0.5,
+        "hsv_v": 0.4,
     }
     if task == "detect":
         model.train(
@@ -386,14 +390,10 @@ def train_stage(
             momentum=0.937,
             weight_decay=0.0005,
             warmup_epochs=1.0,
-            cos_lr=True,
             mosaic=1.0,
             close_mosaic=1,
             scale=0.3,
             degrees=0.0,
-            hsv_h=0.02,
-            hsv_s=0.5,
-            hsv_v=0.4,
         )
     else:
         model.train(
@@ -401,13 +401,9 @@ def train_stage(
             optimizer="AdamW",
             lr0=lr0 or 0.002,
             warmup_epochs=0.5,
-            cos_lr=True,
             scale=0.15,
             erasing=0.1,
             auto_augment=None,
-            hsv_h=0.02,
-            hsv_s=0.5,
-            hsv_v=0.4,
         )
     return run_dir / "weights" / "best.pt"
 
