@@ -52,6 +52,9 @@ def copy_models(source: Path, target: Path, **changes: object) -> Path:
         ({"design": "two-stage"}, "a two-stage model needs a classifier"),
         ({"backend": "tpu"}, "backend 'tpu' is not one of"),
         ({"conf": "high"}, "could not convert string to float"),
+        ({"detector_weight": 0}, r"detector_weight 0.0 is outside \(0, 1\]"),
+        ({"classifier_rotations": [0, 45]}, "classifier_rotations must list some of 0, 90, 180, 270"),
+        ({"classifier_rotations": []}, "classifier_rotations must list some of 0, 90, 180, 270"),
     ],
 )
 def test_bad_manifest_fields_are_named(tmp_path: Path, fields: dict[str, object], message: str) -> None:
@@ -195,6 +198,35 @@ def test_onnx_classifier_preprocessing_matches_ultralytics(tiny_models: Path) ->
     assert ours.shape == theirs.shape == (7, 53)
     assert np.allclose(ours, theirs, atol=1e-5)
     assert np.array_equal(ours.argmax(1), theirs.argmax(1))
+
+
+class BrightTopClassifier:
+    """Says class 0 when a crop's top half is brighter than its bottom, class 1 otherwise; records its batches."""
+
+    def __init__(self) -> None:
+        self.batches: list[int] = []
+
+    def predict(self, crops: Any) -> np.ndarray:
+        self.batches.append(len(crops))
+        top_brighter = [float(c[: len(c) // 2].mean() > c[len(c) // 2 :].mean()) for c in crops]
+        return np.array([[t, 1 - t] for t in top_brighter], np.float32)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("turns", "expected"), [([0], [1.0, 0.0]), ([0, 180], [0.5, 0.5]), ([0, 90, 180, 270], [0.5, 0.5])]
+)
+def test_classifier_readings_are_averaged_over_turned_crops(
+    tiny_models: Path, tmp_path: Path, turns: list[int], expected: list[float]
+) -> None:
+    detector = CardDetector(copy_models(tiny_models / "two-stage", tmp_path / "m", classifier_rotations=turns))
+    detector.classifier = fake = BrightTopClassifier()
+    crop = np.zeros((64, 64, 3), np.uint8)
+    crop[:32, :40] = 255  # bright top (and left): a half turn makes it a bright bottom
+    probabilities = detector._classify([crop, crop, crop])
+    assert fake.batches == [3 * len(turns)]  # every turn of every crop in one batch
+    assert probabilities.shape == (3, 2)
+    assert np.allclose(probabilities, [expected] * 3)
 
 
 @pytest.mark.slow

@@ -62,6 +62,11 @@ def test_train_command_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> N
     assert sorted(manifest["classifier_names"]) == sorted([*CLASS_NAMES, NONE_CLASS])
     for key in ("detector", "detector_onnx", "classifier", "classifier_onnx"):
         assert (models / manifest[key]).stat().st_size > 100_000
+    # the shipped copy's card threshold was chosen for these weights on the val scenes
+    assert "wrote card_conf" in result.output
+    chosen = manifest["thresholds_chosen_on"]
+    assert chosen["scenes"] == str(scenes) and chosen["images"] == 2
+    assert (manifest["card_conf"], manifest["detector_weight"]) == (chosen["card_conf"], chosen["detector_weight"])
     import numpy as np
     import onnxruntime
 

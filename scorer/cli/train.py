@@ -30,10 +30,11 @@ import click
 @click.option("--workers", type=int, default=2, show_default=True)
 @click.option(
     "--stage",
-    type=click.Choice(["all", "detector", "classifier", "validate"]),
+    type=click.Choice(["all", "detector", "classifier", "validate", "tune"]),
     default="all",
     show_default=True,
-    help="validate: print the synthetic validation metrics of the model in --init (default models/).",
+    help="validate: print the synthetic validation metrics of the model in --init (default models/); "
+    "tune: choose that model's card threshold on the --data val scenes and write it into its manifest.",
 )
 @click.option("--ship", "ship_dir", type=click.Path(path_type=Path), default=None, help="Export the result to here.")
 @click.option(
@@ -70,8 +71,11 @@ def train(
     if not (scene_dir / "images" / "train").is_dir():
         hint = f"run 'okgin data generate --out {scene_dir}'"
         raise click.ClickException(f"{scene_dir} holds no generated scenes; {hint}")
+    model_dir = init_dir or Path(__file__).resolve().parents[2] / "models"
+    if stage == "tune":
+        _tune(model_dir, scene_dir)
+        return
     if stage == "validate":
-        model_dir = init_dir or Path(__file__).resolve().parents[2] / "models"
         crops = run_dir / "crops"
         try:
             metrics = training.validate(scene_dir, model_dir, crops if (crops / "val").is_dir() else None)
@@ -116,6 +120,29 @@ def train(
                 "train_command": "okgin train " + " ".join(sys.argv[2:]),
             }
             manifest = training.ship(detector_weights, classifier_weights, ship_dir, extra)
+            _tune(ship_dir, scene_dir)
             click.echo(json.dumps(json.loads(manifest.read_text()), indent=2))
     except training.TrainingError as error:
         raise click.ClickException(str(error)) from error
+
+
+def _tune(model_dir: Path, scene_dir: Path) -> None:
+    """Choose the card threshold of the model in ``model_dir`` and say what was chosen and what it beat."""
+    from scorer import training
+
+    click.echo(f"choosing the card threshold of {model_dir} on the val scenes of {scene_dir} ...")
+    try:
+        before = json.loads((model_dir / "manifest.json").read_text(encoding="utf-8"))
+        scores = training.tune_thresholds(model_dir, scene_dir)
+    except (OSError, json.JSONDecodeError) as error:
+        raise click.ClickException(f"cannot read {model_dir}/manifest.json: {error}") from error
+    except training.TrainingError as error:
+        raise click.ClickException(str(error)) from error
+    previous = (before.get("detector_weight", 1.0), before.get("card_conf"))
+    for score in scores:
+        if (score.detector_weight, score.card_conf) == previous:
+            click.echo("before: " + json.dumps(score.to_dict()))
+    for score in scores[:5]:
+        click.echo(json.dumps(score.to_dict()))
+    best = scores[0]
+    click.echo(f"wrote card_conf {best.card_conf}, detector_weight {best.detector_weight} to {model_dir}/manifest.json")

@@ -31,7 +31,7 @@ import numpy as np
 from scorer.cards import CLASS_NAMES, Card, InvalidCardError
 from scorer.vision.crops import CROP_PAD, CROP_SIZE, corner_crop
 from scorer.vision.merge import CornerDetection, merge_corners
-from scorer.vision.types import CardDetection, Conflict
+from scorer.vision.types import Box, CardDetection, Conflict
 
 BACKENDS: tuple[str, ...] = ("auto", "onnx", "openvino", "torch")
 """Accepted ``backend`` values; ``auto`` tries the others in this order."""
@@ -46,6 +46,30 @@ DEFAULT_CLASSIFIER_CONF = 0.25
 MAX_DETECTIONS = 300
 LETTERBOX_FILL = 114  # grey used by ultralytics' LetterBox, so both backends see the same pixels
 STRIDE = 32  # largest YOLO stride: a dynamic-shape input must be a multiple of it
+
+
+@dataclasses.dataclass(frozen=True)
+class CornerEvidence:
+    """One named corner index before any card threshold: what each stage said, kept apart.
+
+    Its confidence is ``detector_score ** detector_weight * class_probability``. A weight
+    below 1 lets a sure classifier (which has its own ``none`` class to veto false alarms)
+    carry an index the detector found only faintly, e.g. a thin glyph under glare. The
+    weight and the card threshold are chosen together on synthetic validation scenes
+    (``scorer.vision.tuning``), which is why both scores are kept.
+
+    >>> CornerEvidence(Card.parse("7C"), (0, 0, 8, 16), 0.16, 1.0).detection(0.5).confidence
+    0.4
+    """
+
+    card: Card
+    box: Box
+    detector_score: float
+    class_probability: float
+
+    def detection(self, detector_weight: float) -> CornerDetection:
+        confidence = self.detector_score**detector_weight * self.class_probability
+        return CornerDetection(self.card, self.box, confidence)
 
 
 class ModelError(RuntimeError):
@@ -113,12 +137,14 @@ class ModelManifest:
     classifier_onnx: str | None
     crop_size: int
     crop_pad: float
+    classifier_rotations: tuple[int, ...]  # quarter turns of each crop whose class probabilities are averaged
     detector_classes: tuple[int | None, ...]  # one-stage detector class index -> Card.class_id
     classifier_classes: tuple[int | None, ...]  # classifier class index -> Card.class_id, None = "no card here"
     conf: float
     iou: float
     classifier_conf: float
     card_conf: float  # a merged card below this confidence is dropped
+    detector_weight: float  # exponent on the detector's score in a corner's confidence (see CornerEvidence)
     preferred_backend: str | None
 
     @classmethod
@@ -168,16 +194,22 @@ class ModelManifest:
                 classifier_onnx=data.get("classifier_onnx"),
                 crop_size=int(data.get("crop_size", CROP_SIZE)),
                 crop_pad=float(data.get("crop_pad", CROP_PAD)),
+                classifier_rotations=tuple(int(turn) for turn in data.get("classifier_rotations", (0,))),
                 detector_classes=card_classes(names, none_class, "names") if design == "one-stage" else (None,),
                 classifier_classes=card_classes(data.get("classifier_names", names), none_class, "classifier_names"),
                 conf=float(data.get("conf", DEFAULT_CONF)),
                 iou=float(data.get("iou", DEFAULT_IOU)),
                 classifier_conf=float(data.get("classifier_conf", DEFAULT_CLASSIFIER_CONF)),
                 card_conf=float(data.get("card_conf", 0.0)),
+                detector_weight=float(data.get("detector_weight", 1.0)),
                 preferred_backend=preferred,
             )
         except (TypeError, ValueError) as error:
             raise ModelError(f"{where}: {error}") from None
+        if not manifest.classifier_rotations or not set(manifest.classifier_rotations) <= {0, 90, 180, 270}:
+            raise ModelError(f"{where}: classifier_rotations must list some of 0, 90, 180, 270 degrees")
+        if not 0 < manifest.detector_weight <= 1:
+            raise ModelError(f"{where}: detector_weight {manifest.detector_weight} is outside (0, 1]")
         if not (manifest.detector or manifest.detector_onnx):
             raise ModelError(f"{where}: names no detector file (keys 'detector' / 'detector_onnx')")
         if design == "two-stage" and not (manifest.classifier or manifest.classifier_onnx):
@@ -499,27 +531,44 @@ class CardDetector:
         classifier = UltralyticsCropModel(classifier_path, manifest.crop_size) if classifier_path else None
         return boxes, classifier
 
-    def detect_corners(self, image_bgr: np.ndarray) -> list[CornerDetection]:
-        """Every corner index found, before one-deck merging; confidence = detector score x class probability."""
+    def read_corners(self, image_bgr: np.ndarray) -> list[CornerEvidence]:
+        """Every corner index found and named, with the two stages' scores kept apart."""
         check_frame(image_bgr)
         manifest = self.manifest
         xyxy, scores, classes = self.boxes.predict(image_bgr, self.conf, manifest.iou)
         if self.classifier is None:
             return [
-                CornerDetection(Card.from_class_id(card), _box(box), float(score))
+                CornerEvidence(Card.from_class_id(card), _box(box), float(score), 1.0)
                 for box, score, k in zip(xyxy, scores, classes, strict=True)
                 if (card := manifest.detector_classes[int(k)]) is not None
             ]
         crops = [corner_crop(image_bgr, _box(b), size=manifest.crop_size, pad=manifest.crop_pad) for b in xyxy]
-        probabilities = self.classifier.predict(crops)
+        probabilities = self._classify(crops)
         corners = []
         for box, score, probs in zip(xyxy, scores, probabilities, strict=True):
             best = int(probs.argmax())
             card = manifest.classifier_classes[best]
             # the classifier's "none" class vetoes a detector false alarm; a weak label is dropped, not guessed
             if card is not None and probs[best] >= manifest.classifier_conf:
-                corners.append(CornerDetection(Card.from_class_id(card), _box(box), float(score * probs[best])))
+                corners.append(CornerEvidence(Card.from_class_id(card), _box(box), float(score), float(probs[best])))
         return corners
+
+    def _classify(self, crops: list[np.ndarray]) -> np.ndarray:
+        """Class probabilities per crop, averaged over the manifest's rotations of it, in one batch.
+
+        The classifier was trained on indices at every angle (cards lie any way round), so a
+        turned crop is the same card; averaging its readings steadies a glyph it half-knows.
+        """
+        assert self.classifier is not None
+        turns = self.manifest.classifier_rotations
+        if not crops:
+            return np.zeros((0, len(self.manifest.classifier_classes)), np.float32)
+        batch = [np.ascontiguousarray(np.rot90(crop, k=turn // 90)) for turn in turns for crop in crops]
+        return self.classifier.predict(batch).reshape(len(turns), len(crops), -1).mean(axis=0)
+
+    def detect_corners(self, image_bgr: np.ndarray) -> list[CornerDetection]:
+        """Every corner index found, before one-deck merging, with the manifest's confidence fusion."""
+        return [corner.detection(self.manifest.detector_weight) for corner in self.read_corners(image_bgr)]
 
     def detect(self, image_bgr: np.ndarray) -> Detections:
         """The cards in a BGR frame, each once (corners merged), with one-deck conflicts."""
