@@ -84,3 +84,9 @@ def test_train_refuses_a_folder_without_scenes(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["train", "--data", str(tmp_path)])
     assert result.exit_code != 0
     assert "holds no generated scenes" in result.output
+
+
+def test_tune_names_a_folder_without_a_model(scenes: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["train", "--data", str(scenes), "--stage", "tune", "--init", str(tmp_path)])
+    assert result.exit_code == 1
+    assert f"cannot read {tmp_path}/manifest.json" in result.output
