@@ -493,7 +493,7 @@ def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, ext
     return path
 
 
-def tune_thresholds(model_dir: Path, scene_dir: Path, limit: int | None = None) -> list[ThresholdScore]:
+def tune_thresholds(model_dir: Path, scene_dir: Path) -> list[ThresholdScore]:
     """Choose ``card_conf`` and ``detector_weight`` for the model in ``model_dir`` on the val
     scenes of ``scene_dir`` (``scorer.vision.tuning``) and write them into its manifest.
 
@@ -501,24 +501,21 @@ def tune_thresholds(model_dir: Path, scene_dir: Path, limit: int | None = None) 
     """
     from scorer.cards import Card
     from scorer.vision.detector import CardDetector, ModelError
-    from scorer.vision.evaluate import read_labels
-    from scorer.vision.images import load_image
+    from scorer.vision.evaluate import EvalError, dataset_images, read_labels
+    from scorer.vision.images import ImageError, load_image
     from scorer.vision.tuning import LabelledReading, score_thresholds
 
-    try:
-        detector = CardDetector(model_dir)
-    except ModelError as error:
-        raise TrainingError(str(error)) from None
     classes = [Card.parse(name) for name in CLASS_NAMES]
     readings = []
-    for scene in list(read_split(scene_dir, "val"))[:limit]:
-        image = load_image(scene.image_path)
-        height, width = image.shape[:2]
-        label_path = scene_dir / "labels" / "val" / f"{scene.image_path.stem}.txt"
-        labelled = tuple(read_labels(label_path, classes, width, height))
-        readings.append(LabelledReading(scene.image_path.name, tuple(detector.read_corners(image)), labelled))
-    if not readings:
-        raise TrainingError(f"no val scenes in {scene_dir} to choose thresholds on")
+    try:
+        detector = CardDetector(model_dir)
+        for photo in dataset_images(scene_dir / "images" / "val"):
+            image = load_image(photo)
+            height, width = image.shape[:2]
+            labels = read_labels(scene_dir / "labels" / "val" / f"{photo.stem}.txt", classes, width, height)
+            readings.append(LabelledReading(photo.name, tuple(detector.read_corners(image)), tuple(labels)))
+    except (ModelError, EvalError, ImageError) as error:
+        raise TrainingError(str(error)) from None
     scores = score_thresholds(readings)
     best = scores[0]
     path = model_dir / "manifest.json"

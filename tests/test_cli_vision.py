@@ -267,6 +267,7 @@ def test_watch_a_missing_file(runner: CliRunner, fake_model: Any, tmp_path: Path
 
 @pytest.mark.model
 @pytest.mark.slow
+@pytest.mark.skipif(not REAL_PHOTOS.is_dir(), reason="the real photo set is not on this machine")
 def test_real_photos_are_read_without_errors(runner: CliRunner) -> None:
     model = shipped_model_or_skip()
     args = ["--images", REAL_PHOTOS / "images", "--labels", REAL_PHOTOS / "labels"]
