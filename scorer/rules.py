@@ -25,6 +25,8 @@ from scorer.layoffs import Layoff, PlayerResult, resolve_knock
 from scorer.melds import Meld, cards_mask, mask_cards, meld_from_mask
 
 __all__ = [
+    "MAX_PLAYERS",
+    "MIN_PLAYERS",
     "PRESETS",
     "IllegalKnockError",
     "InvalidHandError",
@@ -46,14 +48,35 @@ class InvalidHandError(ValueError):
     """Hands that cannot be scored: wrong sizes, a card in two hands, an unknown knocker."""
 
 
-PRESETS: dict[str, dict[str, Any]] = {
+MIN_PLAYERS, MAX_PLAYERS = 2, 4
+"""Oklahoma Gin is played by 2, or with the multi-player rules by 3 or 4."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Preset:
+    """A named rule set: the name players know it by, what sets it apart, and the options it changes."""
+
+    title: str
+    summary: str
+    options: Mapping[str, Any]
+
+    @property
+    def label(self) -> str:
+        """The title with its summary, as a menu shows it."""
+        return f"{self.title} ({self.summary})"
+
+
+PRESETS: dict[str, Preset] = {
     # Oklahoma Gin: the upcard's value is the knock limit (rules page, seeds M and I).
-    "oklahoma": {},
+    "oklahoma": Preset("Oklahoma Gin", "knock limit = the upcard", {}),
     # Plain Gin Rummy: the knock limit is always 10 (seed H).
-    "gin-rummy": {"knock_limit": 10},
+    "gin-rummy": Preset("Gin Rummy", "knock on 10", {"knock_limit": 10}),
     # 2-4 players, 7 cards each for 3-4, penalty scoring (seed R).
-    "oklahoma-multi": {"max_players": 4, "scoring": "penalty"},
+    "oklahoma-multi": Preset(
+        "Multi-player Oklahoma Gin", "2 to 4 players, penalty scoring", {"max_players": 4, "scoring": "penalty"}
+    ),
 }
+"""The rule sets by id (the id is what JSON, the database and ``--rules`` use; players see the title)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,7 +134,7 @@ class Rules:
         _check_int("penalty_undercut_points", self.penalty_undercut_points, 0)
         _check_int("penalty_gin_multiplier", self.penalty_gin_multiplier, 0)
         _check_int("target", self.target, 1)
-        _check_int("max_players", self.max_players, 2, 4)
+        _check_int("max_players", self.max_players, MIN_PLAYERS, MAX_PLAYERS)
         if self.rounds_limit is not None:
             _check_int("rounds_limit", self.rounds_limit, 1)
         if self.target_rule not in (">=", ">"):
@@ -134,7 +157,12 @@ class Rules:
             raise ValueError(f"unknown rules preset {name!r}: choose {', '.join(PRESETS)}")
         options = {key.replace("-", "_"): value for key, value in options.items()}
         _check_options(options)
-        return cls(**{"preset": name, **PRESETS[name], **options})
+        return cls(**{"preset": name, **PRESETS[name].options, **options})
+
+    @property
+    def title(self) -> str:
+        """The rule set's name as players know it, e.g. "Oklahoma Gin"."""
+        return PRESETS[self.preset].title
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: every option by name."""
@@ -160,9 +188,11 @@ class Rules:
 
         :raises InvalidHandError: when these rules do not allow that many players.
         """
-        if not 2 <= players <= self.max_players:
+        if not MIN_PLAYERS <= players <= self.max_players:
             allowed = "2 players" if self.max_players == 2 else f"2 to {self.max_players} players"
-            raise InvalidHandError(f"{self.preset} is for {allowed}, not {players}")
+            others = [p.title for p in PRESETS.values() if MIN_PLAYERS <= players <= p.options.get("max_players", 2)]
+            hint = f": choose {' or '.join(others)}" if others else ""
+            raise InvalidHandError(f"{self.title} is for {allowed}, not {players}{hint}")
         return 10 if players == 2 else 7
 
     def wins_match(self, total: int) -> bool:
@@ -176,7 +206,7 @@ class Rules:
             return f"only gin (knock limit 0) with ace upcard {upcard}"
         if self.knock_limit == "upcard":
             return f"the knock limit {limit} set by upcard {upcard}"
-        return f"the knock limit {limit} ({self.preset}; upcard {upcard})"
+        return f"the knock limit {limit} ({self.title}; upcard {upcard})"
 
 
 def _check_int(name: str, value: object, least: int, most: int | None = None) -> None:
@@ -209,42 +239,25 @@ class RoundResult:
     """The knocker's discard when the knocker's 11 cards were given."""
     doubled: bool = False
     """Whether a spade upcard doubled the round."""
-    dealt: dict[str, tuple[Card, ...]] = dataclasses.field(default_factory=dict)
-    """The hands as given to ``score_round``, to score the round again."""
-    knocker_melds_given: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form. For two players it has the keys of ``okgin score --json``.
+        """JSON form, the same for 2 to 4 players and for CLI, API and page.
 
-        ``knocker`` and ``opponent`` hold ``melds``, ``deadwood``, ``deadwood_points`` (the
-        opponent also ``layoffs``: ``{"card": "QC", "onto": [the knocker's meld as it lay]}``);
-        ``points`` is ``{"knocker": X, "opponent": Y}`` for two players, else by name.
-        ``players`` holds every player's result by name, ``points_by_player`` the points.
+        ``{"outcome", "knocker", "winner", "upcard", "knock_limit", "discard", "doubled",
+        "players": {name: PlayerResult.to_dict()}, "points": {name: points}}``, players in seating
+        order; a layoff is ``{"card": "QC", "onto": [the knocker's meld as it lay before]}``.
         """
-        knocker = self.hands[self.knocker].to_dict()
-        data: dict[str, Any] = {
+        return {
             "outcome": self.outcome,
+            "knocker": self.knocker,
+            "winner": self.winner,
+            "upcard": str(self.upcard),
             "knock_limit": self.knock_limit,
-            "knocker": {key: knocker[key] for key in ("melds", "deadwood", "deadwood_points")},
+            "discard": None if self.discard is None else str(self.discard),
+            "doubled": self.doubled,
+            "players": {name: result.to_dict() for name, result in self.hands.items()},
+            "points": dict(self.points),
         }
-        others = [name for name in self.hands if name != self.knocker]
-        if len(others) == 1:
-            data["opponent"] = self.hands[others[0]].to_dict()
-            data["points"] = {"knocker": self.points[self.knocker], "opponent": self.points[others[0]]}
-        else:
-            data["points"] = dict(self.points)
-        data.update(
-            {
-                "players": {name: result.to_dict() for name, result in self.hands.items()},
-                "knocker_name": self.knocker,
-                "winner": self.winner,
-                "upcard": str(self.upcard),
-                "discard": None if self.discard is None else str(self.discard),
-                "doubled": self.doubled,
-                "points_by_player": dict(self.points),
-            }
-        )
-        return data
 
 
 @dataclasses.dataclass(frozen=True)
@@ -278,11 +291,11 @@ def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker:
             holder[card] = name
         if name == knocker and len(hand) not in (size, size + 1):
             raise InvalidHandError(
-                f"{name} holds {len(hand)} cards; {rules.preset} needs {size} after the knocker's discard "
+                f"{name} holds {len(hand)} cards; {rules.title} needs {size} after the knocker's discard "
                 f"(or {size + 1} to choose the discard)"
             )
         if name != knocker and len(hand) != size:
-            raise InvalidHandError(f"{name} holds {len(hand)} cards; {rules.preset} needs {size}")
+            raise InvalidHandError(f"{name} holds {len(hand)} cards; {rules.title} needs {size}")
         checked[name] = hand
     return checked
 
@@ -432,4 +445,4 @@ def score_round(
     # The knocker's best: most points won over the others (first in preference order on a tie).
     results = [_score_choice(rules, upcard, checked, knocker, choice) for choice in legal]
     best = max(results, key=lambda result: 2 * result.points[knocker] - sum(result.points.values()))
-    return dataclasses.replace(best, dealt=checked, knocker_melds_given=knocker_melds is not None)
+    return best

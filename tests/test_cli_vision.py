@@ -184,7 +184,7 @@ def test_score_image_json_is_the_engine_result_plus_seats(runner: CliRunner, pho
         Rules(), Card.parse("KS"), {"1": parse_cards(ANN), "2": parse_cards(BOB)}, knocker="1"
     ).to_dict()
     assert data == {**expected, "seats": {"1": ANN.split(), "2": BOB.split()}}
-    assert data["outcome"] == "knock" and data["points"]["knocker"] > 0
+    assert data["outcome"] == "knock" and data["points"]["1"] > 0
 
 
 def test_score_image_text(runner: CliRunner, photo: Path, fake_model: Any) -> None:
@@ -242,7 +242,7 @@ def test_watch_a_video_prints_changes_and_the_score(runner: CliRunner, fake_mode
     assert all("5C" not in json.dumps(e) for e in readings), "the ghost card never shows"
     scores = [e for e in events if e["event"] == "score"]
     assert len(scores) == 1, "scored once, when stable"
-    assert scores[0]["knocker_name"] == "1" and scores[0]["upcard"] == "KS"
+    assert scores[0]["knocker"] == "1" and scores[0]["upcard"] == "KS"
     assert scores[0]["seats"] == {"1": ANN.split(), "2": BOB.split()}
 
 
@@ -317,7 +317,7 @@ def test_watch_a_live_camera_until_it_is_lost(
     assert "camera 0: no frame, reconnecting in 0.5 s" in result.stderr
     assert "camera 0 stopped delivering frames" in result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
-    assert any(e["event"] == "score" and e["knocker_name"] == "1" for e in events), events
+    assert any(e["event"] == "score" and e["knocker"] == "1" for e in events), events
 
 
 def test_score_image_for_three_players(runner: CliRunner, photo: Path, fake_model: Any) -> None:
@@ -336,4 +336,4 @@ def test_score_image_for_three_players(runner: CliRunner, photo: Path, fake_mode
     data = json.loads(result.stdout)
     assert data["seats"]["3"] == left_hand.split(" ")
     assert list(data["players"]) == ["1", "3", "2"], "hands go to the engine in seating order"
-    assert data["knocker_name"] == "1" and data["outcome"] in ("knock", "undercut")
+    assert data["knocker"] == "1" and data["outcome"] in ("knock", "undercut")
