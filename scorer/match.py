@@ -333,6 +333,22 @@ class Match:
         twin.rounds = list(self.rounds)
         return twin
 
+    def seated(self, entered: Knock) -> Knock:
+        """The knock with the hands of exactly this match's players, in seating order.
+
+        :raises InvalidHandError: naming the unknown knocker, or the players missing or unknown.
+        """
+        if entered.knocker not in self.players:
+            raise InvalidHandError(f"knocker must be one of {', '.join(self.players)}; got {entered.knocker!r}")
+        hands = entered.hands_by_name
+        unknown = [name for name in hands if name not in self.players]
+        if unknown:
+            raise InvalidHandError(f"hands name {', '.join(unknown)}, who is not in this match")
+        missing = [name for name in self.players if name not in hands]
+        if missing:
+            raise InvalidHandError(f"hands are missing for {', '.join(missing)}")
+        return dataclasses.replace(entered, hands=tuple((name, hands[name]) for name in self.players))
+
     # --- JSON
 
     def to_dict(self) -> dict[str, Any]:
@@ -377,24 +393,6 @@ class Match:
 
     # --- internals
 
-    def _seated(self, entered: RoundInput) -> RoundInput:
-        """The round with the hands of exactly this match's players, in seating order.
-
-        :raises InvalidHandError: naming the unknown knocker, or the players missing or unknown.
-        """
-        if isinstance(entered, Draw):
-            return entered
-        if entered.knocker not in self.players:
-            raise InvalidHandError(f"knocker must be one of {', '.join(self.players)}; got {entered.knocker!r}")
-        hands = entered.hands_by_name
-        unknown = [name for name in hands if name not in self.players]
-        if unknown:
-            raise InvalidHandError(f"hands name {', '.join(unknown)}, who is not in this match")
-        missing = [name for name in self.players if name not in hands]
-        if missing:
-            raise InvalidHandError(f"hands are missing for {', '.join(missing)}")
-        return dataclasses.replace(entered, hands=tuple((name, hands[name]) for name in self.players))
-
     def _next_dealer(self, rounds: Sequence[MatchRound]) -> str:
         if not rounds:
             return self.first_dealer
@@ -427,7 +425,7 @@ class Match:
                     f"the match was won by {winner} in round {number - 1}; no round {number} can follow "
                     "(undo rounds or start a new match)"
                 )
-            entered = self._seated(given)
+            entered = given if isinstance(given, Draw) else self.seated(given)
             result = None
             if isinstance(entered, Knock):
                 try:

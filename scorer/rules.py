@@ -274,7 +274,7 @@ def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker:
     """The hands as tuples, after checking players, sizes and that no card is held twice."""
     size = rules.hand_size(len(hands))
     if knocker not in hands:
-        raise InvalidHandError(f"the knocker {knocker!r} is not one of the players: {', '.join(hands)}")
+        raise InvalidHandError(f"knocker must be one of {', '.join(hands)}; got {knocker!r}")
     checked: dict[str, tuple[Card, ...]] = {}
     holder: dict[Card, str] = {}
     for name, cards in hands.items():

@@ -287,7 +287,7 @@ def test_knocker_melds_must_come_from_the_knockers_hand() -> None:
         ({"Ann": ANN, "Bob": BOB.replace("QH", "10C")}, "10C is in both Ann's and Bob's hands"),
         ({"Ann": ANN + " KH KS", "Bob": BOB}, "Ann holds 12 cards; Oklahoma Gin needs 10 after the knocker's discard"),
         ({"Ann": ANN}, "Oklahoma Gin is for 2 players, not 1"),
-        ({"Zed": ANN, "Bob": BOB}, "the knocker 'Ann' is not one of the players"),
+        ({"Zed": ANN, "Bob": BOB}, "knocker must be one of Zed, Bob; got 'Ann'"),
     ],
 )
 def test_bad_hands_are_reported_by_name(hands: Mapping[str, str], message: str) -> None:

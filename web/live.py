@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, session, stream_with_context
 
-from web import store
+from web import matches
 from web.api import decode, players_arg, uploaded_image
 from web.detection import reading_json, service, table_layout
 from web.errors import ApiError
@@ -33,21 +33,21 @@ TRACKED_FRAMES = 64
 @bp.get("/matches/<int:match_id>")
 def table(match_id: int) -> str:
     """The table page: camera or typed hands, the proposed result, and the score sheet beside it."""
-    stored = store.load_match(match_id)
-    return render_template(
-        "table.html", match=stored.to_json(), server_camera=current_app.extensions.get("okgin_camera") is not None
-    )
+    match = matches.load_match(match_id).to_dict()
+    server_camera = current_app.extensions.get("okgin_camera") is not None
+    return render_template("table.html", match=match, actions=True, server_camera=server_camera)
 
 
 @bp.post("/live/frame")
 def frame() -> Response:
     """One browser camera frame through this table's pipeline: cards per seat, stable or not, a frame id."""
+    players = players_arg()
     data = uploaded_image()
     image = decode(data)
     table_id = session.get("table")
     if not isinstance(table_id, str):
         table_id = session["table"] = secrets.token_hex(8)
-    stable = service().pipeline(table_id, players_arg()).process(image, time.monotonic())
+    stable = service().pipeline(table_id, players).process(image, time.monotonic())
     height, width = image.shape[:2]
     frame_id = service().remember_frame(data, width, height)
     return jsonify(frame_id=frame_id, stable=stable.stable, **reading_json(stable.reading))
