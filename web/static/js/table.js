@@ -3,7 +3,7 @@
 // /api/score); this file only keeps track of which card lies where.
 
 import { post, put, del, get, request } from "./api.js";
-import { DECK, RANKS, SUITS, SUIT_SYMBOLS, cardChip, parseCard, parseHand, pretty } from "./cards.js";
+import { DECK, RANKS, SUITS, SUIT_SYMBOLS, cardChip, parseCard, pretty } from "./cards.js";
 import { renderSheet, el } from "./sheet.js";
 import { BrowserCamera, FrameLoop, cameraSupported, listCameras } from "./camera.js";
 
@@ -93,7 +93,8 @@ function renderHands() {
     chips.replaceChildren(...cardsOf(seat).map((entry) => cardChip(entry.card, colourOf.get(entry.card) ?? "")));
     const count = cardsOf(seat).length;
     let text = `${count} card${count === 1 ? "" : "s"}`;
-    if (info) text += ` · deadwood ${info.deadwood_points}${info.can_knock ? " · can knock" : ""}`;
+    if (info?.problem) text = info.problem;
+    else if (info) text += ` · deadwood ${info.deadwood_points}${info.can_knock ? " · can knock" : ""}`;
     $(`status-${seat}`).textContent = text;
     const knock = $(`knock-${seat}`);
     knock.disabled = !upcard() || count === 0;
@@ -135,10 +136,19 @@ function vacateUpcard(except) {
   for (const entry of cardsOf("upcard")) if (entry.card !== except) entry.seat = "none";
 }
 
-function typeHand(seat, text) {
-  const { cards, bad, repeated } = parseHand(text);
-  if (bad.length) return showError(`Not a card: ${bad.join(", ")}. Write cards like AS, 10H, QD.`);
-  if (repeated.length) return showError(`${repeated.join(", ")} written twice; a deck has each card once.`);
+/** Cards typed in a box, read by the server (the one card parser: "QH 10S", "ace of clubs"), or null. */
+async function readCards(text) {
+  try {
+    return (await post("/api/cards", { text })).cards;
+  } catch (error) {
+    showError(error.message);
+    return null;
+  }
+}
+
+async function typeHand(seat, text) {
+  const cards = await readCards(text);
+  if (!cards) return;
   showError("");
   for (const entry of cardsOf(seat)) if (!cards.includes(entry.card)) entry.seat = entry.box ? "none" : "gone";
   state.cards = state.cards.filter((entry) => entry.seat !== "gone");
@@ -147,9 +157,11 @@ function typeHand(seat, text) {
   cardsChanged();
 }
 
-function typeUpcard(text) {
-  const card = text.trim() ? parseCard(text) : null;
-  if (text.trim() && !card) return showError(`Not a card: ${text}. Write the upcard like 7D or QS.`);
+async function typeUpcard(text) {
+  const cards = await readCards(text);
+  if (!cards) return;
+  if (cards.length > 1) return showError(`One upcard, not ${cards.length} cards: ${cards.join(" ")}.`);
+  const card = cards[0] ?? null;
   showError("");
   for (const entry of cardsOf("upcard")) entry.seat = entry.box ? "none" : "gone";
   state.cards = state.cards.filter((entry) => entry.seat !== "gone");
@@ -203,13 +215,12 @@ async function arrange() {
 
 const tableKey = () => JSON.stringify([upcard(), handsPayload()]);
 
-/** A stable camera reading where exactly one player can knock proposes that knock by itself
- * (but not the round just confirmed, whose cards may still lie on the table). */
+/** A stable camera reading proposes the knock the server proposes (scorer.proposal decides when),
+ * but not the round just confirmed, whose cards may still lie on the table. */
 function maybeAutoPropose() {
   if (!state.stable || state.proposal || !state.arrangement || state.match.finished) return;
   if (tableKey() === state.confirmedKey) return;
-  const knockers = players.filter((name) => state.arrangement.players?.[name]?.can_knock);
-  if (knockers.length === 1) propose(knockers[0]);
+  if (state.arrangement.proposed_knocker) propose(state.arrangement.proposed_knocker);
 }
 
 // ---------------------------------------------------------------- proposal and confirmation
@@ -302,21 +313,20 @@ function setMatch(match) {
   $("record-draw").disabled = over;
 }
 
-async function undoRound() {
-  const last = state.match.rounds.length;
-  if (!last || !window.confirm(`Undo round ${last}?`)) return;
+async function undoRound(number) {
+  if (!number || !window.confirm(`Undo round ${number}?`)) return;
   try {
-    setMatch(await del(`${matchUrl}/rounds/last`));
+    setMatch(await del(`${matchUrl}/rounds/${number}`)); // only while it is the last: a second click undoes nothing
   } catch (error) {
     showError(error.message);
   }
 }
 
 function openRoundEditor(number) {
-  const line = state.match.rounds[number - 1];
+  const line = state.match.rounds[number - 1].input; // what was entered: {"draw": true} or upcard, knocker, hands
   const dialog = $("round-editor");
   $("round-editor-title").textContent = `Edit round ${number}`;
-  $("round-draw").checked = line.draw;
+  $("round-draw").checked = Boolean(line.draw);
   $("round-upcard").value = line.upcard ?? "";
   $("round-knocker").replaceChildren(...players.map((name) => el("option", { value: name, text: name, selected: line.knocker === name })));
   $("round-hands").replaceChildren(...players.map((name, i) => el("div", {},
