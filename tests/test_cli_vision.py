@@ -256,6 +256,18 @@ def test_watch_uses_the_given_upcard_and_knocker(runner: CliRunner, fake_model: 
     assert "cannot score: seat 2 knocking: illegal knock" in result.stdout
 
 
+def test_watch_proposes_no_knock_when_two_seats_may_knock(runner: CliRunner, fake_model: Any, write_video: Any) -> None:
+    """The policy the web page follows too (scorer.proposal): with two who may knock, the players say who."""
+    both = "3S 4S 5S 4D 4H 4C 7H 7D 7S KD"  # deadwood 10: may knock under the KS upcard too
+    fake_model.frames = [[*row_of(ANN, y=650, x0=80, step=110), *row_of(both, y=60, x0=80, step=110), TABLE[-1]]]
+    result = invoke(runner, "watch", "--camera", write_video(8), "--window", "3", "--settle", "0.2", "--json")
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [e for e in events if e["event"] == "score"] == []
+    reason = "seat 1 and seat 2 may each knock: say who knocked (--knocker SEAT scores a given seat's knock)"
+    assert {"event": "cannot-score", "reason": reason} in events
+
+
 def test_watch_a_missing_file(runner: CliRunner, fake_model: Any, tmp_path: Path) -> None:
     result = invoke(runner, "watch", "--camera", tmp_path / "none.mp4")
     assert result.exit_code == 2
