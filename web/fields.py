@@ -18,7 +18,7 @@ from typing import Any
 
 from scorer.cards import Card, InvalidCardError
 from scorer.match import Draw, Knock, RoundInput, RoundInputError, parse_cards_field, parse_round_input
-from scorer.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, Rules
+from scorer.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, InvalidRulesError, Rules
 
 MAX_NAME_LENGTH = 40
 MAX_ROW_ID = 2**63 - 1
@@ -98,7 +98,7 @@ def parse_rules(preset: object, options: object) -> Rules:
         raise InputError("options must be an object of rule options")
     try:
         return Rules.preset_named(preset, **options)
-    except (TypeError, ValueError) as error:  # Rules' own checks: unknown option, value out of range
+    except InvalidRulesError as error:
         raise InputError(f"rules: {error}") from error
 
 

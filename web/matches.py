@@ -33,7 +33,7 @@ from scorer.match import (
     RoundInputError,
     parse_round_input,
 )
-from scorer.rules import IllegalKnockError, InvalidHandError, Rules
+from scorer.rules import IllegalKnockError, InvalidHandError, InvalidRulesError, Rules
 from web.db import get_db, snapshot, transaction
 from web.fields import MAX_ROW_ID, InputError
 
@@ -204,11 +204,11 @@ def _replayed(cache: MatchCache, match_id: int) -> MatchRecord:
             for r in db.execute("SELECT input_json FROM rounds WHERE match_id = ? ORDER BY number", (match_id,))
         ]
     try:
-        rules = Rules.from_dict(json.loads(row["rules_json"]))  # ValueError: rules this engine refuses
+        rules = Rules.from_dict(json.loads(row["rules_json"]))
         inputs = [parse_round_input(json.loads(text)) for text in texts]
         match = Match(players, rules, dealer=row["first_dealer"])
         match.replay(inputs)
-    except (*SCORING_ERRORS, MatchError, InvalidPlayersError, ValueError) as error:
+    except (*SCORING_ERRORS, InvalidRulesError, json.JSONDecodeError, MatchError, InvalidPlayersError) as error:
         raise ConflictError(f"match {match_id} cannot be rebuilt from what is stored: {error}") from error
     cache.put(match_id, row["revision"], match)
     return MatchRecord(match_id, row["created_at"], row["revision"], match.copy())
@@ -373,7 +373,7 @@ def _insert_round(db: sqlite3.Connection, match_id: int, played: MatchRound) -> 
 def _preset_and_title(rules_json: str) -> tuple[str, str]:
     try:
         rules = Rules.from_dict(json.loads(rules_json))
-    except ValueError:  # rules this engine refuses: listed anyway, opening the match says why
+    except (InvalidRulesError, json.JSONDecodeError):  # listed anyway; opening the match says why
         return "", "unknown rules"
     return rules.preset, rules.title
 
