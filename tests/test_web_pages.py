@@ -26,21 +26,23 @@ def form_token(client: FlaskClient) -> str:
     return found.group(1)
 
 
+SETUP = {
+    "player": ["Ann", "Bob", "", ""],
+    "preset": "oklahoma",
+    "gin_bonus": "20",
+    "undercut_bonus": "15",
+    "target": "150",
+    "target_rule": ">",
+    "spade_doubles": "on",
+    "box_bonus": "25",
+    "game_bonus": "100",
+    "dealer": "2",
+}
+"""A filled set-up form: every kind of field set away from its default."""
+
+
 def test_set_up_form_creates_a_match_with_its_options(client: FlaskClient) -> None:
-    form = {
-        "csrf_token": form_token(client),
-        "player": ["Ann", "Bob", "", ""],
-        "preset": "oklahoma",
-        "gin_bonus": "20",
-        "undercut_bonus": "15",
-        "target": "150",
-        "target_rule": ">",
-        "spade_doubles": "on",
-        "box_bonus": "25",
-        "game_bonus": "100",
-        "dealer": "2",
-    }
-    answer = client.post("/matches", data=form)
+    answer = client.post("/matches", data={"csrf_token": form_token(client), **SETUP})
     assert answer.status_code == 303
     state = client.get("/api/matches/1").json
     assert state["dealer"] == "Bob"
@@ -166,20 +168,6 @@ def test_csv_export_defuses_formula_names(client: FlaskClient) -> None:
     assert "'=HYPERLINK(1) deadwood" in exported and ",=HYPERLINK" not in exported
 
 
-SETUP = {
-    "player": ["Ann", "Bob", "Cy", ""],
-    "preset": "oklahoma-multi",
-    "gin_bonus": "20",
-    "undercut_bonus": "15",
-    "target": "150",
-    "target_rule": ">",
-    "spade_doubles": "on",
-    "box_bonus": "25",
-    "game_bonus": "100",
-    "dealer": "2",
-}
-
-
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -194,11 +182,12 @@ SETUP = {
     ],
 )
 def test_set_up_errors_name_the_field_and_keep_every_value(client: FlaskClient, change: dict, message: str) -> None:
-    answer = client.post("/matches", data={"csrf_token": form_token(client), **SETUP, **change})
+    three = SETUP | {"player": ["Ann", "Bob", "Cy", ""], "preset": "oklahoma-multi"}
+    answer = client.post("/matches", data={"csrf_token": form_token(client), **three, **change})
     assert answer.status_code == 400
     page = answer.get_data(as_text=True)
     assert message in page
-    sent = SETUP | change
+    sent = three | change
     for name in sent["player"][:2]:
         assert f'value="{name}"' in page or "\x00" in name
     if "preset" not in change:
