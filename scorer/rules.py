@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from scorer.cards import Card, InvalidCardError, ensure_distinct, format_cards, parse_cards
-from scorer.deadwood import all_best_arrangements_of_mask
+from scorer.deadwood import all_best_arrangements_of_mask, best_arrangement_of_mask
 from scorer.layoffs import Layoff, PlayerResult, resolve_knock
 from scorer.melds import Meld, cards_mask, mask_cards, meld_from_mask
 
@@ -28,10 +28,12 @@ __all__ = [
     "PRESETS",
     "IllegalKnockError",
     "InvalidHandError",
+    "KnockOption",
     "Layoff",
     "PlayerResult",
     "RoundResult",
     "Rules",
+    "knock_option",
     "score_round",
 ]
 
@@ -54,6 +56,12 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 2-4 players, 7 cards each for 3-4, penalty scoring (seed R).
     "oklahoma-multi": {"max_players": 4, "scoring": "penalty"},
 }
+PRESET_TITLES: dict[str, str] = {
+    "oklahoma": "Oklahoma Gin",
+    "gin-rummy": "Gin Rummy",
+    "oklahoma-multi": "Oklahoma Gin for 3-4 players",
+}
+"""Each preset's name as players know it, for messages and forms."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,6 +144,15 @@ class Rules:
         _check_options(options)
         return cls(**{"preset": name, **PRESETS[name], **options})
 
+    @property
+    def title(self) -> str:
+        """The preset's name as players know it.
+
+        >>> Rules.preset_named("oklahoma-multi").title
+        'Oklahoma Gin for 3-4 players'
+        """
+        return PRESET_TITLES[self.preset]
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form: every option by name."""
         return dataclasses.asdict(self)
@@ -162,7 +179,8 @@ class Rules:
         """
         if not 2 <= players <= self.max_players:
             allowed = "2 players" if self.max_players == 2 else f"2 to {self.max_players} players"
-            raise InvalidHandError(f"{self.preset} is for {allowed}, not {players}")
+            hint = f"; choose {PRESET_TITLES['oklahoma-multi']}" if 2 < players <= 4 else ""
+            raise InvalidHandError(f"{self.title} is for {allowed}, not {players}{hint}")
         return 10 if players == 2 else 7
 
     def wins_match(self, total: int) -> bool:
@@ -176,7 +194,57 @@ class Rules:
             return f"only gin (knock limit 0) with ace upcard {upcard}"
         if self.knock_limit == "upcard":
             return f"the knock limit {limit} set by upcard {upcard}"
-        return f"the knock limit {limit} ({self.preset}; upcard {upcard})"
+        return f"the knock limit {limit} ({self.title}; upcard {upcard})"
+
+
+@dataclasses.dataclass(frozen=True)
+class KnockOption:
+    """What one hand could lay down if its player knocked now, and whether that knock is allowed."""
+
+    melds: tuple[Meld, ...]
+    deadwood: tuple[Card, ...]
+    points: int
+    discard: Card | None
+    """For a hand of one card more than dealt: the discard that leaves the least deadwood."""
+    can_knock: bool
+    reason: str
+    """Why the hand may not knock ("" when it may)."""
+
+
+def knock_option(rules: Rules, hand: Sequence[Card], players: int, upcard: Card | None) -> KnockOption:
+    """The least deadwood ``hand`` can show (after the best discard when it holds one card extra), and
+    whether it may knock: a knocker holds the dealt number of cards (or one more, before discarding)
+    and no more deadwood than the knock limit.
+
+    >>> option = knock_option(Rules(), parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC KD"), 2, Card.parse("KS"))
+    >>> option.points, str(option.discard), option.can_knock
+    (5, 'KD', True)
+    >>> multi = Rules.preset_named("oklahoma-multi")
+    >>> knock_option(multi, parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC"), 3, None).reason
+    'holds 10 cards; Oklahoma Gin for 3-4 players deals 7'
+
+    :raises InvalidHandError: when these rules do not allow that many players.
+    """
+    size = rules.hand_size(players)
+    cards = tuple(hand)
+    if len(cards) in (size, size + 1):
+        choices = _knocker_choices("", cards, size, None)
+        best = min(choices, key=lambda choice: choice.points)
+        melds, deadwood, points, discard = best.melds, best.deadwood, best.points, best.discard
+    else:
+        arrangement = best_arrangement_of_mask(cards_mask(cards)) if len(cards) <= size + 1 else None
+        melds = arrangement.melds if arrangement else ()
+        deadwood = arrangement.deadwood if arrangement else cards
+        points = arrangement.points if arrangement else sum(card.value for card in cards)
+        discard = None
+    reason = ""
+    if len(cards) not in (size, size + 1):
+        reason = f"holds {len(cards)} card{'' if len(cards) == 1 else 's'}; {rules.title} deals {size}"
+    elif upcard is None:
+        reason = "no upcard yet"
+    elif points > rules.knock_limit_for(upcard):
+        reason = f"deadwood {points} is over {rules.describe_limit(upcard)}"
+    return KnockOption(melds, deadwood, points, discard, not reason, reason)
 
 
 def _check_int(name: str, value: object, least: int, most: int | None = None) -> None:
@@ -278,11 +346,11 @@ def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker:
             holder[card] = name
         if name == knocker and len(hand) not in (size, size + 1):
             raise InvalidHandError(
-                f"{name} holds {len(hand)} cards; {rules.preset} needs {size} after the knocker's discard "
+                f"{name} holds {len(hand)} cards; {rules.title} needs {size} after the knocker's discard "
                 f"(or {size + 1} to choose the discard)"
             )
         if name != knocker and len(hand) != size:
-            raise InvalidHandError(f"{name} holds {len(hand)} cards; {rules.preset} needs {size}")
+            raise InvalidHandError(f"{name} holds {len(hand)} cards; {rules.title} needs {size}")
         checked[name] = hand
     return checked
 

@@ -10,8 +10,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from scorer.cards import Card
-from scorer.deadwood import best_arrangement
-from scorer.rules import Rules, score_round
+from scorer.rules import Rules, knock_option, score_round
 from web import store
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
@@ -137,7 +136,11 @@ def score() -> Response:
 
 @bp.post("/arrange")
 def arrange() -> Response:
-    """Each hand's best melds and deadwood before anyone knocks, and who may knock under this upcard."""
+    """Each hand's best melds and deadwood before anyone knocks, and who may knock under this upcard.
+
+    A hand of one card more than dealt shows its least deadwood after the best discard (``discard``);
+    a hand of another size may not knock (``why_not`` says so, ``cards_ok`` is false).
+    """
     body = json_body()
     hands = body.get("hands")
     if not isinstance(hands, dict):
@@ -147,20 +150,38 @@ def arrange() -> Response:
     limit = None if upcard is None else rules.knock_limit_for(upcard)
     seen: dict[Card, str] = {}
     players: dict[str, Any] = {}
+    match = store.load_match(body["match"]).match if "match" in body else None
+    seated = len(hands) if match is None else len(match.players)
+    try:
+        rules.hand_size(seated)
+    except ValueError as error:
+        raise ApiError(400, str(error)) from error
     for name, cards_json in hands.items():
         cards = store.parse_hand_field(cards_json, name)
         for card in cards:
             if card in seen:
                 raise ApiError(400, f"{card} is in both {seen[card]}'s and {name}'s hands")
             seen[card] = name
-        best = best_arrangement(cards)
+        option = knock_option(rules, cards, seated, upcard)
         players[name] = {
-            "melds": [[str(card) for card in meld.cards] for meld in best.melds],
-            "deadwood": [str(card) for card in best.deadwood],
-            "deadwood_points": best.points,
-            "can_knock": limit is not None and best.points <= limit,
+            "melds": [[str(card) for card in meld.cards] for meld in option.melds],
+            "deadwood": [str(card) for card in option.deadwood],
+            "deadwood_points": option.points,
+            "discard": None if option.discard is None else str(option.discard),
+            "can_knock": option.can_knock,
+            "why_not": option.reason,
+            "cards_ok": len(cards) in (rules.hand_size(seated), rules.hand_size(seated) + 1),
         }
-    return jsonify(players=players, knock_limit=limit, upcard=None if upcard is None else str(upcard))
+    knockers = [name for name, player in players.items() if player["can_knock"]]
+    finished = match is not None and match.finished
+    return jsonify(
+        players=players,
+        # the knock a camera table proposes by itself: only when one player alone may knock, in a match still on
+        propose=knockers[0] if len(knockers) == 1 and not finished else None,
+        knock_limit=limit,
+        upcard=None if upcard is None else str(upcard),
+        hand_size=rules.hand_size(seated),
+    )
 
 
 @bp.post("/detect")
