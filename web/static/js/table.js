@@ -271,6 +271,7 @@ function init() {
   enableTaps(actions.openEditor);
   $("upcard-input").addEventListener("focus", () => live.freeze());
   $("upcard-input").addEventListener("change", (event) => typeCards(UPCARD, event.target.value));
+  $("upcard-input").addEventListener("keydown", (event) => event.key === "Enter" && event.target.blur());
   document.querySelector('[data-pick="upcard"]').addEventListener("click", () => actions.openGrid(UPCARD));
   $("camera-start").addEventListener("click", () => live.startBrowser());
   $("camera-stop").addEventListener("click", () => live.stop());

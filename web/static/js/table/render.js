@@ -42,7 +42,7 @@ export function buildHands(state, actions) {
     input.addEventListener("focus", actions.freeze);
     input.addEventListener("change", () => actions.typeHand(index, input.value));
     input.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") actions.typeHand(index, input.value);
+      if (event.key === "Enter") input.blur(); // one path: leaving the box sends its change
     });
     const pick = el("button", { type: "button", class: "button", "data-pick": String(n), text: "Pick" });
     pick.addEventListener("click", () => actions.openGrid(index));
@@ -163,7 +163,8 @@ function renderTotals(state) {
   el("span", { class: "bar-target", text: `to ${match.target}` }));
 }
 
-function renderNotice(state) {
+function renderNotice(state, before) {
+  if (before && before.notice === state.notice) return; // redrawn only when it changes: a tap in progress stays
   const box = $("notice");
   box.hidden = !state.notice;
   if (!state.notice) return box.replaceChildren();
@@ -201,7 +202,7 @@ export function render(state, before, actions) {
   renderHands(state, actions);
   renderProposal(state);
   renderMatchOver(state);
-  renderNotice(state);
+  renderNotice(state, before);
   $("table-error").textContent = state.error;
   if (!before || before.match !== state.match) {
     renderSheet($("sheet-body"), state.match, { onUndo: actions.undoRound, onEdit: actions.openRoundEditor });
