@@ -25,7 +25,6 @@ import threading
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,9 +33,11 @@ sys.path.insert(0, str(REPO))
 from scorer.cards import Card, parse_cards  # noqa: E402
 from scorer.vision.detector import Detections  # noqa: E402
 from scorer.vision.types import CardDetection  # noqa: E402
+from tests.browser_support import draw_card, write_y4m  # noqa: E402  (the stand-in tables of the browser tests)
 
 CHROMIUM = "/usr/bin/chromium"
 WIDTH, HEIGHT, FPS = 640, 360, 10
+CARD_SIZE = (42, 64)
 MARK = 24  # the marker square in the top-left corner: black on table A, white on table B
 TABLES = {
     "A": ({"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"}, "KS", "Ann knocks"),
@@ -52,16 +53,9 @@ def draw_table(name: str) -> tuple[np.ndarray, list[CardDetection]]:
     cards = []
     for text, top in ((hands["Ann"], 270), (hands["Bob"], 20)):
         for i, card in enumerate(parse_cards(text)):
-            cards.append(draw_card(image, card, 30 + i * 48, top))
-    cards.append(draw_card(image, Card.parse(upcard), 440, 150))
+            cards.append(draw_card(image, card, 30 + i * 48, top, CARD_SIZE))
+    cards.append(draw_card(image, Card.parse(upcard), 440, 150, CARD_SIZE))
     return image, cards
-
-
-def draw_card(image: np.ndarray, card: Card, x: int, y: int) -> CardDetection:
-    cv2.rectangle(image, (x, y), (x + 42, y + 64), (250, 250, 250), -1)
-    colour = (30, 30, 200) if card.suit in "DH" else (20, 20, 20)
-    cv2.putText(image, str(card), (x + 3, y + 22), cv2.FONT_HERSHEY_SIMPLEX, 0.5, colour, 1)
-    return CardDetection(card, (x, y, x + 42, y + 64), 0.95)
 
 
 class TwoTables:
@@ -79,16 +73,6 @@ class TwoTables:
             CardDetection(c.card, (c.box[0] * sx, c.box[1] * sy, c.box[2] * sx, c.box[3] * sy), 0.95) for c in cards
         )
         return Detections(scaled, (), width, height)
-
-
-def write_video(path: Path, hold_seconds: float) -> None:
-    frames = int(hold_seconds * FPS)
-    with path.open("wb") as video:
-        video.write(f"YUV4MPEG2 W{WIDTH} H{HEIGHT} F{FPS}:1 Ip A1:1 C420jpeg XYSCSS=420JPEG\n".encode())
-        for name in ("A", "B"):
-            i420 = cv2.cvtColor(draw_table(name)[0], cv2.COLOR_BGR2YUV_I420).tobytes()
-            for _ in range(frames):
-                video.write(b"FRAME\n" + i420)
 
 
 WATCH = """() => {
@@ -130,7 +114,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as scratch:
         video = Path(scratch) / "tables.y4m"
-        write_video(video, args.hold)
+        write_y4m(video, [(draw_table(name)[0], int(args.hold * FPS)) for name in TABLES], FPS)
         detector = TwoTables({name: draw_table(name)[1] for name in TABLES})
         app = create_app({"DATA_DIR": scratch, "DETECTOR": detector})
         http = make_server("127.0.0.1", 0, app, threaded=True)
@@ -155,7 +139,8 @@ def main() -> None:
         http.shutdown()
 
     latencies = []
-    for (table, shown_at), following in zip(log["marks"][1:], [*log["marks"][2:], [None, float("inf")]], strict=True):
+    # Each change but the first sighting of the camera, up to the next change (the last one may be cut short).
+    for (table, shown_at), following in zip(log["marks"][1:], log["marks"][2:], strict=False):
         expected = TABLES[table][2]
         answered = [t for text, t in log["proposals"] if expected in text and shown_at <= t < following[1]]
         if answered:

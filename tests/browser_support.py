@@ -12,8 +12,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 
+from scorer.cards import Card
 from scorer.vision.detector import Detections
 from scorer.vision.types import CardDetection
 
@@ -40,6 +42,28 @@ class ScaledDetector:
             for c in self.cards
         )
         return Detections(scaled, (), width, height)
+
+
+def draw_card(image: np.ndarray, card: Card, x: int, y: int, size: tuple[int, int] = (85, 120)) -> CardDetection:
+    """A plain stand-in card (white, its index in text) drawn at ``x, y``; returns its detection."""
+    width, height = size
+    cv2.rectangle(image, (x, y), (x + width, y + height), (250, 250, 250), -1)
+    colour = (30, 30, 200) if card.suit in "DH" else (20, 20, 20)
+    cv2.putText(
+        image, str(card), (x + 6 * width // 85, y + height // 3), cv2.FONT_HERSHEY_SIMPLEX, width / 85, colour, 2
+    )
+    return CardDetection(card, (x, y, x + width, y + height), 0.95)
+
+
+def write_y4m(path: Path, scenes: Sequence[tuple[np.ndarray, int]], fps: int = 15) -> None:
+    """A .y4m video (the format Chromium's fake camera plays, looping) of each picture for its frame count."""
+    height, width = scenes[0][0].shape[:2]
+    with path.open("wb") as video:
+        video.write(f"YUV4MPEG2 W{width} H{height} F{fps}:1 Ip A1:1 C420jpeg XYSCSS=420JPEG\n".encode())
+        for image, frames in scenes:
+            i420 = cv2.cvtColor(image, cv2.COLOR_BGR2YUV_I420).tobytes()
+            for _ in range(frames):
+                video.write(b"FRAME\n" + i420)
 
 
 @contextmanager

@@ -169,12 +169,13 @@ def test_a_confirmed_round_is_not_proposed_again_after_resume_live(playwright: A
     """The camera still sees the confirmed round's cards (a card corrected, so in another order): no proposal."""
     from playwright.sync_api import expect
 
-    from tests.test_browser import render_scene, write_y4m
+    from tests.browser_support import write_y4m
+    from tests.test_browser import render_scene
     from web import create_app
 
     scene, cards, _ = render_scene()
     video = tmp_path / "table.y4m"
-    write_y4m(video, scene)
+    write_y4m(video, [(scene, 15)])
     app = create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": ScaledDetector(cards)})
     browser = launch(playwright, [*FAKE_CAMERA, f"--use-file-for-fake-video-capture={video}"])
     with live_server(app) as base:
