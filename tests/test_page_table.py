@@ -315,6 +315,17 @@ def test_correcting_a_fanned_hand_on_a_phone(browser: Any, tmp_path: Path) -> No
         assert zoomed == pytest.approx(2 * width, rel=0.02)
         page.screenshot(path=str(screenshot_dir(tmp_path) / "phone-camera-zoomed.png"))
         assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth"), "zoom scrolls its own box"
+        page.click("#zoom")
+        page.click("#zoom")  # back to 1x
+
+        # Ann's fan is gin: her proposal shows, and the picture stays in view while players read it.
+        type_hand(page, "upcard", "KS")
+        page.click("#knock-1")
+        expect(page.locator("#proposal")).to_contain_text("Ann goes gin")
+        page.locator("#confirm-round").scroll_into_view_if_needed()
+        stage = page.locator("#stage-wrap").bounding_box()
+        assert stage is not None and stage["y"] >= -1 and stage["y"] + stage["height"] <= PHONE["height"]
+        page.screenshot(path=str(screenshot_dir(tmp_path) / "phone-camera-proposal.png"))
         assert not page.errors, page.errors
 
 
