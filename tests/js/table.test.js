@@ -65,6 +65,13 @@ test("a confirmed round is not proposed again while its cards lie on the table, 
   assert.equal(autoKnocker({ ...next, arrangement: { key: tableKey(next), answer: arrangement } }), "Ann");
 });
 
+test("a table is proposed by itself once: not again after it was dismissed with Not yet", () => {
+  const state = dealt();
+  const ready = { ...state, stable: true, arrangement: { key: tableKey(state), answer: { propose: "Ann", players: {} } } };
+  assert.equal(autoKnocker(ready), "Ann");
+  assert.equal(autoKnocker({ ...ready, autoProposed: tableKey(state) }), null);
+});
+
 test("an arrangement for other cards proposes nothing", () => {
   const state = dealt();
   const stale = { ...state, stable: true, arrangement: { key: "other", answer: { propose: "Ann", players: {} } } };

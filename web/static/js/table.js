@@ -130,14 +130,11 @@ async function arrange() {
   }
 }
 
-let proposingKey = null;
-
 async function propose(knocker) {
   const state = store.state;
   if (state.match.finished || state.saving) return;
   const key = tableKey(state);
   const body = { match: state.match.id, upcard: upcardOf(state), knocker, hands: handsPayload(state) };
-  proposingKey = key;
   try {
     const result = await sequencer.latest("propose", () => post("/api/score", body));
     if (result === STALE) return;
@@ -147,8 +144,6 @@ async function propose(knocker) {
     $("confirm-round").focus({ preventScroll: true });
   } catch (error) {
     if (tableKey(store.state) === key) update((s) => ({ ...s, proposal: null, error: error.message }));
-  } finally {
-    if (proposingKey === key) proposingKey = null;
   }
 }
 
@@ -230,7 +225,10 @@ store.subscribe((state, before) => {
     return;
   }
   const auto = autoKnocker(state);
-  if (auto && proposingKey !== tableKey(state)) propose(auto);
+  if (auto) {
+    update((s) => ({ ...s, autoProposed: tableKey(s) }));
+    propose(auto);
+  }
 });
 
 const editor = new CardEditor(store, Object.assign(Object.create(null), {
@@ -287,7 +285,8 @@ function init() {
     editor.open(null, { box: null, place: 0 });
   });
   $("confirm-round").addEventListener("click", confirmRound);
-  $("cancel-proposal").addEventListener("click", () => update((state) => ({ ...state, proposal: null })));
+  $("cancel-proposal").addEventListener("click", () =>
+    update((state) => ({ ...state, proposal: null, autoProposed: tableKey(state) })));
   $("record-draw").addEventListener("click", recordDraw);
   $("clear-hands").addEventListener("click", clearTable);
   $("rematch").addEventListener("click", rematch);

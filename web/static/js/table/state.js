@@ -22,6 +22,7 @@ export function initialState(match, seating) {
     proposal: null, // {knocker, key, body, result}: /api/score for the cards under `key`
     saving: false, // a round is being posted: Confirm stays disabled
     confirmed: null, // cards of the round just confirmed (auto-proposals wait for a new deal)
+    autoProposed: null, // the table (key) last proposed by itself or dismissed with "Not yet": not again
     selected: null, // id of the card whose box and chip are highlighted
     zoom: 1,
     error: "",
@@ -157,13 +158,15 @@ const overlap = (a, b) => a.filter((card) => b.includes(card)).length;
 
 /**
  * The knock to propose by itself, or null. The server names it (the only player who may knock, in a
- * match still on); the page adds: only on a stable camera reading, never twice for the same deal: after a
- * confirmed round, not until most of its cards have left the table (a new deal).
+ * match still on); the page adds: only on a stable camera reading, once per table (not again after "Not
+ * yet"), and never twice for the same deal: after a confirmed round, not until most of its cards have left
+ * the table (a new deal).
  */
 export function autoKnocker(state) {
   const propose = state.arrangement?.answer?.propose ?? null;
   if (!propose || !state.stable || state.proposal || state.saving || state.match.finished) return null;
-  if (state.arrangement.key !== tableKey(state)) return null;
+  const key = tableKey(state);
+  if (state.arrangement.key !== key || state.autoProposed === key) return null;
   if (state.confirmed) {
     const now = state.cards.filter((entry) => entry.place !== OUT).map((entry) => entry.card);
     if (overlap(state.confirmed, now) * 2 >= state.confirmed.length) return null;
