@@ -181,16 +181,13 @@ export function roundConfirmed(state, match) {
   return { ...state, match, proposal: null, saving: false, confirmed: confirmed ?? state.confirmed };
 }
 
-/** A hand's line under its chips: card count (flagged when wrong), deadwood, and whether it may knock. */
+/** A hand's line under its chips: card count (flagged when the server says it is wrong), deadwood, knock. */
 export function handStatus(state, index) {
   const count = cardsAt(state, index).length;
   const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
   const info = answer?.players?.[players(state)[index]];
-  const size = answer?.hand_size;
-  const parts = [`${count} card${count === 1 ? "" : "s"}`];
-  let wrongCount = Boolean(info && !info.cards_ok && count > 0);
-  if (size !== undefined && count > 0 && count !== size && count !== size + 1) wrongCount = true;
-  if (size !== undefined && wrongCount) parts[0] += ` (deals ${size})`;
+  const wrongCount = Boolean(info && !info.cards_ok && count > 0);
+  const parts = [`${count} card${count === 1 ? "" : "s"}${wrongCount ? ` (deals ${answer.hand_size})` : ""}`];
   if (info && count) parts.push(`deadwood ${info.deadwood_points}`);
   if (info?.discard) parts.push(`discards ${info.discard}`);
   if (info?.can_knock) parts.push("can knock");
