@@ -28,12 +28,13 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+from browser_support import draw_card, write_y4m  # noqa: E402  (the stand-in tables of the browser tests)
 
 from scorer.cards import Card, parse_cards  # noqa: E402
 from scorer.vision.detector import Detections  # noqa: E402
 from scorer.vision.types import CardDetection  # noqa: E402
-from tests.browser_support import draw_card, write_y4m  # noqa: E402  (the stand-in tables of the browser tests)
 
 CHROMIUM = "/usr/bin/chromium"
 WIDTH, HEIGHT, FPS = 640, 360, 10

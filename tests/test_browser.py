@@ -17,11 +17,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from browser_support import draw_card, write_y4m
 
 from scorer.cards import Card, parse_cards
 from scorer.vision.detector import Detections
 from scorer.vision.types import CardDetection
-from tests.browser_support import draw_card, write_y4m
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

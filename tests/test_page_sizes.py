@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tests.browser_support import CHROMIUM, DESKTOP, PHONE, launch, live_server, no_sideways_scroll, screenshot_dir
-from tests.browser_support import small_tap_targets as small_targets
+from browser_support import CHROMIUM, DESKTOP, PHONE, launch, live_server, no_sideways_scroll, screenshot_dir
+from browser_support import small_tap_targets as small_targets
 
 pytestmark = [
     pytest.mark.browser,

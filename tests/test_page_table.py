@@ -14,10 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from scorer.cards import parse_cards
-from scorer.vision.types import CardDetection
-from tests.browser_support import (
+from browser_support import (
     CHROMIUM,
     DESKTOP,
     FAKE_CAMERA,
@@ -28,7 +25,10 @@ from tests.browser_support import (
     live_server,
     screenshot_dir,
 )
-from tests.test_seating import BOTTOM, LEFT, RIGHT, TOP, UPCARD, cards_at
+from test_seating import BOTTOM, LEFT, RIGHT, TOP, UPCARD, cards_at
+
+from scorer.cards import parse_cards
+from scorer.vision.types import CardDetection
 
 pytestmark = [
     pytest.mark.browser,
@@ -175,10 +175,10 @@ def test_two_tables_confirming_the_same_round_store_it_once(browser: Any, base: 
 
 def test_a_confirmed_round_is_not_proposed_again_after_resume_live(playwright: Any, tmp_path: Path) -> None:
     """The camera still sees the confirmed round's cards (a card corrected, so in another order): no proposal."""
+    from browser_support import write_y4m
     from playwright.sync_api import expect
+    from test_browser import render_scene
 
-    from tests.browser_support import write_y4m
-    from tests.test_browser import render_scene
     from web import create_app
 
     scene, cards, _ = render_scene()

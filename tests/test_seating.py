@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from web_fixtures import FakeDetector, jpeg
 
 from scorer.cards import parse_cards
 from scorer.rules import Rules
 from scorer.vision.detector import Detections
 from scorer.vision.layout import LayoutError, TableLayout
 from scorer.vision.types import CardDetection
-from tests.web_fixtures import FakeDetector, jpeg
 
 WIDTH, HEIGHT = 1280, 720
 # Where each seat's cards lie in a 1280x720 picture (box centres), and the hands dealt there.
