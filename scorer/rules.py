@@ -59,7 +59,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 PRESET_TITLES: dict[str, str] = {
     "oklahoma": "Oklahoma Gin",
     "gin-rummy": "Gin Rummy",
-    "oklahoma-multi": "Oklahoma Gin for 3-4 players",
+    "oklahoma-multi": "Multi-player Oklahoma Gin",
 }
 """Each preset's name as players know it, for messages and forms."""
 
@@ -149,7 +149,7 @@ class Rules:
         """The preset's name as players know it.
 
         >>> Rules.preset_named("oklahoma-multi").title
-        'Oklahoma Gin for 3-4 players'
+        'Multi-player Oklahoma Gin'
         """
         return PRESET_TITLES[self.preset]
 
@@ -179,7 +179,8 @@ class Rules:
         """
         if not 2 <= players <= self.max_players:
             allowed = "2 players" if self.max_players == 2 else f"2 to {self.max_players} players"
-            hint = f"; choose {PRESET_TITLES['oklahoma-multi']}" if 2 < players <= 4 else ""
+            fits = [PRESET_TITLES[id_] for id_, extra in PRESETS.items() if 2 <= players <= extra.get("max_players", 2)]
+            hint = f": choose {' or '.join(fits)}" if fits else ""
             raise InvalidHandError(f"{self.title} is for {allowed}, not {players}{hint}")
         return 10 if players == 2 else 7
 
@@ -201,14 +202,16 @@ class Rules:
 class KnockOption:
     """What one hand could lay down if its player knocked now, and whether that knock is allowed."""
 
+    cards: tuple[Card, ...]
     melds: tuple[Meld, ...]
     deadwood: tuple[Card, ...]
-    points: int
+    points: int | None
+    """The least deadwood; None for a hand with more cards than a knocker may hold."""
     discard: Card | None
     """For a hand of one card more than dealt: the discard that leaves the least deadwood."""
     can_knock: bool
-    reason: str
-    """Why the hand may not knock ("" when it may)."""
+    problem: str | None
+    """Why the hand cannot take part as it is (too few or too many cards), or None."""
 
 
 def knock_option(rules: Rules, hand: Sequence[Card], players: int, upcard: Card | None) -> KnockOption:
@@ -220,31 +223,53 @@ def knock_option(rules: Rules, hand: Sequence[Card], players: int, upcard: Card 
     >>> option.points, str(option.discard), option.can_knock
     (5, 'KD', True)
     >>> multi = Rules.preset_named("oklahoma-multi")
-    >>> knock_option(multi, parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC"), 3, None).reason
-    'holds 10 cards; Oklahoma Gin for 3-4 players deals 7'
+    >>> knock_option(multi, parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC"), 3, None).problem
+    '10 cards: Multi-player Oklahoma Gin deals 7 (a knocker holds 8 before the discard)'
 
     :raises InvalidHandError: when these rules do not allow that many players.
     """
     size = rules.hand_size(players)
     cards = tuple(hand)
-    if len(cards) in (size, size + 1):
-        choices = _knocker_choices("", cards, size, None)
-        best = min(choices, key=lambda choice: choice.points)
+    if len(cards) > size + 1:
+        problem = f"{len(cards)} cards: {rules.title} deals {size} (a knocker holds {size + 1} before the discard)"
+        return KnockOption(cards, (), (), None, None, False, problem)
+    if len(cards) == size + 1:
+        best = min(_knocker_choices("", cards, size, None), key=lambda choice: choice.points)
         melds, deadwood, points, discard = best.melds, best.deadwood, best.points, best.discard
     else:
-        arrangement = best_arrangement_of_mask(cards_mask(cards)) if len(cards) <= size + 1 else None
-        melds = arrangement.melds if arrangement else ()
-        deadwood = arrangement.deadwood if arrangement else cards
-        points = arrangement.points if arrangement else sum(card.value for card in cards)
-        discard = None
-    reason = ""
-    if len(cards) not in (size, size + 1):
-        reason = f"holds {len(cards)} card{'' if len(cards) == 1 else 's'}; {rules.title} deals {size}"
-    elif upcard is None:
-        reason = "no upcard yet"
-    elif points > rules.knock_limit_for(upcard):
-        reason = f"deadwood {points} is over {rules.describe_limit(upcard)}"
-    return KnockOption(melds, deadwood, points, discard, not reason, reason)
+        arrangement = best_arrangement_of_mask(cards_mask(cards))
+        melds, deadwood, points, discard = arrangement.melds, arrangement.deadwood, arrangement.points, None
+    short = None if len(cards) >= size else f"{len(cards)} cards: {rules.title} deals {size}"
+    can_knock = upcard is not None and short is None and points <= rules.knock_limit_for(upcard)
+    return KnockOption(cards, melds, deadwood, points, discard, can_knock, short)
+
+
+def knock_to_propose(
+    rules: Rules, upcard: Card | None, options: Mapping[str, KnockOption], players: int
+) -> tuple[str | None, str | None]:
+    """The knock to propose without being asked (from each hand's ``knock_option``), or None and why not:
+    exactly one player may knock and every other hand holds the dealt number of cards, so the table could
+    be scored as it lies.
+
+    >>> hands = {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"}
+    >>> options = {name: knock_option(Rules(), parse_cards(hand), 2, Card.parse("KS")) for name, hand in hands.items()}
+    >>> knock_to_propose(Rules(), Card.parse("KS"), options, 2)
+    ('Ann', None)
+    """
+    size = rules.hand_size(players)
+    knockers = [name for name, option in options.items() if option.can_knock]
+    if upcard is None:
+        return None, "no upcard yet"
+    if not knockers:
+        return None, "nobody may knock yet"
+    if len(knockers) > 1:
+        return None, f"{' and '.join(knockers)} may each knock: say who knocked"
+    wrong = [
+        f"{name} holds {len(option.cards)} cards, not {size}"
+        for name, option in options.items()
+        if name != knockers[0] and len(option.cards) != size
+    ]
+    return (None, "; ".join(wrong)) if wrong else (knockers[0], None)
 
 
 def _check_int(name: str, value: object, least: int, most: int | None = None) -> None:

@@ -197,7 +197,8 @@ def test_a_confirmed_round_is_not_proposed_again_after_resume_live(playwright: A
         page.click("#editor-delete")
         expect(page.locator('#chips-2 .chip[data-card="7D"]')).to_have_count(0)
         type_hand(page, 2, BOB.replace("7D", "").strip() + " 7D")
-        expect(page.locator("#proposal")).to_contain_text("Ann knocks: Ann scores 18", timeout=10_000)
+        expect(page.locator("#proposal")).to_be_visible(timeout=10_000)  # the same knock, scored again
+        expect(page.locator("#proposal")).to_contain_text("Ann knocks: Ann scores 18")
         page.click("#confirm-round")
         expect(page.locator("#sheet-body .total-points").first).to_have_text("18", timeout=10_000)
         expect(page.locator("#resume-live")).to_be_hidden()  # confirming resumed the camera
@@ -352,7 +353,7 @@ def test_moving_a_card_out_of_another_hand_asks_first(browser: Any, base: str) -
     page.click('#notice button:text-is("Move")')
     expect(page.locator("#chips-1 .chip")).to_have_count(11)
     expect(page.locator("#status-2")).to_have_class("status wrong-count")  # Bob is short now, in red
-    expect(page.locator("#status-2")).to_contain_text("9 cards (deals 10)")
+    expect(page.locator("#status-2")).to_contain_text("9 cards: Oklahoma Gin deals 10")
     expect(page.locator("#knock-2")).to_be_disabled()
     # 11 cards: the page says which card Ann discards.
     expect(page.locator("#status-1")).to_contain_text("discards 7D")
@@ -383,7 +384,7 @@ def test_wrong_hand_sizes_never_say_can_knock(browser: Any, base: str) -> None:
     page = open_table(browser, base, new_match(browser.new_page(), base, ["Ann", "Bob", "Cat"]))
     type_hand(page, "upcard", "KS")
     type_hand(page, 1, ANN)  # ten cards in a seven-card game
-    expect(page.locator("#status-1")).to_contain_text("10 cards (deals 7)")
+    expect(page.locator("#status-1")).to_contain_text("10 cards: Multi-player Oklahoma Gin deals 7")
     expect(page.locator("#status-1")).to_have_class("status wrong-count")
     expect(page.locator("#status-1")).not_to_contain_text("can knock")
     expect(page.locator("#status-2")).to_have_text("0 cards")  # an empty hand: no deadwood, no knock

@@ -191,9 +191,9 @@ def three(ann: str, bob: str, cat: str) -> dict[str, list[Card]]:
 
 def test_multi_two_players_get_10_cards_three_or_four_get_7() -> None:
     assert [MULTI.hand_size(n) for n in (2, 3, 4)] == [10, 7, 7]
-    with pytest.raises(InvalidHandError, match="Oklahoma Gin for 3-4 players is for 2 to 4 players, not 5"):
+    with pytest.raises(InvalidHandError, match="Multi-player Oklahoma Gin is for 2 to 4 players, not 5"):
         MULTI.hand_size(5)
-    with pytest.raises(InvalidHandError, match="Oklahoma Gin is for 2 players, not 3; choose Oklahoma Gin for 3-4"):
+    with pytest.raises(InvalidHandError, match="Oklahoma Gin is for 2 players, not 3: choose Multi-player"):
         Rules().hand_size(3)
 
 

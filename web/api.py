@@ -10,7 +10,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from scorer.cards import Card
-from scorer.rules import Rules, knock_option, score_round
+from scorer.rules import KnockOption, Rules, knock_option, knock_to_propose, score_round
 from web import store
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
@@ -139,7 +139,8 @@ def arrange() -> Response:
     """Each hand's best melds and deadwood before anyone knocks, and who may knock under this upcard.
 
     A hand of one card more than dealt shows its least deadwood after the best discard (``discard``);
-    a hand of another size may not knock (``why_not`` says so, ``cards_ok`` is false).
+    a hand of another size may not knock (``problem`` says why). ``proposed_knocker`` is the knock a camera
+    table proposes by itself, ``reason`` why there is none.
     """
     body = json_body()
     hands = body.get("hands")
@@ -149,7 +150,7 @@ def arrange() -> Response:
     upcard = None if body.get("upcard") in (None, "") else store.parse_card_field(body["upcard"], "upcard")
     limit = None if upcard is None else rules.knock_limit_for(upcard)
     seen: dict[Card, str] = {}
-    players: dict[str, Any] = {}
+    options: dict[str, KnockOption] = {}
     match = store.load_match(body["match"]).match if "match" in body else None
     seated = len(hands) if match is None else len(match.players)
     try:
@@ -162,25 +163,27 @@ def arrange() -> Response:
             if card in seen:
                 raise ApiError(400, f"{card} is in both {seen[card]}'s and {name}'s hands")
             seen[card] = name
-        option = knock_option(rules, cards, seated, upcard)
-        players[name] = {
+        options[name] = knock_option(rules, cards, seated, upcard)
+    finished = None if match is None or not match.finished else f"the match is over: {match.winner} won"
+    knocker, reason = knock_to_propose(rules, upcard, options, seated)
+    players = {
+        name: {
+            "cards": [str(card) for card in option.cards],
             "melds": [[str(card) for card in meld.cards] for meld in option.melds],
             "deadwood": [str(card) for card in option.deadwood],
             "deadwood_points": option.points,
             "discard": None if option.discard is None else str(option.discard),
             "can_knock": option.can_knock,
-            "why_not": option.reason,
-            "cards_ok": len(cards) in (rules.hand_size(seated), rules.hand_size(seated) + 1),
+            "problem": option.problem,
         }
-    knockers = [name for name, player in players.items() if player["can_knock"]]
-    finished = match is not None and match.finished
+        for name, option in options.items()
+    }
     return jsonify(
-        players=players,
-        # the knock a camera table proposes by itself: only when one player alone may knock, in a match still on
-        propose=knockers[0] if len(knockers) == 1 and not finished else None,
-        knock_limit=limit,
         upcard=None if upcard is None else str(upcard),
-        hand_size=rules.hand_size(seated),
+        knock_limit=limit,
+        players=players,
+        proposed_knocker=None if finished else knocker,
+        reason=finished or reason,
     )
 
 

@@ -51,7 +51,7 @@ test("a table's key ignores card order (issue 10, problem 2)", () => {
 
 test("a confirmed round is not proposed again while its cards lie on the table, whatever their order", () => {
   let state = dealt();
-  const arrangement = { propose: "Ann", players: {} };
+  const arrangement = { proposed_knocker: "Ann", players: {} };
   state = { ...state, stable: true, arrangement: { key: tableKey(state), answer: arrangement } };
   assert.equal(autoKnocker(state), "Ann");
   state = { ...state, proposal: { knocker: "Ann", key: tableKey(state), body: { upcard: "KS", knocker: "Ann", hands: handsPayload(state) } } };
@@ -67,14 +67,14 @@ test("a confirmed round is not proposed again while its cards lie on the table, 
 
 test("a table is proposed by itself once: not again after it was dismissed with Not yet", () => {
   const state = dealt();
-  const ready = { ...state, stable: true, arrangement: { key: tableKey(state), answer: { propose: "Ann", players: {} } } };
+  const ready = { ...state, stable: true, arrangement: { key: tableKey(state), answer: { proposed_knocker: "Ann", players: {} } } };
   assert.equal(autoKnocker(ready), "Ann");
   assert.equal(autoKnocker({ ...ready, autoProposed: tableKey(state) }), null);
 });
 
 test("an arrangement for other cards proposes nothing", () => {
   const state = dealt();
-  const stale = { ...state, stable: true, arrangement: { key: "other", answer: { propose: "Ann", players: {} } } };
+  const stale = { ...state, stable: true, arrangement: { key: "other", answer: { proposed_knocker: "Ann", players: {} } } };
   assert.equal(autoKnocker(stale), null);
   assert.equal(autoKnocker({ ...stale, arrangement: { ...stale.arrangement, key: tableKey(state) }, match: { ...match, finished: true } }), null);
 });
@@ -105,7 +105,9 @@ test("a changed card drops the proposal made for the cards before", () => {
   const same = setPlace(state, 0, [...ANN].reverse());
   assert.ok(same.proposal, "the same cards in another order keep it");
   const id = state.cards.find((e) => e.card === "9H").id;
-  assert.equal(putCard(state, { id, card: "9S", place: 0 }).proposal, null);
+  const changed = putCard(state, { id, card: "9S", place: 0 });
+  assert.equal(changed.proposal, null);
+  assert.equal(changed.pendingKnocker, "Ann", "the same knock is scored again for the corrected cards");
 });
 
 test("a reading with the same cards keeps the ids (no redraw of the hands)", () => {
@@ -115,15 +117,16 @@ test("a reading with the same cards keeps the ids (no redraw of the hands)", () 
   assert.equal(cardsAt(first, 1).length, 10);
 });
 
-test("wrong card counts are flagged from the server's hand size", () => {
+test("wrong card counts are flagged as the server says", () => {
   let state = initialState({ ...match, players: ["Ann", "Bob", "Cat"] }, seating);
   state = setPlace(state, 0, ANN);
-  const answer = { hand_size: 7, players: { Ann: { cards_ok: false, can_knock: false, deadwood_points: 5, why_not: "holds 10 cards" } } };
+  const problem = "10 cards: Multi-player Oklahoma Gin deals 7 (a knocker holds 8 before the discard)";
+  const answer = { players: { Ann: { problem, can_knock: false, deadwood_points: 5 }, Bob: { problem: "0 cards: deals 7" } } };
   state = { ...state, arrangement: { key: tableKey(state), answer } };
   const status = handStatus(state, 0);
   assert.equal(status.wrongCount, true);
   assert.equal(status.canKnock, false);
-  assert.match(status.text, /10 cards \(deals 7\)/);
+  assert.equal(status.text, `${problem} · deadwood 5`);
   assert.equal(handStatus(state, 1).wrongCount, false, "an empty hand is not flagged, nor may it knock");
 });
 

@@ -66,7 +66,7 @@ function typeCards(place, text) {
 function clearTable() {
   const before = store.state.cards;
   if (!before.length) return;
-  update((state) => ({ ...state, cards: [], proposal: null, error: "" }));
+  update((state) => ({ ...state, cards: [], proposal: null, pendingKnocker: null, error: "" }));
   notify(`Table cleared (${before.length} cards).`, [
     { label: "Undo", primary: true, action: () => update((state) => ({ ...state, cards: before, notice: null })) },
   ]);
@@ -219,8 +219,8 @@ async function rematch() {
 store.subscribe((state, before) => {
   scheduleArrange();
   // Cards corrected while a proposal was shown: score the same knock again for the cards now on the table.
-  const knocker = before.proposal?.knocker;
-  if (knocker && !state.proposal && !state.saving && state.match === before.match && tableKey(state) !== before.proposal.key) {
+  const knocker = state.pendingKnocker;
+  if (knocker && !state.proposal && !state.saving && tableKey(state) !== tableKey(before)) {
     propose(knocker);
     return;
   }
@@ -286,7 +286,7 @@ function init() {
   });
   $("confirm-round").addEventListener("click", confirmRound);
   $("cancel-proposal").addEventListener("click", () =>
-    update((state) => ({ ...state, proposal: null, autoProposed: tableKey(state) })));
+    update((state) => ({ ...state, proposal: null, pendingKnocker: null, autoProposed: tableKey(state) })));
   $("record-draw").addEventListener("click", recordDraw);
   $("clear-hands").addEventListener("click", clearTable);
   $("rematch").addEventListener("click", rematch);

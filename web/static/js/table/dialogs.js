@@ -158,7 +158,8 @@ export class RoundEditor {
 
   open(number) {
     const { match } = this.store.state;
-    const line = match.rounds[number - 1];
+    const round = match.rounds[number - 1];
+    const line = round.input ?? round; // what was entered: a draw, or upcard, knocker and hands
     $("round-editor-title").textContent = `Edit round ${number}`;
     $("round-draw").checked = line.draw;
     $("round-upcard").value = line.upcard ?? "";

@@ -160,7 +160,7 @@ function renderTotals(state) {
   const { match } = state;
   $("totals-bar").replaceChildren(...match.players.map((name) => el("span", { class: `bar-total${match.winner === name ? " is-winner" : ""}` },
     el("span", { class: "bar-name", text: name }), el("strong", { text: String(match.totals[name]) }))),
-  el("span", { class: "bar-target", text: `to ${match.target}` }));
+  el("span", { class: "bar-target", text: `to ${match.rules.target}` }));
 }
 
 function renderNotice(state, before) {

@@ -20,6 +20,7 @@ export function initialState(match, seating) {
     corrected: false, // the current frame's cards were corrected by hand
     arrangement: null, // {key, answer}: /api/arrange for the cards under `key`
     proposal: null, // {knocker, key, body, result}: /api/score for the cards under `key`
+    pendingKnocker: null, // a shown proposal's knocker, while corrections change the cards: scored again
     saving: false, // a round is being posted: Confirm stays disabled
     confirmed: null, // cards of the round just confirmed (auto-proposals wait for a new deal)
     autoProposed: null, // the table (key) last proposed by itself or dismissed with "Not yet": not again
@@ -133,12 +134,17 @@ export function deleteCard(state, id) {
   return changedCards({ ...state, cards: state.cards.filter((entry) => entry.id !== id) }, { byHand: true });
 }
 
-/** After any change of cards: the proposal for other cards is gone, a hand correction marks the frame. */
+/**
+ * After any change of cards: the proposal for other cards is gone (its knocker is kept, to score the same
+ * knock again for the cards now on the table), and a correction by hand marks the frame.
+ */
 export function changedCards(state, { byHand = false } = {}) {
   const key = tableKey(state);
+  const kept = state.proposal?.key === key;
   return {
     ...state,
-    proposal: state.proposal?.key === key ? state.proposal : null,
+    proposal: kept ? state.proposal : null,
+    pendingKnocker: state.proposal && !kept ? state.proposal.knocker : state.pendingKnocker,
     corrected: state.corrected || (byHand && state.frame !== null),
     selected: state.cards.some((entry) => entry.id === state.selected) ? state.selected : null,
   };
@@ -163,7 +169,7 @@ const overlap = (a, b) => a.filter((card) => b.includes(card)).length;
  * the table (a new deal).
  */
 export function autoKnocker(state) {
-  const propose = state.arrangement?.answer?.propose ?? null;
+  const propose = state.arrangement?.answer?.proposed_knocker ?? null;
   if (!propose || !state.stable || state.proposal || state.saving || state.match.finished) return null;
   const key = tableKey(state);
   if (state.arrangement.key !== key || state.autoProposed === key) return null;
@@ -178,18 +184,18 @@ export function autoKnocker(state) {
 export function roundConfirmed(state, match) {
   const body = state.proposal?.body;
   const confirmed = body ? [...Object.values(body.hands).flat(), body.upcard] : null;
-  return { ...state, match, proposal: null, saving: false, confirmed: confirmed ?? state.confirmed };
+  return { ...state, match, proposal: null, pendingKnocker: null, saving: false, confirmed: confirmed ?? state.confirmed };
 }
 
-/** A hand's line under its chips: card count (flagged when the server says it is wrong), deadwood, knock. */
+/** A hand's line under its chips: card count (with the server's word when the count is wrong), deadwood, knock. */
 export function handStatus(state, index) {
   const count = cardsAt(state, index).length;
   const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
   const info = answer?.players?.[players(state)[index]];
-  const wrongCount = Boolean(info && !info.cards_ok && count > 0);
-  const parts = [`${count} card${count === 1 ? "" : "s"}${wrongCount ? ` (deals ${answer.hand_size})` : ""}`];
-  if (info && count) parts.push(`deadwood ${info.deadwood_points}`);
+  const wrongCount = Boolean(info?.problem && count > 0);
+  const parts = [wrongCount ? info.problem : `${count} card${count === 1 ? "" : "s"}`];
+  if (count && info?.deadwood_points !== null && info?.deadwood_points !== undefined) parts.push(`deadwood ${info.deadwood_points}`);
   if (info?.discard) parts.push(`discards ${info.discard}`);
   if (info?.can_knock) parts.push("can knock");
-  return { text: parts.join(" · "), wrongCount, canKnock: Boolean(info?.can_knock), whyNot: info?.why_not ?? "" };
+  return { text: parts.join(" · "), wrongCount, canKnock: Boolean(info?.can_knock), whyNot: info?.problem ?? "" };
 }
