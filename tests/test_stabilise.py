@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import pytest
 from conftest import detection, row_of
 
-from scorer.vision.stabilise import Stabiliser, StableReading, iou
+from scorer.vision.boxes import iou
+from scorer.vision.stabilise import Stabiliser, StableReading
 from scorer.vision.types import Conflict, FrameReading
 
 HAND = row_of("AS 2S 3S", y=650)

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from scorer.cards import Card
+from scorer.vision.boxes import box_centre, union_box
 from scorer.vision.types import Box, CardDetection, Conflict
 
 INDICES_PER_CARD = 4
@@ -45,29 +46,6 @@ class CornerDetection:
     card: Card
     box: Box
     confidence: float
-
-
-def box_centre(box: Box) -> tuple[float, float]:
-    """The centre of a box.
-
-    >>> box_centre((0, 0, 10, 20))
-    (5.0, 10.0)
-    """
-    return ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
-
-
-def union_box(boxes: Sequence[Box]) -> Box:
-    """The smallest box holding every box given.
-
-    >>> union_box([(0, 0, 2, 2), (5, 1, 6, 9)])
-    (0, 0, 6, 9)
-    """
-    return (
-        min(b[0] for b in boxes),
-        min(b[1] for b in boxes),
-        max(b[2] for b in boxes),
-        max(b[3] for b in boxes),
-    )
 
 
 def same_card_distance(a: Box, b: Box) -> float:

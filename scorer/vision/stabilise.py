@@ -21,7 +21,8 @@ from collections import Counter, deque
 from typing import Any
 
 from scorer.cards import Card
-from scorer.vision.types import Box, CardDetection, Conflict, FrameReading
+from scorer.vision.boxes import iou
+from scorer.vision.types import CardDetection, Conflict, FrameReading
 
 Place = str
 """Where a card lies: a seat number as text, "upcard" or "unassigned"."""
@@ -53,20 +54,6 @@ class StableReading:
             "stable": self.stable,
             "changed_at": self.changed_at,
         }
-
-
-def iou(a: Box, b: Box) -> float:
-    """Intersection over union of two boxes.
-
-    >>> iou((0, 0, 10, 10), (5, 0, 15, 10))
-    0.3333333333333333
-    """
-    width = min(a[2], b[2]) - max(a[0], b[0])
-    height = min(a[3], b[3]) - max(a[1], b[1])
-    if width <= 0 or height <= 0:
-        return 0.0
-    inter = width * height
-    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
 
 
 def _places(reading: FrameReading) -> dict[Key, CardDetection]:
