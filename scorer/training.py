@@ -25,7 +25,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scorer.cards import CLASS_NAMES
+from scorer.vision.boxes import (
+    box_area,
+    box_centre,
+    box_from_row,
+    clip_box,
+    contains_point,
+    intersection_area,
+    scale_box,
+    shift_box,
+)
 from scorer.vision.crops import CROP_PAD, CROP_SIZE, corner_crop
+from scorer.vision.labels import LabelError, dataset_yaml, label_line, read_label_file, write_label_file
 from scorer.vision.types import Box
 
 if TYPE_CHECKING:
@@ -84,23 +95,13 @@ def read_split(scene_dir: Path, split: str) -> Iterator[LabelledImage]:
             continue
         label_path = scene_dir / "labels" / split / f"{image_path.stem}.txt"
         height, width = _image_size(image_path)
-        labelled = read_yolo_boxes(label_path, width, height)
-        yield LabelledImage(image_path, tuple(cls for cls, _ in labelled), tuple(box for _, box in labelled))
-
-
-def read_yolo_boxes(label_path: Path, width: int, height: int) -> list[tuple[int, Box]]:
-    """(class, pixel box) per line of a YOLO label file; an absent file means no boxes."""
-    if not label_path.exists():
-        return []
-    boxes = []
-    for line in label_path.read_text().splitlines():
-        parts = line.split()
-        if len(parts) == 5:
-            cls, xc, yc, w, h = int(parts[0]), *map(float, parts[1:])
-            boxes.append(
-                (cls, ((xc - w / 2) * width, (yc - h / 2) * height, (xc + w / 2) * width, (yc + h / 2) * height))
-            )
-    return boxes
+        try:
+            labelled = read_label_file(label_path, width, height, class_count=len(CLASS_NAMES))
+        except LabelError as error:
+            raise TrainingError(str(error)) from None
+        yield LabelledImage(
+            image_path, tuple(label.class_id for label in labelled), tuple(label.box for label in labelled)
+        )
 
 
 def _image_size(path: Path) -> tuple[int, int]:
@@ -110,12 +111,6 @@ def _image_size(path: Path) -> tuple[int, int]:
     with Image.open(path) as image:
         width, height = image.size
     return height, width
-
-
-def _yolo_line(cls: int, box: Box, width: int, height: int) -> str:
-    x1, y1, x2, y2 = box
-    centre_x, centre_y = (x1 + x2) / 2 / width, (y1 + y2) / 2 / height
-    return f"{cls} {centre_x:.6f} {centre_y:.6f} {(x2 - x1) / width:.6f} {(y2 - y1) / height:.6f}"
 
 
 def make_detector_tiles(
@@ -147,7 +142,7 @@ def make_detector_tiles(
             scale = imgsz / max(image.shape[:2])
             image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
             height, width = image.shape[:2]
-            boxes = [tuple(v * scale for v in box) for box in item.boxes]
+            boxes = [scale_box(box, scale) for box in item.boxes]
             classes = item.class_ids if card_classes else (0,) * len(boxes)
             for index in range(tiles_per_image):
                 tile_w, tile_h = min(TILE_SIZE, width), min(TILE_SIZE, height)
@@ -161,22 +156,17 @@ def make_detector_tiles(
                 y0 = int(min(max(cy - tile_h / 2, 0), height - tile_h))
                 tile = image[y0 : y0 + tile_h, x0 : x0 + tile_w]
                 lines = []
-                for cls, (x1, y1, x2, y2) in zip(classes, boxes, strict=True):
-                    cx1, cy1 = max(x1 - x0, 0), max(y1 - y0, 0)
-                    cx2, cy2 = min(x2 - x0, tile_w), min(y2 - y0, tile_h)
-                    inside = max(cx2 - cx1, 0) * max(cy2 - cy1, 0)
-                    if inside >= 0.6 * (x2 - x1) * (y2 - y1):
-                        lines.append(_yolo_line(cls, (cx1, cy1, cx2, cy2), tile_w, tile_h))
+                for cls, box in zip(classes, boxes, strict=True):
+                    inside = clip_box(shift_box(box, -x0, -y0), tile_w, tile_h)
+                    if box_area(inside) >= 0.6 * box_area(box):
+                        lines.append(label_line(cls, inside, tile_w, tile_h))
                 name = f"{item.image_path.stem}_{index}"
                 cv2.imwrite(str(out_dir / "images" / split / f"{name}.jpg"), tile, [cv2.IMWRITE_JPEG_QUALITY, 95])
-                (out_dir / "labels" / split / f"{name}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
+                write_label_file(out_dir / "labels" / split / f"{name}.txt", lines)
     names = CLASS_NAMES if card_classes else ("corner",)
     yaml_path = out_dir / "data.yaml"
-    yaml_path.write_text(
-        f"# corner tiles cut from {scene_dir} by scorer.training.make_detector_tiles\n"
-        f"path: {out_dir.resolve()}\ntrain: images/train\nval: images/val\nnames:\n"
-        + "".join(f"  {index}: {name}\n" for index, name in enumerate(names))
-    )
+    comment = f"corner tiles cut from {scene_dir} by scorer.training.make_detector_tiles"
+    yaml_path.write_text(dataset_yaml(out_dir.resolve(), names, "images/train", "images/val", comment))
     return yaml_path
 
 
@@ -199,14 +189,9 @@ def _jittered(box: Box, rng: random.Random) -> Box:
     return (cx - w * sw / 2, cy - h * sh / 2, cx + w * sw / 2, cy + h * sh / 2)
 
 
-def _overlaps(box: Box, others: list[Box]) -> bool:
-    x1, y1, x2, y2 = box
-    area = (x2 - x1) * (y2 - y1)
-    for ox1, oy1, ox2, oy2 in others:
-        inter = max(min(x2, ox2) - max(x1, ox1), 0) * max(min(y2, oy2) - max(y1, oy1), 0)
-        if inter > 0.15 * area:
-            return True
-    return False
+def _covers_a_corner(box: Box, corners: list[Box]) -> bool:
+    """Whether a candidate negative crop holds more than a sliver (15% of its area) of some labelled corner."""
+    return any(intersection_area(box, corner) > 0.15 * box_area(box) for corner in corners)
 
 
 def make_classifier_crops(
@@ -265,7 +250,7 @@ def make_classifier_crops(
                 else:
                     x1, y1 = rng.uniform(0, max(width - w, 1)), rng.uniform(0, max(height - h, 1))
                 candidate = (x1, y1, x1 + w, y1 + h)
-                if _overlaps(candidate, boxes):
+                if _covers_a_corner(candidate, boxes):
                     continue
                 crop = corner_crop(image, candidate, crop_size, crop_pad)
                 cv2.imwrite(str(out_dir / split / NONE_CLASS / f"{item.image_path.stem}_n{made}.png"), crop)
@@ -306,12 +291,14 @@ def make_correction_crops(corrections_dir: Path, model_dir: Path | None, out_dir
         if image is None or not label_path.exists():
             continue
         height, width = image.shape[:2]
-        cards = read_yolo_boxes(label_path, width, height)
+        try:
+            cards = read_label_file(label_path, width, height, class_count=len(CLASS_NAMES))
+        except LabelError as error:
+            raise TrainingError(str(error)) from None
         xyxy, _, _ = detector.boxes.predict(image, detector.conf, detector.manifest.iou)
         for index, row in enumerate(xyxy):
-            box = (float(row[0]), float(row[1]), float(row[2]), float(row[3]))
-            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-            inside = [cls for cls, (x1, y1, x2, y2) in cards if x1 <= cx <= x2 and y1 <= cy <= y2]
+            box = box_from_row(row)
+            inside = [card.class_id for card in cards if contains_point(card.box, box_centre(box))]
             if len(inside) > 1:
                 continue  # overlapping cards: the corner's owner is ambiguous
             name = CLASS_NAMES[inside[0]] if inside else NONE_CLASS

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scorer.cards import RANKS, Card, InvalidCardError
+from scorer.vision.boxes import overlaps, widen_box
 from scorer.vision.images import ImageError, load_image
+from scorer.vision.labels import LabelError, read_label_file
 from scorer.vision.types import Box, CardDetection
 
 if TYPE_CHECKING:
@@ -156,34 +158,18 @@ def read_labels(path: Path, classes: Sequence[Card], width: int, height: int) ->
 
     :raises EvalError: naming the file and line of a malformed label.
     """
-    if not path.exists():
-        return []
+    try:
+        labels = read_label_file(path, width, height, class_count=len(classes))
+    except LabelError as error:
+        raise EvalError(str(error)) from None
     boxes: dict[Card, list[Box]] = defaultdict(list)
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        fields = line.split()
-        if not fields:
-            continue
-        try:
-            class_id = int(fields[0])
-            xc, yc, w, h = (float(v) for v in fields[1:5])
-            card = classes[class_id]
-        except (ValueError, IndexError):
-            raise EvalError(f"{path}:{number}: expected 'class xc yc w h' with a class below {len(classes)}") from None
-        boxes[card].append(((xc - w / 2) * width, (yc - h / 2) * height, (xc + w / 2) * width, (yc + h / 2) * height))
+    for label in labels:
+        boxes[classes[label.class_id]].append(label.box)
     return [LabelledCard(card, tuple(found)) for card, found in boxes.items()]
 
 
-def _widened(box: Box, margin: float = LABEL_MARGIN) -> Box:
-    dx, dy = (box[2] - box[0]) * margin, (box[3] - box[1]) * margin
-    return (box[0] - dx, box[1] - dy, box[2] + dx, box[3] + dy)
-
-
-def _overlaps(a: Box, b: Box) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-
-
 def _lies_on(predicted: Box, label: LabelledCard) -> bool:
-    return not label.boxes or any(_overlaps(predicted, _widened(box)) for box in label.boxes)
+    return not label.boxes or any(overlaps(predicted, widen_box(box, LABEL_MARGIN)) for box in label.boxes)
 
 
 def match_image(image: str, predicted: Sequence[CardDetection], labelled: Sequence[LabelledCard]) -> ImageResult:
