@@ -27,8 +27,9 @@ import cv2
 
 from scorer.cards import parse_cards
 from scorer.deadwood import best_arrangement
-from scorer.vision.detector import CardDetector, ModelError
+from scorer.vision.detector import CardDetector
 from scorer.vision.layout import TableLayout
+from scorer.vision.manifest import ModelError
 from scorer.vision.pipeline import TablePipeline
 from scorer.vision.sources import CameraSource
 from scorer.vision.stabilise import Stabiliser

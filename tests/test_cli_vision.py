@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import REAL_PHOTOS, FakeDetector, detection, row_of, shipped_model_or_skip
+from conftest import REAL_PHOTOS, FakeDetector, detection, row_of, seat_cards, shipped_model_or_skip
 
 from scorer.cards import Card, parse_cards
 from scorer.cli import main
@@ -161,7 +161,10 @@ def test_eval_json_and_a_perfect_score(runner: CliRunner, labelled_set: Path, fa
     ("damage", "message"),
     [
         (lambda root: (root / "classes.txt").write_text("10C\nXX\n"), "classes.txt:2: unknown card 'XX'"),
-        (lambda root: (root / "labels" / "a.txt").write_text("7 0.5 0.5 0.1 0.1\n"), "a.txt:1: expected 'class"),
+        (
+            lambda root: (root / "labels" / "a.txt").write_text("7 0.5 0.5 0.1 0.1\n"),
+            "a.txt:1: class 7 is not below the 4 classes named",
+        ),
         (lambda root: (root / "images" / "a.jpg").write_bytes(b"junk"), "could not decode image"),
     ],
 )
@@ -176,14 +179,15 @@ def test_eval_names_bad_data(runner: CliRunner, labelled_set: Path, fake_model: 
 # --- score-image ---------------------------------------------------------------------------------------------------
 
 
-def test_score_image_json_is_the_engine_result_plus_seats(runner: CliRunner, photo: Path, fake_model: Any) -> None:
+def test_score_image_json_is_the_result_plus_the_reading(runner: CliRunner, photo: Path, fake_model: Any) -> None:
     result = invoke(runner, "score-image", photo, "--upcard", "KS", "--knocker", "1", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     expected = score_round(
         Rules(), Card.parse("KS"), {"1": parse_cards(ANN), "2": parse_cards(BOB)}, knocker="1"
     ).to_dict()
-    assert data == {**expected, "seats": {"1": ANN.split(), "2": BOB.split()}}
+    assert data == {**expected, "reading": data["reading"]}
+    assert seat_cards(data["reading"]) == {"1": ANN.split(), "2": BOB.split()}
     assert data["outcome"] == "knock" and data["points"]["knocker"] > 0
 
 
@@ -238,12 +242,12 @@ def test_watch_a_video_prints_changes_and_the_score(runner: CliRunner, fake_mode
     assert result.exit_code == 0, result.output
     events = [json.loads(line) for line in result.stdout.splitlines()]
     readings = [e for e in events if e["event"] == "reading"]
-    assert readings[0]["seats"] == {"1": [], "2": []}
+    assert readings[0]["zones"] == {"1": [], "2": [], "upcard": [], "unassigned": []}
     assert all("5C" not in json.dumps(e) for e in readings), "the ghost card never shows"
     scores = [e for e in events if e["event"] == "score"]
     assert len(scores) == 1, "scored once, when stable"
     assert scores[0]["knocker_name"] == "1" and scores[0]["upcard"] == "KS"
-    assert scores[0]["seats"] == {"1": ANN.split(), "2": BOB.split()}
+    assert seat_cards(scores[0]["reading"]) == {"1": ANN.split(), "2": BOB.split()}
 
 
 def test_watch_uses_the_given_upcard_and_knocker(runner: CliRunner, fake_model: Any, write_video: Any) -> None:
@@ -334,6 +338,6 @@ def test_score_image_for_three_players(runner: CliRunner, photo: Path, fake_mode
     result = invoke(runner, "score-image", photo, "--upcard", "KH", "--knocker", "1", "--players", "3", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["seats"]["3"] == left_hand.split(" ")
+    assert seat_cards(data["reading"])["3"] == left_hand.split(" ")
     assert list(data["players"]) == ["1", "3", "2"], "hands go to the engine in seating order"
     assert data["knocker_name"] == "1" and data["outcome"] in ("knock", "undercut")

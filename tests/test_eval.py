@@ -10,7 +10,6 @@ import pytest
 from conftest import REAL_PHOTOS, detection
 
 from scorer.cards import Card
-from scorer.vision.detector import Detections
 from scorer.vision.evaluate import (
     EvalError,
     EvalReport,
@@ -21,6 +20,7 @@ from scorer.vision.evaluate import (
     read_classes,
     read_labels,
 )
+from scorer.vision.types import Detections
 
 QH = Card.parse("QH")
 

@@ -14,8 +14,7 @@ from flask.testing import FlaskClient
 from web_fixtures import ANN, BOB, FakeDetector, jpeg
 
 from scorer.cards import CLASS_NAMES, Card
-from scorer.vision.detector import Detections
-from scorer.vision.types import Conflict
+from scorer.vision.types import Conflict, Detections
 
 app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
 SCRIPT = {"X-Requested-With": "test"}

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from scorer.vision.manifest import BACKENDS
+
 if TYPE_CHECKING:
-    from scorer.vision.pipeline import Detector
+    from scorer.vision.types import Detector
 
 USAGE_ERROR = 2
-BACKEND_CHOICES = ("auto", "onnx", "openvino", "torch")
 
 
 def fail(message: str) -> NoReturn:
@@ -28,7 +29,8 @@ def fail(message: str) -> NoReturn:
 
 def load_detector(model_dir: Path | None, backend: str, conf: float | None) -> Detector:
     """The card detector for a command, or exit 2 naming what is wrong with the model."""
-    from scorer.vision.detector import CardDetector, ModelError
+    from scorer.vision.detector import CardDetector
+    from scorer.vision.manifest import ModelError
 
     try:
         return CardDetector(model_dir, backend=backend, conf=conf)
@@ -43,7 +45,7 @@ def model_options(command: Any) -> Any:
     )(command)
     command = click.option(
         "--backend",
-        type=click.Choice(BACKEND_CHOICES),
+        type=click.Choice(BACKENDS),
         default="auto",
         show_default=True,
         help="Inference engine; auto takes the fastest shipped.",
@@ -53,7 +55,7 @@ def model_options(command: Any) -> Any:
         "model_dir",
         type=click.Path(path_type=Path),
         default=None,
-        help="Model directory with manifest.json (default: $OKGIN_MODEL_DIR or the repository's models/).",
+        help="Model directory with manifest.json (default: $OKGIN_MODEL_DIR, else the checkout's models/).",
     )(command)
 
 

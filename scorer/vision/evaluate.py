@@ -14,16 +14,13 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from scorer.cards import RANKS, Card, InvalidCardError
 from scorer.vision.boxes import overlaps, widen_box
 from scorer.vision.images import ImageError, load_image
 from scorer.vision.labels import LabelError, read_label_file
-from scorer.vision.types import Box, CardDetection
-
-if TYPE_CHECKING:
-    from scorer.vision.pipeline import Detector
+from scorer.vision.types import Box, CardDetection, Detector
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 LABEL_MARGIN = 0.25

@@ -8,14 +8,13 @@ true of one deck and is reported as a ``Conflict`` rather than silently dropped.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import defaultdict
 from collections.abc import Sequence
 
 from scorer.cards import Card
 from scorer.vision.boxes import box_centre, union_box
-from scorer.vision.types import Box, CardDetection, Conflict
+from scorer.vision.types import Box, CardDetection, Conflict, CornerDetection
 
 INDICES_PER_CARD = 4
 """The most corner indices one card prints: two on most decks (top-left and bottom-right),
@@ -37,15 +36,6 @@ On the same rendered scenes the two indices of one card lie a median 4.1 and a 9
 percentile 6.4 index sides apart; 1.35 x 5.6 = 7.6 index sides keeps them together
 while two copies at different places of the table stay apart.
 """
-
-
-@dataclasses.dataclass(frozen=True)
-class CornerDetection:
-    """One corner index seen in a frame: the card it names, its pixel box and a score in 0..1."""
-
-    card: Card
-    box: Box
-    confidence: float
 
 
 def same_card_distance(a: Box, b: Box) -> float:
