@@ -18,9 +18,9 @@ import json
 import os
 import random
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from scorer.vision.boxes import (
 )
 from scorer.vision.crops import CROP_PAD, CROP_SIZE, corner_crop
 from scorer.vision.labels import LabelError, dataset_yaml, label_line, read_label_file, write_label_file
+from scorer.vision.manifest import ModelError, ModelManifest
 from scorer.vision.types import Box
 
 if TYPE_CHECKING:
@@ -281,7 +282,10 @@ def make_correction_crops(corrections_dir: Path, model_dir: Path | None, out_dir
 
     from scorer.vision.detector import CardDetector
 
-    detector = CardDetector(model_dir)
+    try:
+        detector = CardDetector(model_dir)
+    except ModelError as error:
+        raise TrainingError(f"corrections need the model that read them: {error}") from None
     if detector.classifier is None:
         raise TrainingError("corrections retrain the classifier of a two-stage model; this model has none")
     written = 0
@@ -410,20 +414,24 @@ def validate(scene_dir: Path, model_dir: Path, crops_dir: Path | None = None) ->
     offline_environment()
     from ultralytics import YOLO
 
-    for needed in (scene_dir / "data.yaml", model_dir / "manifest.json"):
-        if not needed.exists():
-            raise TrainingError(f"cannot validate: {needed} does not exist")
-    manifest = json.loads((model_dir / "manifest.json").read_text())
-    detector = YOLO(str(model_dir / manifest["detector"]))
+    if not (scene_dir / "data.yaml").exists():
+        raise TrainingError(f"cannot validate: {scene_dir / 'data.yaml'} does not exist")
+    try:
+        manifest = ModelManifest.load(model_dir)
+        detector_weights = manifest.file(manifest.detector, "detector weights")
+        classifier_weights = manifest.file(manifest.classifier, "classifier weights") if crops_dir else None
+    except ModelError as error:
+        raise TrainingError(f"cannot validate: {error}") from None
+    detector = YOLO(str(detector_weights))
     metrics = detector.val(
-        data=str(scene_dir / "data.yaml"), imgsz=manifest["detector_imgsz"], batch=8, single_cls=True,
+        data=str(scene_dir / "data.yaml"), imgsz=manifest.detector_imgsz, batch=8, single_cls=True,
         plots=False, device="cpu", verbose=False, workers=0,
     )  # fmt: skip
     result = {"detector_map50": float(metrics.box.map50), "detector_map50_95": float(metrics.box.map)}
     if crops_dir is not None:
-        classifier = YOLO(str(model_dir / manifest["classifier"]))
+        classifier = YOLO(str(classifier_weights))
         top = classifier.val(
-            data=str(crops_dir), imgsz=manifest["crop_size"], batch=256, plots=False, device="cpu", verbose=False,
+            data=str(crops_dir), imgsz=manifest.crop_size, batch=256, plots=False, device="cpu", verbose=False,
             workers=0,
         )  # fmt: skip
         result["classifier_top1"] = float(top.top1)
@@ -441,11 +449,12 @@ def export_onnx(weights: Path, imgsz: int) -> Path:
     return Path(exported)
 
 
-def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, extra: dict[str, object]) -> Path:
+def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, provenance: dict[str, Any]) -> Path:
     """Copy weights into ``models_dir``, export each copy to ONNX beside it, write ``manifest.json``.
 
     Exporting the copies (not the sources) leaves the source folders untouched, even when they
-    are another shipped ``models/``.
+    are another shipped ``models/``. ``provenance`` (``trained_on``, ``train_command`` ...) is
+    recorded in the manifest as given.
     """
     offline_environment()
     from ultralytics import YOLO
@@ -459,35 +468,51 @@ def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, ext
     for weights, imgsz in ((detector, DETECTOR_IMGSZ), (classifier, CROP_SIZE)):
         export_onnx(weights, imgsz)  # written beside the copy as <stem>.onnx: the manifest's ONNX names
     classifier_names = YOLO(str(classifier)).names
-    manifest = {
-        "design": "two-stage",
-        **MODEL_FILES,
-        "detector_imgsz": DETECTOR_IMGSZ,
-        "crop_size": CROP_SIZE,
-        "crop_pad": CROP_PAD,
-        "classifier_rotations": list(CLASSIFIER_ROTATIONS),
-        "classifier_names": [classifier_names[i] for i in range(len(classifier_names))],
-        "none_class": NONE_CLASS,
+    manifest = ModelManifest(
+        models_dir,
+        design="two-stage",
+        detector=MODEL_FILES["detector"],
+        detector_onnx=MODEL_FILES["detector_onnx"],
+        classifier=MODEL_FILES["classifier"],
+        classifier_onnx=MODEL_FILES["classifier_onnx"],
+        detector_imgsz=DETECTOR_IMGSZ,
+        crop_size=CROP_SIZE,
+        crop_pad=CROP_PAD,
+        classifier_rotations=CLASSIFIER_ROTATIONS,
+        classifier_names=tuple(classifier_names[i] for i in range(len(classifier_names))),
+        none_class=NONE_CLASS,
         # a low corner threshold, since the classifier's none class vetoes false alarms; the card
         # threshold and fusion are placeholders until tune_thresholds chooses them for these weights
-        "conf": 0.05,
-        "card_conf": 0.1,
-        "detector_weight": 1.0,
-        **extra,
-    }
-    path = models_dir / "manifest.json"
-    path.write_text(json.dumps(manifest, indent=2) + "\n")
-    return path
+        conf=0.05,
+        card_conf=0.1,
+        detector_weight=1.0,
+        provenance=provenance,
+    )
+    return manifest.save()
 
 
-def tune_thresholds(model_dir: Path, scene_dir: Path) -> list[ThresholdScore]:
+@dataclasses.dataclass(frozen=True)
+class Tuning:
+    """What ``tune_thresholds`` chose: every pair's score (best first) and the manifest's pair before."""
+
+    scores: tuple[ThresholdScore, ...]
+    before: ThresholdScore | None  # None when the previous pair was not among those tried
+
+    @property
+    def best(self) -> ThresholdScore:
+        return self.scores[0]
+
+
+def tune_thresholds(model_dir: Path, scene_dir: Path) -> Tuning:
     """Choose ``card_conf`` and ``detector_weight`` for the model in ``model_dir`` on the val
     scenes of ``scene_dir`` (``scorer.vision.tuning``) and write them into its manifest.
 
-    Returns every pair's score, best first; the manifest records the choice and where it was made.
+    The manifest records the choice and where it was made.
+
+    :raises TrainingError: for a missing model or unreadable scenes.
     """
     from scorer.cards import Card
-    from scorer.vision.detector import CardDetector, ModelError
+    from scorer.vision.detector import CardDetector
     from scorer.vision.evaluate import EvalError, dataset_images, read_labels
     from scorer.vision.images import ImageError, load_image
     from scorer.vision.tuning import LabelledReading, score_thresholds
@@ -504,16 +529,17 @@ def tune_thresholds(model_dir: Path, scene_dir: Path) -> list[ThresholdScore]:
     except (ModelError, EvalError, ImageError) as error:
         raise TrainingError(str(error)) from None
     scores = score_thresholds(readings)
+    manifest = detector.manifest
+    previous = (manifest.detector_weight, manifest.card_conf)
+    before = next((s for s in scores if (s.detector_weight, s.card_conf) == previous), None)
     best = scores[0]
-    path = model_dir / "manifest.json"
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    manifest.update(
+    chosen_on = {"scenes": str(scene_dir), **best.to_dict()}
+    manifest.replace(
         card_conf=best.card_conf,
         detector_weight=best.detector_weight,
-        thresholds_chosen_on={"scenes": str(scene_dir), **best.to_dict()},
-    )
-    path.write_text(json.dumps(manifest, indent=2) + "\n")
-    return scores
+        provenance={**manifest.provenance, "thresholds_chosen_on": chosen_on},
+    ).save()
+    return Tuning(tuple(scores), before)
 
 
 def crops_dataset_is_complete(out_dir: Path) -> bool:
@@ -524,3 +550,100 @@ def crops_dataset_is_complete(out_dir: Path) -> bool:
 def class_balance(out_dir: Path, split: str = "train") -> dict[str, int]:
     """Crops per class, to see which cards the generator under-represents."""
     return {name: sum(1 for _ in (out_dir / split / name).glob("*.png")) for name in (*CLASS_NAMES, NONE_CLASS)}
+
+
+# --- the whole recipe -----------------------------------------------------------------------------------------------
+
+STAGES = ("all", "detector", "classifier")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """One run of the recipe: ``okgin train``'s options, for callers without a command line.
+
+    ``stage`` trains both models (``all``) or one; ``init_dir`` fine-tunes from the weights
+    shipped there instead of starting from scratch; ``ship_dir`` exports the result there
+    and tunes its thresholds on the val scenes; ``provenance`` goes into the shipped manifest.
+    """
+
+    scene_dir: Path
+    run_dir: Path = Path("runs/corners")
+    detector_epochs: int = 30
+    classifier_epochs: int = 15
+    batch: int = 32
+    tiles_per_image: int = 3
+    crops_per_corner: int = 2
+    init_dir: Path | None = None
+    device: str = "cpu"
+    workers: int = 2
+    stage: str = "all"
+    ship_dir: Path | None = None
+    corrections_dir: Path | None = None
+    seed: int = 0
+    provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    """Where a run left its weights and, when it shipped, the manifest and the threshold choice."""
+
+    detector_weights: Path
+    classifier_weights: Path
+    manifest: Path | None = None
+    tuning: Tuning | None = None
+
+
+def check_scenes(scene_dir: Path) -> None:
+    """:raises TrainingError: unless ``scene_dir`` holds scenes from ``okgin data generate``."""
+    if not (scene_dir / "images" / "train").is_dir():
+        raise TrainingError(f"{scene_dir} holds no generated scenes; run 'okgin data generate --out {scene_dir}'")
+
+
+def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResult:
+    """Run the recipe: cut tiles and crops (once), train or resume each stage, ship when asked.
+
+    Re-running the same config resumes: tiles and crops already cut are kept, and a stage
+    whose run stopped part-way resumes from its last checkpoint. ``log`` hears each step.
+
+    :raises TrainingError: for missing scenes or initial weights, or a run that cannot go on.
+    """
+    check_scenes(config.scene_dir)
+    if config.stage not in STAGES:
+        raise TrainingError(f"unknown stage {config.stage!r}: choose one of {', '.join(STAGES)}")
+    init_detector = init_classifier = None
+    if config.init_dir is not None:
+        init_detector = config.init_dir / MODEL_FILES["detector"]
+        init_classifier = config.init_dir / MODEL_FILES["classifier"]
+        for path in (init_detector, init_classifier):
+            if not path.exists():
+                raise TrainingError(f"cannot fine-tune from {config.init_dir}: no weights at {path}")
+    run_dir = config.run_dir
+    detector_weights = run_dir / "detector" / "weights" / "best.pt"
+    classifier_weights = run_dir / "classifier" / "weights" / "best.pt"
+    if config.stage in {"all", "detector"}:
+        tiles_yaml = run_dir / "tiles" / "data.yaml"
+        if not tiles_yaml.exists():
+            log("cutting detector tiles ...")
+            make_detector_tiles(config.scene_dir, run_dir / "tiles", config.tiles_per_image, config.seed)
+        detector_weights = train_stage(
+            "detect", tiles_yaml, run_dir / "detector", config.detector_epochs, TILE_SIZE, config.batch,
+            init_detector, config.device, config.workers,
+        )  # fmt: skip
+    if config.stage in {"all", "classifier"}:
+        crops = run_dir / "crops"
+        if not crops_dataset_is_complete(crops):
+            log("cutting classifier crops ...")
+            make_classifier_crops(config.scene_dir, crops, config.seed, config.crops_per_corner)
+        if config.corrections_dir is not None:
+            added = make_correction_crops(config.corrections_dir, config.init_dir, crops)
+            log(f"added {added} crops from the corrections in {config.corrections_dir}")
+        classifier_weights = train_stage(
+            "classify", crops, run_dir / "classifier", config.classifier_epochs, CROP_SIZE, config.batch * 4,
+            init_classifier, config.device, config.workers,
+        )  # fmt: skip
+    if config.ship_dir is None:
+        return TrainResult(detector_weights, classifier_weights)
+    manifest = ship(detector_weights, classifier_weights, config.ship_dir, config.provenance)
+    log(f"choosing the card threshold of {config.ship_dir} on the val scenes of {config.scene_dir} ...")
+    tuning = tune_thresholds(config.ship_dir, config.scene_dir)
+    return TrainResult(detector_weights, classifier_weights, manifest, tuning)
