@@ -511,13 +511,12 @@ def tune_thresholds(model_dir: Path, scene_dir: Path) -> Tuning:
 
     :raises TrainingError: for a missing model or unreadable scenes.
     """
-    from scorer.cards import Card
     from scorer.vision.detector import CardDetector
-    from scorer.vision.evaluate import EvalError, dataset_images, read_labels
+    from scorer.vision.evaluate import ClassList, EvalError, dataset_images, read_labels
     from scorer.vision.images import ImageError, load_image
     from scorer.vision.tuning import LabelledReading, score_thresholds
 
-    classes = [Card.parse(name) for name in CLASS_NAMES]
+    classes = ClassList.okgin().cards
     readings = []
     try:
         detector = CardDetector(model_dir)
@@ -525,7 +524,7 @@ def tune_thresholds(model_dir: Path, scene_dir: Path) -> Tuning:
             image = load_image(photo)
             height, width = image.shape[:2]
             labels = read_labels(scene_dir / "labels" / "val" / f"{photo.stem}.txt", classes, width, height)
-            readings.append(LabelledReading(photo.name, tuple(detector.read_corners(image)), tuple(labels)))
+            readings.append(LabelledReading(photo.name, tuple(detector.read_corners(image)), labels.cards))
     except (ModelError, EvalError, ImageError) as error:
         raise TrainingError(str(error)) from None
     scores = score_thresholds(readings)

@@ -141,6 +141,7 @@ def test_eval_scores_cards_and_writes_plots(
         "missed": ["QH"],
         "invented": ["QD"],
         "confusions": [["QH", "QD"]],
+        "on_non_cards": [],
     }
     assert (tmp_path / "plots" / "confusions.png").stat().st_size > 1000
 
@@ -160,7 +161,7 @@ def test_eval_json_and_a_perfect_score(runner: CliRunner, labelled_set: Path, fa
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        (lambda root: (root / "classes.txt").write_text("10C\nXX\n"), "classes.txt:2: unknown card 'XX'"),
+        (lambda root: (root / "classes.txt").write_text("10C\nQX\n"), "classes.txt: class 1: unknown card 'QX'"),
         (
             lambda root: (root / "labels" / "a.txt").write_text("7 0.5 0.5 0.1 0.1\n"),
             "a.txt:1: class 7 is not below the 4 classes named",
@@ -174,6 +175,32 @@ def test_eval_names_bad_data(runner: CliRunner, labelled_set: Path, fake_model: 
     result = invoke(runner, "eval", *args, "--classes", labelled_set / "classes.txt")
     assert result.exit_code == 2
     assert message in result.output and "Traceback" not in result.output
+
+
+def test_eval_stages_need_corner_labels(runner: CliRunner, labelled_set: Path, fake_model: Any) -> None:
+    args = ["--images", labelled_set / "images", "--labels", labelled_set / "labels"]
+    result = invoke(runner, "eval", *args, "--classes", labelled_set / "classes.txt", "--stages")
+    assert result.exit_code == 2
+    assert "box whole cards (no photo labels a card twice); per-stage figures need corner-index boxes" in result.stderr
+
+
+@pytest.mark.slow
+def test_eval_stages_with_a_tiny_model(runner: CliRunner, tiny_models: Path, tmp_path: Path) -> None:
+    # generated-scene style: labels in okgin's class order (no --classes), a card labelled at two corners
+    for folder in ("images", "labels"):
+        (tmp_path / folder).mkdir()
+    cv2.imwrite(str(tmp_path / "images" / "s.jpg"), np.random.default_rng(1).integers(0, 255, (480, 640, 3), np.uint8))
+    (tmp_path / "labels" / "s.txt").write_text("37 0.1 0.1 0.03 0.025\n37 0.6 0.7 0.03 0.04\n0 0.3 0.3 0.05 0.1\n")
+    args = ["--images", tmp_path / "images", "--labels", tmp_path / "labels", "--json"]
+    result = invoke(runner, "eval", *args, "--model", tiny_models / "two-stage", "--backend", "onnx")
+    assert result.exit_code == 0, result.output
+    stages = json.loads(result.stdout)["stages"]
+    assert stages["indices"] == 3 and stages["by_height"][-1]["labelled"] == 3
+    assert [row["height"] for row in stages["by_height"]] == ["<16 px", "16-25 px", "25-60 px", "all"]
+    assert sum(stages["by_height"][-1][key] for key in ("right", "other_card", "none", "club_as_spade",
+               "spade_as_club", "heart_as_diamond", "diamond_as_heart")) == 3  # fmt: skip
+    text = invoke(runner, "eval", *args[:-1], "--model", tiny_models / "two-stage", "--no-stages")
+    assert text.exit_code == 0 and "detector recall" not in text.stdout
 
 
 # --- score-image ---------------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from scorer.vision.boxes import box_from_row
 from scorer.vision.crops import corner_crop
 from scorer.vision.manifest import BACKENDS, ModelError, ModelManifest
 from scorer.vision.merge import merge_corners
-from scorer.vision.types import Box, CornerDetection, CornerEvidence, Detections
+from scorer.vision.types import Box, CornerEvidence, Detections
 
 
 class CardDetector:
@@ -82,10 +82,13 @@ class CardDetector:
             named.append((None if class_id is None else Card.from_class_id(class_id), float(probabilities[best])))
         return named
 
-    def read_corners(self, image_bgr: np.ndarray) -> list[CornerEvidence]:
-        """Every corner index found and named, with the two stages' scores kept apart."""
+    def read_corners(self, image_bgr: np.ndarray, found: BoxArrays | None = None) -> list[CornerEvidence]:
+        """Every corner index found and named, with the two stages' scores kept apart.
+
+        ``found`` is stage one's answer (``find_corners``) for this frame, when the caller has it already.
+        """
         manifest = self.manifest
-        xyxy, scores, classes = self.find_corners(image_bgr)
+        xyxy, scores, classes = self.find_corners(image_bgr) if found is None else found
         boxes = [box_from_row(row) for row in xyxy]
         if self.classifier is None:
             return [
@@ -113,15 +116,17 @@ class CardDetector:
         batch = [np.ascontiguousarray(np.rot90(crop, k=turn // 90)) for turn in turns for crop in crops]
         return self.classifier.predict(batch).reshape(len(turns), len(crops), -1).mean(axis=0)
 
-    def detect_corners(self, image_bgr: np.ndarray) -> list[CornerDetection]:
-        """Every corner index found, before one-deck merging, with the manifest's confidence fusion."""
-        return [corner.detection(self.manifest.detector_weight) for corner in self.read_corners(image_bgr)]
-
     def detect(self, image_bgr: np.ndarray) -> Detections:
         """The cards in a BGR frame, each once (corners merged), with one-deck conflicts."""
-        cards, conflicts = merge_corners(self.detect_corners(image_bgr))
-        kept = tuple(card for card in cards if card.confidence >= self.manifest.card_conf)
         height, width = image_bgr.shape[:2]
+        return self.cards_from(self.read_corners(image_bgr), width, height)
+
+    def cards_from(self, corners: Sequence[CornerEvidence], width: int, height: int) -> Detections:
+        """The cards that named corners of a ``width`` x ``height`` frame show: fused with the manifest's
+        detector weight, merged one per card, and kept above its card threshold."""
+        manifest = self.manifest
+        cards, conflicts = merge_corners([corner.detection(manifest.detector_weight) for corner in corners])
+        kept = tuple(card for card in cards if card.confidence >= manifest.card_conf)
         return Detections(kept, tuple(conflicts), width, height)
 
     def __repr__(self) -> str:
