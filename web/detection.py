@@ -14,13 +14,13 @@ import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from flask import Flask, current_app
 
 from scorer.vision.manifest import ModelError
-from scorer.vision.types import CardDetection, FrameReading
+from scorer.vision.types import CardDetection, Detector, FrameReading
 from web.errors import error_response
 
 FRAME_CACHE_SIZE = 24
@@ -36,10 +36,6 @@ def unavailable(error: ModelError) -> str:
     return f"card recognition is unavailable: {error}"
 
 
-class DetectorLike(Protocol):
-    def detect(self, image_bgr: np.ndarray) -> Any: ...
-
-
 @dataclass(frozen=True)
 class CachedFrame:
     """A frame the page saw, kept briefly so a correction can be saved with the exact image."""
@@ -52,9 +48,7 @@ class CachedFrame:
 class DetectorService:
     """Owns the detector, the per-table pipelines and the recent-frame cache for one app."""
 
-    def __init__(
-        self, detector: DetectorLike | None, model_dir: str | None, queue_limit: int, wait_seconds: float
-    ) -> None:
+    def __init__(self, detector: Detector | None, model_dir: str | None, queue_limit: int, wait_seconds: float) -> None:
         self._detector = detector
         self._wait_seconds = wait_seconds
         self._model_dir = model_dir
@@ -67,7 +61,7 @@ class DetectorService:
         self._pipelines: collections.OrderedDict[tuple[str, int], Any] = collections.OrderedDict()
         self._pipelines_lock = threading.Lock()
 
-    def detector(self) -> DetectorLike:
+    def detector(self) -> Detector:
         """The detector, loading the model on first use.
 
         :raises ModelError: naming the missing or broken model.
