@@ -20,8 +20,7 @@ import pytest
 from browser_support import draw_card, write_y4m
 
 from scorer.cards import Card, parse_cards
-from scorer.vision.detector import Detections
-from scorer.vision.types import CardDetection
+from scorer.vision.types import CardDetection, Detections
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -28,10 +28,11 @@ from flask import (
 )
 
 from scorer.vision.layout import UPCARD, LayoutError, TableLayout
-from scorer.vision.types import FrameReading
+from scorer.vision.manifest import ModelError
+from scorer.vision.types import FrameReading, StableReading
 from web import store
 from web.api import decode, json_body, players_arg, uploaded_image
-from web.detection import detections_json, reading_json, service, table_layout
+from web.detection import detections_json, service, table_layout, unavailable
 from web.errors import ApiError
 
 bp = Blueprint("live", __name__)
@@ -118,7 +119,7 @@ def frame() -> Response:
     height, width = image.shape[:2]
     frame_id = service().remember_frame(data, width, height)
     extra = {} if players is None else {"table": table_json(stable.reading, layout, players)}
-    return jsonify(frame_id=frame_id, stable=stable.stable, **reading_json(stable.reading), **extra)
+    return jsonify(frame_id=frame_id, **stable.to_dict(), **extra)
 
 
 @bp.post("/live/place")
@@ -181,9 +182,9 @@ class ServerCamera:
             try:
                 try:
                     detector = service(self._app).detector()
-                except ApiError as error:  # no model: the picture still streams, readings say why they are missing
+                except ModelError as error:  # no model: the picture still streams, readings say why they are missing
                     with self._lock:
-                        self._error = error.message
+                        self._error = unavailable(error)
                 else:
                     pipeline = TablePipeline(detector, self.layout, Stabiliser())
                     self._worker = LatestFrameWorker(cast(Any, _TrackingPipeline(pipeline, self._processed))).start()
@@ -239,10 +240,10 @@ class ServerCamera:
         if error:
             raise ApiError(503, error)
         latest = None if self._worker is None else self._worker.latest()
-        if latest is None:
-            return {"frame_id": frame_id, "stable": False, "zones": {}, "conflicts": [], "width": 0, "height": 0}
+        if latest is None:  # nothing read yet: an empty, unsettled reading
+            return {"frame_id": frame_id, **StableReading(FrameReading(by_player={}), False, 0.0).to_dict()}
         extra = {} if players is None else {"table": table_json(latest.reading, self.layout, players)}
-        return {"frame_id": frame_id, "stable": latest.stable, **reading_json(latest.reading), **extra}
+        return {"frame_id": frame_id, **latest.to_dict(), **extra}
 
 
 class CameraEnded(ApiError):
