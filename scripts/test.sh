@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: system packages, the package with its test
-# extras, lint, types, then every test (model, browser and slow ones included).
+# extras, lint, types (Python and the page's JavaScript), then every test (model, browser
+# and slow ones included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export YOLO_OFFLINE=1 YOLO_AUTOINSTALL=false PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -11,4 +12,7 @@ python3 -m pip install --quiet -e '.[test]'
 ruff check .
 ruff format --check .
 mypy
+npm ci --no-audit --no-fund --prefer-offline
+npm run --silent lint
+npm test
 python3 -m pytest -q "$@"

@@ -17,6 +17,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from browser_support import draw_card, write_y4m
 
 from scorer.cards import Card, parse_cards
 from scorer.vision.types import CardDetection, Detections
@@ -64,13 +65,6 @@ def stand_in_scene() -> tuple[np.ndarray, list[CardDetection]]:
     return image, cards
 
 
-def draw_card(image: np.ndarray, card: Card, x: int, y: int) -> CardDetection:
-    cv2.rectangle(image, (x, y), (x + 85, y + 120), (250, 250, 250), -1)
-    colour = (30, 30, 200) if card.suit in "DH" else (20, 20, 20)
-    cv2.putText(image, str(card), (x + 6, y + 40), cv2.FONT_HERSHEY_SIMPLEX, 1.0, colour, 2)
-    return CardDetection(card, (x, y, x + 85, y + 120), 0.95)
-
-
 class SceneDetector:
     """Returns the scene's cards (with the deliberate misread) for frames that match the scene."""
 
@@ -95,15 +89,6 @@ class SceneDetector:
         return Detections(self.cards, (), width, height)
 
 
-def write_y4m(path: Path, image: np.ndarray, frames: int = 15) -> None:
-    """A .y4m video of one still picture, the format Chromium's fake camera plays."""
-    i420 = cv2.cvtColor(image, cv2.COLOR_BGR2YUV_I420).tobytes()
-    with path.open("wb") as video:
-        video.write(f"YUV4MPEG2 W{WIDTH} H{HEIGHT} F15:1 Ip A1:1 C420jpeg XYSCSS=420JPEG\n".encode())
-        for _ in range(frames):
-            video.write(b"FRAME\n" + i420)
-
-
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, SceneDetector, Path, str]]:
     from werkzeug.serving import make_server
@@ -117,7 +102,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, SceneDetector, Path, str]]:
     thread = threading.Thread(target=http.serve_forever, daemon=True)
     thread.start()
     video = tmp_path / "table.y4m"
-    write_y4m(video, scene)
+    write_y4m(video, [(scene, 15)])
     try:
         yield f"http://127.0.0.1:{http.server_port}", detector, video, source
     finally:
