@@ -1,0 +1,144 @@
+"""The light install: ``pip install -e .`` leaves PyTorch and ultralytics out (they come with the
+``train`` extra), so ``okgin serve`` and ``okgin detect`` must work without them.
+
+Each test runs the real ``okgin`` command in a fresh interpreter whose import system refuses
+torch, torchvision and ultralytics, as an environment without the extra would; every refused
+import is reported on stderr, so even an import that the code catches fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import pytest
+from conftest import REPO_ROOT, TABLE_HANDS, TABLE_UPCARD, card_f1, shipped_model_or_skip, table_scene
+
+from scorer.cards import Card
+from scorer.synth.scene import SceneConfig
+
+TRAINING_STACK = ("torch", "torchvision", "ultralytics")
+REFUSED = "refused import of the training stack:"
+WITHOUT_TRAINING_STACK = f"""
+import importlib.abc, sys
+
+class TrainingStackAbsent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {TRAINING_STACK!r}:
+            print({REFUSED!r}, name, file=sys.stderr, flush=True)
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, TrainingStackAbsent())
+from scorer.cli import main
+main(prog_name="okgin", args=sys.argv[1:])
+"""
+"""``python -c`` this, then the okgin command's arguments: okgin with torch and ultralytics not installed."""
+
+MIN_CARD_F1 = 0.9  # as test_shipped_model asks of the same table
+
+
+def okgin_without_training_stack(*args: str) -> list[str]:
+    """The command line of ``okgin ARGS`` in an interpreter that cannot import the training stack."""
+    return [sys.executable, "-c", WITHOUT_TRAINING_STACK, *args]
+
+
+@pytest.fixture(scope="module")
+def table_photo(scene_config: SceneConfig, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A JPEG of two laid-down hands and the upcard (the shipped model reads it: see test_shipped_model)."""
+    image, _ = table_scene(scene_config, 11, tilt=0.0)
+    path = tmp_path_factory.mktemp("photo") / "table.jpg"
+    cv2.imwrite(str(path), image)
+    return path
+
+
+def assert_reads_the_table(cards: list[dict[str, object]]) -> None:
+    """``cards`` (JSON, as ``/api/detect`` and ``okgin detect --json`` give them) are the table's, near enough."""
+    found = {Card.parse(str(card["card"])) for card in cards}
+    expected = {*TABLE_HANDS[1], *TABLE_HANDS[2], TABLE_UPCARD}
+    missed, invented = sorted(map(str, expected - found)), sorted(map(str, found - expected))
+    assert card_f1(found, expected) >= MIN_CARD_F1, f"missed {missed}, invented {invented}"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``okgin serve`` with the shipped model, started without the training stack; its base URL."""
+    port = free_port()
+    command = okgin_without_training_stack(
+        "serve", "--port", str(port), "--data-dir", str(tmp_path / "data"), "--model", str(shipped_model_or_skip())
+    )
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{base}/", timeout=5).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    process.kill()
+                    pytest.fail(f"okgin serve did not start: {process.communicate()}")
+                time.sleep(0.2)
+        yield base, process
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_serve_detects_cards_with_onnx_runtime_alone(
+    server: tuple[str, subprocess.Popen[str]], table_photo: Path
+) -> None:
+    base, process = server
+    request = urllib.request.Request(
+        f"{base}/api/detect", data=table_photo.read_bytes(), headers={"Content-Type": "image/jpeg"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=120) as answer:
+        assert answer.status == 200
+        body = json.load(answer)
+    assert_reads_the_table(body["cards"])
+    process.terminate()
+    _, stderr = process.communicate(timeout=10)
+    assert REFUSED not in stderr, stderr
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_detect_command_reads_a_photo_with_onnx_runtime_alone(table_photo: Path) -> None:
+    shipped = str(shipped_model_or_skip())
+    run = subprocess.run(
+        okgin_without_training_stack("detect", str(table_photo), "--json", "--model", shipped),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert_reads_the_table(json.loads(run.stdout)["cards"])
+    assert REFUSED not in run.stderr, run.stderr
+
+
+def test_the_light_install_declares_no_training_stack() -> None:
+    """What ``pip install -e .`` installs, and the extra that brings the rest."""
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    names = {re.match(r"[\w.-]+", requirement).group().lower() for requirement in project["dependencies"]}  # type: ignore[union-attr]
+    assert not names & {*TRAINING_STACK, "pillow", "matplotlib"}
+    train = " ".join(project["optional-dependencies"]["train"])
+    assert all(package in train for package in ("ultralytics", "torch"))
