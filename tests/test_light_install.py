@@ -1,9 +1,11 @@
 """The light install: ``pip install -e .`` leaves PyTorch and ultralytics out (they come with the
-``train`` extra), so ``okgin serve`` and ``okgin detect`` must work without them.
+``train`` extra), so ``okgin serve`` and ``okgin detect`` must work without them, and the
+commands that do need the extra must say so in one line.
 
-Each test runs the real ``okgin`` command in a fresh interpreter whose import system refuses
-torch, torchvision and ultralytics, as an environment without the extra would; every refused
-import is reported on stderr, so even an import that the code catches fails the test.
+Each test runs the real ``okgin`` command in a fresh interpreter whose import system refuses the
+train extra's packages (ultralytics, torch, torchvision, Pillow, matplotlib), as an environment
+without the extra would; every refused import is reported on stderr, so for serve and detect even
+an import that the code catches fails the test.
 """
 
 from __future__ import annotations
@@ -24,16 +26,24 @@ import pytest
 from conftest import REPO_ROOT, TABLE_HANDS, TABLE_UPCARD, card_f1, shipped_model_or_skip, table_scene
 
 from scorer.cards import Card
+from scorer.extras import TRAIN_EXTRA_INSTALL
 from scorer.synth.scene import SceneConfig
 
-TRAINING_STACK = ("torch", "torchvision", "ultralytics")
+TRAINING_STACK = {
+    "ultralytics": "ultralytics",
+    "torch": "torch",
+    "torchvision": "torchvision",
+    "pillow": "PIL",
+    "matplotlib": "matplotlib",
+}
+"""The train extra's packages (and torchvision, which ultralytics brings): distribution -> module."""
 REFUSED = "refused import of the training stack:"
 WITHOUT_TRAINING_STACK = f"""
 import importlib.abc, sys
 
 class TrainingStackAbsent(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in {TRAINING_STACK!r}:
+        if name.partition(".")[0] in {sorted(TRAINING_STACK.values())!r}:
             print({REFUSED!r}, name, file=sys.stderr, flush=True)
             raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
         return None
@@ -42,7 +52,7 @@ sys.meta_path.insert(0, TrainingStackAbsent())
 from scorer.cli import main
 main(prog_name="okgin", args=sys.argv[1:])
 """
-"""``python -c`` this, then the okgin command's arguments: okgin with torch and ultralytics not installed."""
+"""``python -c`` this, then the okgin command's arguments: okgin as if installed without the train extra."""
 
 MIN_CARD_F1 = 0.9  # as test_shipped_model asks of the same table
 
@@ -135,10 +145,39 @@ def test_detect_command_reads_a_photo_with_onnx_runtime_alone(table_photo: Path)
     assert REFUSED not in run.stderr, run.stderr
 
 
+def okgin_fails_asking_for_the_train_extra(tmp_path: Path, *args: str) -> str:
+    """Run ``okgin ARGS`` without the training stack; it must fail in one line naming the extra. Returns that line."""
+    run = subprocess.run(okgin_without_training_stack(*args), capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode != 0
+    message = run.stderr.replace(REFUSED, "").strip().splitlines()[-1]
+    assert "Traceback" not in run.stderr and TRAIN_EXTRA_INSTALL in message, run.stderr
+    return message
+
+
+def test_training_asks_for_the_train_extra(tmp_path: Path) -> None:
+    (tmp_path / "scenes" / "images" / "train").mkdir(parents=True)
+    message = okgin_fails_asking_for_the_train_extra(tmp_path, "train", "--data", str(tmp_path / "scenes"))
+    assert "okgin train needs ultralytics" in message
+    assert not (tmp_path / "runs").exists()
+
+
+def test_evaluation_plots_ask_for_the_train_extra(tmp_path: Path) -> None:
+    photos = str(tmp_path)  # never read: the missing package is named before any work
+    args = ["eval", "--images", photos, "--labels", photos, "--classes", photos, "--plots", str(tmp_path / "plots")]
+    assert "okgin eval --plots needs matplotlib" in okgin_fails_asking_for_the_train_extra(tmp_path, *args)
+
+
 def test_the_light_install_declares_no_training_stack() -> None:
     """What ``pip install -e .`` installs, and the extra that brings the rest."""
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    names = {re.match(r"[\w.-]+", requirement).group().lower() for requirement in project["dependencies"]}  # type: ignore[union-attr]
-    assert not names & {*TRAINING_STACK, "pillow", "matplotlib"}
-    train = " ".join(project["optional-dependencies"]["train"])
-    assert all(package in train for package in ("ultralytics", "torch"))
+    light = {distribution_name(requirement) for requirement in project["dependencies"]}
+    train = {distribution_name(requirement) for requirement in project["optional-dependencies"]["train"]}
+    assert not light & set(TRAINING_STACK)
+    assert train == set(TRAINING_STACK) - {"torchvision"}, "the modules the tests refuse are the train extra's"
+
+
+def distribution_name(requirement: str) -> str:
+    """``"torch>=2.2"`` -> ``"torch"``."""
+    match = re.match(r"[A-Za-z0-9._-]+", requirement)
+    assert match, requirement
+    return match.group().lower()

@@ -72,9 +72,15 @@ def train(
         hint = f"run 'okgin data generate --out {scene_dir}'"
         raise click.ClickException(f"{scene_dir} holds no generated scenes; {hint}")
     model_dir = init_dir or Path(__file__).resolve().parents[2] / "models"
-    if stage == "tune":
+    if stage == "tune":  # the shipped model through ONNX Runtime: the light install suffices
         _tune(model_dir, scene_dir)
         return
+    from scorer.extras import MissingExtraError, require
+
+    try:
+        require("ultralytics", "okgin train")
+    except MissingExtraError as error:
+        raise click.ClickException(str(error)) from None
     if stage == "validate":
         crops = run_dir / "crops"
         try:
