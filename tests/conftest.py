@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -58,6 +59,36 @@ def scene_config(faces_dir: Path) -> SceneConfig:
     from scorer.synth.scene import SceneConfig
 
     return SceneConfig(faces_dir=faces_dir, decks=SCENE_DECKS)
+
+
+TRAIN_EXTRA_MODULES = {
+    "ultralytics": "ultralytics",
+    "torch": "torch",
+    "torchvision": "torchvision",  # brought by ultralytics
+    "pillow": "PIL",
+    "matplotlib": "matplotlib",
+}
+"""The packages of pyproject's ``train`` extra, distribution -> module: what the light install lacks."""
+REFUSED_IMPORT = "refused import of the train extra:"
+_REFUSE_TRAIN_EXTRA = f"""
+import importlib.abc, sys
+
+class TrainExtraAbsent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {sorted(TRAIN_EXTRA_MODULES.values())!r}:
+            print({REFUSED_IMPORT!r}, name, file=sys.stderr, flush=True)
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, TrainExtraAbsent())
+"""
+
+
+def without_train_extra(code: str, *args: str) -> list[str]:
+    """The command line that runs ``code`` (with ``args`` in ``sys.argv[1:]``) as if okgin were installed
+    without the ``train`` extra: importing any of ``TRAIN_EXTRA_MODULES`` fails, and each refused import is
+    reported on stderr after ``REFUSED_IMPORT``, so that even an import the code catches can be seen."""
+    return [sys.executable, "-c", _REFUSE_TRAIN_EXTRA + code, *args]
 
 
 def shipped_model_or_skip() -> Path:
@@ -185,6 +216,11 @@ def detection(card: str, centre: tuple[float, float], size: tuple[float, float] 
     return CardDetection(Card.parse(card), box, conf)
 
 
+def seat_cards(reading_json: dict[str, Any]) -> dict[str, list[str]]:
+    """The card names per seat of a reading's JSON form (``FrameReading.to_dict``)."""
+    return {zone: [c["card"] for c in cards] for zone, cards in reading_json["zones"].items() if zone.isdigit()}
+
+
 def row_of(cards: str, y: float, x0: float = 100, step: float = 60) -> list[CardDetection]:
     """Cards laid in a row at height ``y``, one every ``step`` pixels from ``x0``."""
     return [detection(str(card), (x0 + i * step, y)) for i, card in enumerate(parse_cards(cards))]
@@ -205,7 +241,7 @@ class FakeDetector:
         self.calls = 0
 
     def detect(self, image_bgr: np.ndarray) -> Any:
-        from scorer.vision.detector import Detections
+        from scorer.vision.types import Detections
 
         item = self.frames[min(self.calls, len(self.frames) - 1)]
         self.calls += 1
@@ -244,8 +280,8 @@ def write_video(tmp_path: Path) -> Callable[..., Path]:
 
 def truth_detections(truth: Any) -> Any:
     """What a perfect corner detector would report for a rendered scene: its labelled indices, merged."""
-    from scorer.vision.detector import Detections
-    from scorer.vision.merge import CornerDetection, merge_corners
+    from scorer.vision.merge import merge_corners
+    from scorer.vision.types import CornerDetection, Detections
 
     corners = [CornerDetection(label.card, label.box, 0.99) for label in truth.labels]
     cards, conflicts = merge_corners(corners)

@@ -19,9 +19,8 @@ import numpy as np
 import pytest
 
 from scorer.cards import Card, parse_cards
-from scorer.vision.detector import Detections
 from scorer.vision.layout import TableLayout
-from scorer.vision.types import CardDetection
+from scorer.vision.types import CardDetection, Detections
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -14,7 +14,6 @@ import json
 import re
 import socket
 import subprocess
-import sys
 import time
 import tomllib
 import urllib.request
@@ -22,44 +21,33 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
+import numpy as np
 import pytest
-from conftest import REPO_ROOT, TABLE_HANDS, TABLE_UPCARD, card_f1, shipped_model_or_skip, table_scene
+from conftest import (
+    REFUSED_IMPORT,
+    REPO_ROOT,
+    TABLE_HANDS,
+    TABLE_UPCARD,
+    TRAIN_EXTRA_MODULES,
+    card_f1,
+    shipped_model_or_skip,
+    table_scene,
+    without_train_extra,
+)
 
 from scorer.cards import Card
 from scorer.extras import TRAIN_EXTRA_INSTALL
 from scorer.synth.scene import SceneConfig
 
-TRAINING_STACK = {
-    "ultralytics": "ultralytics",
-    "torch": "torch",
-    "torchvision": "torchvision",
-    "pillow": "PIL",
-    "matplotlib": "matplotlib",
-}
-"""The train extra's packages (and torchvision, which ultralytics brings): distribution -> module."""
-REFUSED = "refused import of the training stack:"
-WITHOUT_TRAINING_STACK = f"""
-import importlib.abc, sys
-
-class TrainingStackAbsent(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name.partition(".")[0] in {sorted(TRAINING_STACK.values())!r}:
-            print({REFUSED!r}, name, file=sys.stderr, flush=True)
-            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
-        return None
-
-sys.meta_path.insert(0, TrainingStackAbsent())
-from scorer.cli import main
-main(prog_name="okgin", args=sys.argv[1:])
-"""
-"""``python -c`` this, then the okgin command's arguments: okgin as if installed without the train extra."""
+OKGIN = "from scorer.cli import main\nmain(prog_name='okgin', args=sys.argv[1:])"
+"""``okgin ARGS`` as a ``without_train_extra`` program."""
 
 MIN_CARD_F1 = 0.9  # as test_shipped_model asks of the same table
 
 
-def okgin_without_training_stack(*args: str) -> list[str]:
-    """The command line of ``okgin ARGS`` in an interpreter that cannot import the training stack."""
-    return [sys.executable, "-c", WITHOUT_TRAINING_STACK, *args]
+def okgin_without_train_extra(*args: str) -> list[str]:
+    """The command line of ``okgin ARGS`` as if installed without the train extra."""
+    return without_train_extra(OKGIN, *args)
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +78,7 @@ def free_port() -> int:
 def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     """``okgin serve`` with the shipped model, started without the training stack; its base URL."""
     port = free_port()
-    command = okgin_without_training_stack(
+    command = okgin_without_train_extra(
         "serve", "--port", str(port), "--data-dir", str(tmp_path / "data"), "--model", str(shipped_model_or_skip())
     )
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
@@ -127,7 +115,7 @@ def test_serve_detects_cards_with_onnx_runtime_alone(
     assert_reads_the_table(body["cards"])
     process.terminate()
     _, stderr = process.communicate(timeout=10)
-    assert REFUSED not in stderr, stderr
+    assert REFUSED_IMPORT not in stderr, stderr
 
 
 @pytest.mark.model
@@ -135,21 +123,21 @@ def test_serve_detects_cards_with_onnx_runtime_alone(
 def test_detect_command_reads_a_photo_with_onnx_runtime_alone(table_photo: Path) -> None:
     shipped = str(shipped_model_or_skip())
     run = subprocess.run(
-        okgin_without_training_stack("detect", str(table_photo), "--json", "--model", shipped),
+        okgin_without_train_extra("detect", str(table_photo), "--json", "--model", shipped),
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
     assert_reads_the_table(json.loads(run.stdout)["cards"])
-    assert REFUSED not in run.stderr, run.stderr
+    assert REFUSED_IMPORT not in run.stderr, run.stderr
 
 
 def okgin_fails_asking_for_the_train_extra(tmp_path: Path, *args: str) -> str:
     """Run ``okgin ARGS`` without the training stack; it must fail in one line naming the extra. Returns that line."""
-    run = subprocess.run(okgin_without_training_stack(*args), capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    run = subprocess.run(okgin_without_train_extra(*args), capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert run.returncode != 0
-    message = run.stderr.replace(REFUSED, "").strip().splitlines()[-1]
+    message = run.stderr.replace(REFUSED_IMPORT, "").strip().splitlines()[-1]
     assert "Traceback" not in run.stderr and TRAIN_EXTRA_INSTALL in message, run.stderr
     return message
 
@@ -167,13 +155,21 @@ def test_evaluation_plots_ask_for_the_train_extra(tmp_path: Path) -> None:
     assert "okgin eval --plots needs matplotlib" in okgin_fails_asking_for_the_train_extra(tmp_path, *args)
 
 
+@pytest.mark.model
+def test_the_torch_backend_asks_for_the_train_extra(tmp_path: Path) -> None:
+    photo = tmp_path / "blank.jpg"
+    cv2.imwrite(str(photo), np.full((480, 640, 3), 90, np.uint8))
+    args = ["detect", str(photo), "--backend", "torch", "--model", str(shipped_model_or_skip())]
+    assert "the torch or openvino backend needs ultralytics" in okgin_fails_asking_for_the_train_extra(tmp_path, *args)
+
+
 def test_the_light_install_declares_no_training_stack() -> None:
     """What ``pip install -e .`` installs, and the extra that brings the rest."""
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
     light = {distribution_name(requirement) for requirement in project["dependencies"]}
     train = {distribution_name(requirement) for requirement in project["optional-dependencies"]["train"]}
-    assert not light & set(TRAINING_STACK)
-    assert train == set(TRAINING_STACK) - {"torchvision"}, "the modules the tests refuse are the train extra's"
+    assert not light & set(TRAIN_EXTRA_MODULES)
+    assert train == set(TRAIN_EXTRA_MODULES) - {"torchvision"}, "the modules the tests refuse are the train extra's"
 
 
 def distribution_name(requirement: str) -> str:
