@@ -77,11 +77,14 @@ class TableStatus:
         }
 
 
-def table_status(rules: Rules, upcard: Card | None, hands: Mapping[str, Sequence[Card]]) -> TableStatus:
+def table_status(
+    rules: Rules, upcard: Card | None, hands: Mapping[str, Sequence[Card]], winner: str | None = None
+) -> TableStatus:
     """Each hand's melds and deadwood, who may knock under ``upcard``, and the knock to propose.
 
     A player may knock holding the dealt number of cards (after the discard) or one more, with
-    the least deadwood (after the best discard) within the knock limit.
+    the least deadwood (after the best discard) within the knock limit. Once a match has a ``winner``,
+    nothing is proposed.
 
     :raises InvalidHandError: for a player count the rules do not allow, or a card in two hands.
     """
@@ -95,8 +98,10 @@ def table_status(rules: Rules, upcard: Card | None, hands: Mapping[str, Sequence
     limit = None if upcard is None else rules.knock_limit_for(upcard)
     statuses = {name: _hand_status(rules, tuple(cards), size, limit) for name, cards in hands.items()}
     knockers = [name for name, status in statuses.items() if status.can_knock]
-    if upcard is None:
-        reason: str | None = "no upcard yet"
+    if winner is not None:
+        reason: str | None = f"the match is over: {winner} won"
+    elif upcard is None:
+        reason = "no upcard yet"
     elif not knockers:
         reason = "nobody may knock yet"
     elif len(knockers) > 1:

@@ -79,3 +79,12 @@ def test_twelve_cards_are_a_problem_not_an_error() -> None:
 def test_tables_that_cannot_exist_are_refused(table: dict[str, str], message: str) -> None:
     with pytest.raises(InvalidHandError, match=message):
         table_status(Rules(), C("KS"), hands(**table))
+
+
+def test_nothing_is_proposed_once_the_match_is_won() -> None:
+    status = table_status(Rules(), C("KS"), hands(Ann=ANN, Bob=BOB), winner="Bob")
+    assert (status.proposed_knocker, status.reason, status.hands["Ann"].can_knock) == (
+        None,
+        "the match is over: Bob won",
+        True,
+    )

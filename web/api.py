@@ -152,9 +152,18 @@ def arrange() -> Response:
     hands = fields.parse_hands(body.get("hands"))
     upcard = fields.parse_upcard(body.get("upcard"))
     source = stand_alone_rules(body)
-    rules = matches.load_match(source).match.rules if isinstance(source, int) else source
+    winner = None
+    if isinstance(source, int):  # the match's rules, its players in seating order, nothing once it is won
+        match = matches.load_match(source).match
+        unknown = [name for name in hands if name not in match.players]
+        if unknown:
+            raise fields.InputError(f"hands name {', '.join(unknown)}, who is not in this match")
+        rules, winner = match.rules, match.winner
+        hands = {name: hands.get(name, ()) for name in match.players}
+    else:
+        rules = source
     try:
-        status = table_status(rules, upcard, hands)
+        status = table_status(rules, upcard, hands, winner)
     except InvalidHandError as error:
         raise fields.InputError(str(error)) from error
     return jsonify(status.to_dict())

@@ -1,7 +1,8 @@
 """``okgin watch`` and ``okgin score-image``: read the table from a camera or a photo and score it.
 
 Seats are numbered from 1 as in ``TableLayout.default``: with two players seat 1 sits at
-the bottom of the picture and seat 2 at the top. Unreadable tables (a hand of the wrong
+the bottom of the picture and seat 2 at the top; the layout's playing order says who plays
+after whom. Unreadable tables (a hand of the wrong
 size, a conflict) are not guessed at: the command says what it saw and exits 2.
 """
 
@@ -24,7 +25,8 @@ from scorer.rules import PRESETS, IllegalKnockError, InvalidHandError, RoundResu
 from scorer.vision.types import FrameReading
 
 if TYPE_CHECKING:
-    from scorer.vision.stabilise import StableReading
+    from scorer.vision.layout import TableLayout
+    from scorer.vision.types import StableReading
 
 
 def _rules(preset: str, players: int) -> Rules:
@@ -53,7 +55,8 @@ def _seat(knocker: str | None, players: int) -> str | None:
 
 
 def seat_cards(reading: FrameReading) -> dict[str, list[str]]:
-    """Cards per seat as text, seat numbers as keys: ``{"1": ["AS", ...], "2": [...]}``."""
+    """Cards per seat as text, seat numbers as keys: ``{"1": ["AS", ...], "2": [...]}``: the hands to score
+    (JSON output prints the whole reading, ``FrameReading.to_dict``)."""
     return {str(seat): [str(c.card) for c in cards] for seat, cards in sorted(reading.by_player.items())}
 
 
@@ -70,26 +73,21 @@ def describe_reading(reading: FrameReading) -> list[str]:
     return lines
 
 
-SEATING_ORDER = (1, 3, 2, 4)
-"""The default seats around the table, each player's left neighbour next: bottom, left, top, right."""
+def seated_hands(layout: TableLayout, reading: FrameReading) -> dict[str, list[Card]]:
+    """Each seat's cards by seat number, in the layout's playing order (each player's left neighbour next)."""
+    seats = seat_cards(reading)
+    return {zone.name: [Card.parse(text) for text in seats[zone.name]] for zone in layout.playing_order}
 
 
-def seated_hands(reading: FrameReading) -> dict[str, list[Card]]:
-    """Each seat's cards by seat number, in seating order (``SEATING_ORDER``: each player's left neighbour next)."""
-    seats = {str(seat): [c.card for c in cards] for seat, cards in reading.by_player.items()}
-    order = sorted(seats, key=lambda seat: SEATING_ORDER.index(int(seat)) if int(seat) in SEATING_ORDER else int(seat))
-    return {seat: seats[seat] for seat in order}
-
-
-def score_reading(rules: Rules, reading: FrameReading, upcard: Card, knocker: str) -> RoundResult:
+def score_reading(rules: Rules, layout: TableLayout, reading: FrameReading, upcard: Card, knocker: str) -> RoundResult:
     """Score the round on the table with ``knocker`` (a seat number) knocking.
 
-    Hands go to the engine in seating order, which breaks multi-player undercut ties.
+    Hands go to the engine in the layout's playing order, which decides layoff order and multi-player undercut ties.
 
     :raises InvalidHandError: when the hands cannot be scored.
     :raises IllegalKnockError: when the knocker's deadwood is over the limit.
     """
-    return score_round(rules, upcard, seated_hands(reading), knocker=knocker)
+    return score_round(rules, upcard, seated_hands(layout, reading), knocker=knocker)
 
 
 def result_lines(result: RoundResult) -> list[str]:
@@ -123,7 +121,7 @@ def _unreadable(reason: str, reading: FrameReading) -> None:
 @click.option("--knocker", required=True, help="The knocker's seat number (1 = bottom of the picture).")
 @click.option("--players", type=click.IntRange(2, 4), default=2, show_default=True)
 @click.option("--rules", "preset", type=click.Choice(sorted(PRESETS)), default="oklahoma", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help='Print `okgin score --json` output plus "seats".')
+@click.option("--json", "as_json", is_flag=True, help='Print `okgin score --json` output plus the "reading".')
 @model_options
 def score_image(
     photo: Path,
@@ -153,15 +151,16 @@ def score_image(
     except ImageError as error:
         fail(str(error))
     detector = vision_cli.load_detector(model_dir, backend, conf)
-    reading = TableLayout.default(players).assign(detector.detect(image), max_cards=rules.hand_size(players) + 1)
+    layout = TableLayout.default(players)
+    reading = layout.assign(detector.detect(image), max_cards=rules.hand_size(players) + 1)
     if reading.conflicts:
         _unreadable(f"cannot score {str(photo)!r}: the table is inconsistent", reading)
     try:
-        result = score_reading(rules, reading, up, seat)
+        result = score_reading(rules, layout, reading, up, seat)
     except (InvalidHandError, IllegalKnockError) as error:
         _unreadable(f"cannot score {str(photo)!r}: {error}", reading)
     if as_json:
-        click.echo(json.dumps({**result.to_dict(), "seats": seat_cards(reading)}))
+        click.echo(json.dumps({**result.to_dict(), "reading": reading.to_dict()}))
     else:
         click.echo("\n".join([*describe_reading(reading), *result_lines(result)]))
 
@@ -170,9 +169,15 @@ class _Reporter:
     """Prints the stable reading when it changes and, once the table is complete, its score."""
 
     def __init__(
-        self, rules: Rules, upcard: Card | None, knocker: str | None, as_json: bool, echo: Callable[[str], None]
+        self,
+        rules: Rules,
+        layout: TableLayout,
+        upcard: Card | None,
+        knocker: str | None,
+        as_json: bool,
+        echo: Callable[[str], None],
     ) -> None:
-        self.rules, self.upcard, self.knocker = rules, upcard, knocker
+        self.rules, self.layout, self.upcard, self.knocker = rules, layout, upcard, knocker
         self.as_json = as_json
         self.echo = echo
         self._shown: Any = None
@@ -207,7 +212,7 @@ class _Reporter:
         else say why not."""
         knocker = self.knocker
         if knocker is None:
-            hands = {f"seat {seat}": cards for seat, cards in seated_hands(reading).items()}
+            hands = {f"seat {seat}": cards for seat, cards in seated_hands(self.layout, reading).items()}
             try:
                 status = table_status(self.rules, upcard, hands)
             except InvalidHandError as error:
@@ -216,11 +221,11 @@ class _Reporter:
                 return self._cannot(f"{status.reason} (--knocker SEAT scores a given seat's knock)")
             knocker = status.proposed_knocker.removeprefix("seat ")
         try:
-            result = score_reading(self.rules, reading, upcard, knocker)
+            result = score_reading(self.rules, self.layout, reading, upcard, knocker)
         except (InvalidHandError, IllegalKnockError) as error:
             return self._cannot(f"seat {knocker} knocking: {error}")
         if self.as_json:
-            self.echo(json.dumps({"event": "score", "seats": seat_cards(reading), **result.to_dict()}))
+            self.echo(json.dumps({"event": "score", "reading": reading.to_dict(), **result.to_dict()}))
         else:
             self.echo("\n".join(result_lines(result)))
 
@@ -263,13 +268,12 @@ def watch(
     from scorer.vision.stabilise import Stabiliser
 
     rules = _rules(preset, players)
+    layout = TableLayout.default(players)
     reporter = _Reporter(
-        rules, _card(upcard, "--upcard") if upcard else None, _seat(knocker, players), as_json, click.echo
+        rules, layout, _card(upcard, "--upcard") if upcard else None, _seat(knocker, players), as_json, click.echo
     )
     detector = vision_cli.load_detector(model_dir, backend, conf)
-    pipeline = TablePipeline(
-        detector, TableLayout.default(players), Stabiliser(window, settle), max_cards=rules.hand_size(players) + 1
-    )
+    pipeline = TablePipeline(detector, layout, Stabiliser(window, settle), max_cards=rules.hand_size(players) + 1)
     source = CameraSource(camera, on_event=lambda message: click.echo(f"okgin: {message}", err=True))
     try:
         source.open()
