@@ -16,7 +16,6 @@ import argparse
 import http.client
 import json
 import os
-import shutil
 import socket
 import statistics
 import subprocess
@@ -87,13 +86,13 @@ def table_image() -> bytes:
     return encoded.tobytes()
 
 
-def start_server(port: int, workdir: Path, model: str | None) -> subprocess.Popen[bytes]:
-    okgin = shutil.which("okgin")
-    command = [okgin] if okgin else [sys.executable, "-c", "from scorer.cli import run; run()"]
+def start_server(port: int, workdir: Path, model: str | None, repo: Path = REPO) -> subprocess.Popen[bytes]:
+    """``okgin serve`` on loopback, running the code of ``repo`` (this checkout unless another is given)."""
+    command = [sys.executable, "-c", "from scorer.cli import run; run()"]
     command += ["serve", "--host", HOST, "--port", str(port), "--db", str(workdir / "bench.db")]
     command += ["--data-dir", str(workdir)] + (["--model", model] if model else [])
-    env = os.environ | {"YOLO_OFFLINE": "1", "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = os.environ | {"YOLO_OFFLINE": "1", "PYTHONPATH": str(repo)}
+    process = subprocess.Popen(command, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -113,8 +112,11 @@ def post(connection: http.client.HTTPConnection, path: str, body: bytes, content
     return answer.status, answer.read()
 
 
-def load(port: int, path: str, body: bytes, content_type: str, clients: int, per_client: int) -> Run:
-    """``clients`` threads, each sending ``per_client`` requests back to back on its own connection."""
+def load(port: int, path: str, body: bytes, content_type: str, clients: int, per_client: int, ok: int = 200) -> Run:
+    """``clients`` threads, each sending ``per_client`` requests back to back on its own connection.
+
+    Answers with status ``ok`` are timed; 503 (busy) is counted; anything else is a failure.
+    """
     run = Run()
     lock = threading.Lock()
 
@@ -133,7 +135,7 @@ def load(port: int, path: str, body: bytes, content_type: str, clients: int, per
             elapsed = time.perf_counter() - started
             with lock:
                 run.statuses[status] += 1
-                if status == 200:
+                if status == ok:
                     run.latencies.append(elapsed)
                 elif status != 503:
                     run.errors.append(f"{status} {payload[:120]!r}")

@@ -29,6 +29,8 @@ _SUIT_SYMBOLS = {
 _RANK_ALIASES = {"T": 10, "1": 1, "A": 1, "J": 11, "Q": 12, "K": 13}
 _SHORT = re.compile(r"^(10|[2-9TtJjQqKkAa1])\s*([CDHScdhs♣♧♦♢♥♡♠♤])$")
 _LONG = re.compile(r"^(\w+)\s+of\s+(\w+)$", re.IGNORECASE)
+_TOKEN = re.compile(r"\w+\s+of\s+\w+|[^\s,;]+", re.IGNORECASE)
+"""One card in a line of text: a word form ("ace of spades", "10 of hearts") or a run of non-separators."""
 
 ACCEPTED_FORMS = "rank A 2-10 J Q K (or T for 10) then suit C D H S or ♣ ♦ ♥ ♠, e.g. AS, 10h, Th, Q♥, 'ace of spades'"
 
@@ -69,8 +71,11 @@ class Card:
             suit = _SUIT_SYMBOLS.get(suit_text, suit_text.upper())
             return cls(SUITS.index(suit), rank)
         match = _LONG.match(text)
-        if match and match.group(1).lower() in _RANK_WORDS and match.group(2).lower() in _SUIT_WORDS:
-            return cls(SUITS.index(_SUIT_WORDS[match.group(2).lower()]), _RANK_WORDS[match.group(1).lower()])
+        if match:
+            rank_text, suit_text = match.group(1).lower(), match.group(2).lower()
+            word_rank = _RANK_WORDS.get(rank_text) or _rank_of(rank_text)
+            if word_rank is not None and suit_text in _SUIT_WORDS:
+                return cls(SUITS.index(_SUIT_WORDS[suit_text]), word_rank)
         raise InvalidCardError(f"unknown card {token!r}: expected {ACCEPTED_FORMS}")
 
     @property
@@ -111,6 +116,13 @@ class Card:
         return f"Card.parse({str(self)!r})"
 
 
+def _rank_of(text: str) -> int | None:
+    """A rank written as in a corner index (A, 2-10, J, Q, K, or T), else None."""
+    if text.isdigit() and text.isascii():
+        return int(text) if 2 <= int(text) <= 10 else (1 if text == "1" else None)
+    return _RANK_ALIASES.get(text.upper())
+
+
 DECK: tuple[Card, ...] = tuple(Card.from_class_id(i) for i in range(52))
 """All 52 cards in class-id order: clubs A-K, diamonds, hearts, spades."""
 
@@ -118,18 +130,22 @@ CLASS_NAMES: tuple[str, ...] = tuple(str(card) for card in DECK)
 """The detector's 52 class names, index = class id (AC, 2C, ... KS)."""
 
 
-def parse_cards(text: str | Iterable[str]) -> list[Card]:
-    """Parse a hand written as text (``"QH 10S, 3d"``) or as a list of tokens.
+def parse_cards(text: str | Iterable[str], where: str = "hand") -> list[Card]:
+    """Parse a hand written as text (``"QH 10S, 3d"``) or as a list of tokens, one card each.
+
+    In text, cards are separated by spaces, commas or semicolons; a card may be written in words.
 
     >>> parse_cards("AS 2s 3♠")
     [Card.parse('AS'), Card.parse('2S'), Card.parse('3S')]
+    >>> parse_cards("ace of spades, 10 of hearts QD")
+    [Card.parse('AS'), Card.parse('10H'), Card.parse('QD')]
 
     :raises InvalidCardError: for an unknown token.
-    :raises DuplicateCardError: when a card appears twice.
+    :raises DuplicateCardError: when a card appears twice (``where`` names the cards in the message).
     """
-    tokens = re.split(r"[\s,;]+", text.strip()) if isinstance(text, str) else list(text)
+    tokens = _TOKEN.findall(text) if isinstance(text, str) else list(text)
     cards = [Card.parse(token) for token in tokens if token and token.strip()]
-    ensure_distinct(cards)
+    ensure_distinct(cards, where)
     return cards
 
 

@@ -241,7 +241,8 @@ def all_best_arrangements(cards: Iterable[Card]) -> list[Arrangement]:
 
 
 def best_discard(cards: Iterable[Card]) -> tuple[Card, Arrangement]:
-    """For an 11-card hand: the discard leaving the least deadwood, and the arrangement left.
+    """For a hand one card over its size (11 cards; 8 with 3-4 players): the discard leaving the least deadwood,
+    and the arrangement left.
 
     Ties go to the lowest resulting ``arrangement_key``, then the lowest card.
 
@@ -249,12 +250,12 @@ def best_discard(cards: Iterable[Card]) -> tuple[Card, Arrangement]:
     >>> str(card), left.points
     ('KD', 0)
 
-    :raises InvalidCardError: unless the hand has exactly 11 distinct cards.
+    :raises InvalidCardError: unless the hand has 1 to 11 distinct cards.
     """
     hand = sorted(cards)
     ensure_distinct(hand)
-    if len(hand) != 11:
-        raise InvalidCardError(f"a discard is chosen from 11 cards, not {len(hand)}: {format_cards(hand)}")
+    if not 1 <= len(hand) <= 11:
+        raise InvalidCardError(f"a discard is chosen from 1 to 11 cards, not {len(hand)}: {format_cards(hand)}")
     mask = cards_mask(hand)
     least = min(deadwood_points(mask & ~(1 << card.class_id)) for card in hand)
     candidates = [

@@ -1,7 +1,7 @@
 """A match: rounds scored one after another until a player reaches the target.
 
-Every round is kept as it was entered (upcard, hands, knocker), so undoing or editing
-a round simply replays the rounds: dealers, totals and the winner all follow.
+Every round is kept as it was entered (a ``Knock`` or a ``Draw``), so undoing or editing
+a round simply scores the rounds again: dealers, totals and the winner all follow.
 
 >>> match = Match(["Ann", "Bob"], dealer="Bob")
 >>> ann, bob = parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC"), parse_cards("QS QC QH 10S JS 3D 5H 7S AD 7D")
@@ -19,7 +19,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scorer.cards import Card, InvalidCardError, parse_cards
+from scorer.cards import Card, DuplicateCardError, InvalidCardError, parse_cards
 from scorer.melds import Meld
 from scorer.rules import InvalidHandError, RoundResult, Rules, score_round
 
@@ -28,56 +28,141 @@ class MatchError(ValueError):
     """An operation the match's state does not allow, e.g. a round after the match was won."""
 
 
-@dataclasses.dataclass(frozen=True)
-class RoundInput:
-    """What was entered for a round: nothing for a draw, else the cards and the knocker."""
+class InvalidPlayersError(ValueError):
+    """Players or a first dealer that a match cannot start with."""
 
-    upcard: Card | None = None
-    hands: tuple[tuple[str, tuple[Card, ...]], ...] = ()
-    knocker: str | None = None
+
+class RoundInputError(ValueError):
+    """A round's input that cannot be read: a missing field, one of the wrong kind, or a card that is not one."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Knock:
+    """A round ended by a knock (or gin): the upcard, every player's hand, and who knocked.
+
+    ``knocker_melds`` are the knocker's melds as laid down, when given (else the best for the knocker).
+
+    >>> Knock.of(Card.parse("KS"), {"Ann": parse_cards("AS 2S 3S")}, "Ann").to_dict()["hands"]
+    {'Ann': ['AS', '2S', '3S']}
+    """
+
+    upcard: Card
+    hands: tuple[tuple[str, tuple[Card, ...]], ...]
+    knocker: str
     knocker_melds: tuple[Meld, ...] | None = None
 
+    @classmethod
+    def of(
+        cls,
+        upcard: Card,
+        hands: Mapping[str, Sequence[Card]],
+        knocker: str,
+        knocker_melds: Sequence[Meld] | None = None,
+    ) -> Knock:
+        """A knock from hands by name (kept in the mapping's order)."""
+        melds = None if knocker_melds is None else tuple(knocker_melds)
+        return cls(upcard, tuple((name, tuple(cards)) for name, cards in hands.items()), knocker, melds)
+
     @property
-    def draw(self) -> bool:
-        return self.upcard is None
+    def hands_by_name(self) -> dict[str, tuple[Card, ...]]:
+        return dict(self.hands)
 
     def to_dict(self) -> dict[str, Any]:
-        if self.draw:
-            return {"draw": True}
+        """JSON form: ``{"upcard", "knocker", "hands": {name: [cards]}, "knocker_melds": [[cards]] or null}``."""
         return {
-            "draw": False,
             "upcard": str(self.upcard),
-            "hands": {name: [str(card) for card in cards] for name, cards in self.hands},
             "knocker": self.knocker,
+            "hands": {name: [str(card) for card in cards] for name, cards in self.hands},
             "knocker_melds": None if self.knocker_melds is None else [m.to_list() for m in self.knocker_melds],
         }
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RoundInput:
-        if data.get("draw"):
-            return cls()
+
+@dataclasses.dataclass(frozen=True)
+class Draw:
+    """A void round: two cards left in the stock and nobody knocked."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``{"draw": true}``."""
+        return {"draw": True}
+
+
+RoundInput = Knock | Draw
+"""What was entered for a round: a knock (or gin), or a draw."""
+
+
+def parse_round_input(data: object) -> RoundInput:
+    """A round's input from its JSON form (``Knock.to_dict()`` or ``{"draw": true}``); other keys are ignored.
+
+    Hands may be lists of cards or one string (``"QH 10S 3D"``, ``"ace of spades, 2S"``).
+
+    >>> parse_round_input({"draw": True})
+    Draw()
+    >>> parse_round_input({"upcard": "KS", "knocker": "Ann", "hands": {"Ann": "AS 2S 3S"}}).to_dict()["hands"]
+    {'Ann': ['AS', '2S', '3S']}
+
+    :raises RoundInputError: naming the missing or malformed field, or the card that is not one.
+    """
+    if not isinstance(data, Mapping):
+        raise RoundInputError('a round is an object with "upcard", "knocker" and "hands", or {"draw": true}')
+    draw = data.get("draw", False)
+    if not isinstance(draw, bool):
+        raise RoundInputError(f"draw must be true or false, got {draw!r}")
+    if draw:
+        return Draw()
+    upcard, knocker, hands, melds = (data.get(key) for key in ("upcard", "knocker", "hands", "knocker_melds"))
+    if not isinstance(upcard, str):
+        raise RoundInputError(f'upcard must be a card like "7D", got {upcard!r}')
+    if not isinstance(knocker, str):
+        raise RoundInputError(f"knocker must be a player's name, got {knocker!r}")
+    if not isinstance(hands, Mapping) or not hands:
+        raise RoundInputError('hands must be an object like {"Ann": ["QH", "10S", ...], "Bob": "AS 2S ..."}')
+    if melds is not None and not isinstance(melds, list):
+        raise RoundInputError(f'knocker_melds must be a list of melds like ["AS 2S 3S", ["7H", "7D", "7C"]]: {melds!r}')
+    try:
+        up = Card.parse(upcard)
+    except InvalidCardError as error:
+        raise RoundInputError(f"upcard: {error}") from None
+    held = tuple((str(name), parse_cards_field(cards, f"{name}'s hand")) for name, cards in hands.items())
+    laid = None
+    if melds is not None:
         try:
-            melds = data.get("knocker_melds")
-            return cls(
-                Card.parse(data["upcard"]),
-                tuple((name, tuple(parse_cards(cards))) for name, cards in data["hands"].items()),
-                data["knocker"],
-                None if melds is None else tuple(Meld.parse(meld) for meld in melds),
-            )
-        except (KeyError, AttributeError, TypeError) as error:
-            raise ValueError(f"a round needs 'upcard', 'hands' and 'knocker' (or 'draw': true): {error}") from None
+            laid = tuple(Meld.of(parse_cards_field(meld, "knocker_melds")) for meld in melds)
+        except InvalidCardError as error:
+            raise RoundInputError(f"knocker_melds: {error}") from None
+    return Knock(up, held, knocker, laid)
+
+
+def parse_cards_field(value: object, what: str) -> tuple[Card, ...]:
+    """Cards given as a list of card texts or as one string, each card once.
+
+    >>> parse_cards_field(["ace of spades", "2S"], "Ann's hand")
+    (Card.parse('AS'), Card.parse('2S'))
+
+    :raises RoundInputError: naming ``what`` and the problem.
+    """
+    if not (isinstance(value, str) or (isinstance(value, list) and all(isinstance(item, str) for item in value))):
+        raise RoundInputError(f'{what} must be a list of cards or a string like "QH 10S 3D", got {value!r}')
+    try:
+        return tuple(parse_cards(value, where=what))
+    except DuplicateCardError as error:
+        raise RoundInputError(str(error)) from None
+    except InvalidCardError as error:
+        raise RoundInputError(f"{what}: {error}") from None
 
 
 @dataclasses.dataclass(frozen=True)
 class MatchRound:
-    """One round of the match: its dealer, its result (None for a draw) and the totals after it."""
+    """One round of the match: its dealer, what was entered, its result (None for a draw), the totals after it."""
 
     number: int
     dealer: str
-    draw: bool
+    entered: RoundInput = dataclasses.field(repr=False)
     result: RoundResult | None
     totals_after: dict[str, int]
-    entered: RoundInput = dataclasses.field(default_factory=RoundInput, repr=False)
+
+    @property
+    def draw(self) -> bool:
+        return isinstance(self.entered, Draw)
 
     @property
     def points(self) -> dict[str, int]:
@@ -85,15 +170,16 @@ class MatchRound:
         return dict(self.result.points) if self.result else dict.fromkeys(self.totals_after, 0)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: the round's breakdown plus what was entered (``input``), enough to replay it."""
+        """JSON form: ``number``, ``dealer``, ``draw``, ``input`` (what was entered, enough to score it again),
+        ``result`` (``RoundResult.to_dict()``, null for a draw), ``points`` and ``totals_after`` by player."""
         return {
             "number": self.number,
             "dealer": self.dealer,
             "draw": self.draw,
+            "input": self.entered.to_dict(),
             "result": None if self.result is None else self.result.to_dict(),
             "points": self.points,
             "totals_after": dict(self.totals_after),
-            "input": self.entered.to_dict(),
         }
 
 
@@ -103,7 +189,8 @@ class Match:
     ``players`` are in seating order. The first dealer is given or drawn with ``rng``;
     then the winner of each round deals, and a draw keeps the dealer.
 
-    :raises ValueError: for fewer than 2 or repeated players, too many for the rules, or an unknown dealer.
+    :raises InvalidPlayersError: for fewer than 2 or repeated players, or an unknown dealer.
+    :raises InvalidHandError: for more players than the rules allow.
     """
 
     def __init__(
@@ -115,11 +202,11 @@ class Match:
     ) -> None:
         names = tuple(players)
         if len(names) < 2 or len(set(names)) != len(names) or not all(isinstance(n, str) and n for n in names):
-            raise MatchError(f"a match needs 2 or more distinct player names, not {list(names)!r}")
+            raise InvalidPlayersError(f"a match needs 2 or more distinct player names, not {list(names)!r}")
         self.rules = rules if rules is not None else Rules()
         self.rules.hand_size(len(names))  # refuses a player count the rules do not allow
         if dealer is not None and dealer not in names:
-            raise MatchError(f"the dealer {dealer!r} is not one of the players: {', '.join(names)}")
+            raise InvalidPlayersError(f"the dealer {dealer!r} is not one of the players: {', '.join(names)}")
         self.players: tuple[str, ...] = names
         self.first_dealer: str = dealer if dealer is not None else (rng or random.Random()).choice(names)
         self.rounds: list[MatchRound] = []
@@ -174,6 +261,16 @@ class Match:
 
     # --- changing the rounds
 
+    def record(self, entered: RoundInput) -> MatchRound:
+        """Score the next round and add it; only this round is scored, the others stand.
+
+        :raises MatchError: once the match is won.
+        :raises InvalidHandError: for hands that are not the match's players', or bad hands.
+        :raises IllegalKnockError: for a knock over the limit.
+        """
+        self._score_rounds([*self.inputs(), entered], keep=len(self.rounds))
+        return self.rounds[-1]
+
     def record_round(
         self,
         upcard: Card,
@@ -181,23 +278,15 @@ class Match:
         knocker: str,
         knocker_melds: Sequence[Meld] | None = None,
     ) -> MatchRound:
-        """Score a round ended by a knock or gin and add it.
-
-        :raises MatchError: once the match is won.
-        :raises InvalidHandError: for hands that are not the match's players, or bad hands.
-        :raises IllegalKnockError: for a knock over the limit.
-        """
-        entered = self._entered(upcard, hands, knocker, knocker_melds)
-        self._replace_rounds([*self._inputs(), entered])
-        return self.rounds[-1]
+        """Score a round ended by a knock or gin and add it (``record`` of a ``Knock``)."""
+        return self.record(Knock.of(upcard, hands, knocker, knocker_melds))
 
     def record_draw(self) -> MatchRound:
         """Add a void round (2 cards left in the stock, nobody knocked); the same dealer deals again.
 
         :raises MatchError: once the match is won.
         """
-        self._replace_rounds([*self._inputs(), RoundInput()])
-        return self.rounds[-1]
+        return self.record(Draw())
 
     def undo_last(self) -> MatchRound:
         """Remove the last round and return it.
@@ -207,40 +296,68 @@ class Match:
         if not self.rounds:
             raise MatchError("no round to undo: the match has no rounds yet")
         last = self.rounds[-1]
-        self._replace_rounds(self._inputs()[:-1])
+        self._score_rounds(self.inputs()[:-1], keep=len(self.rounds) - 1)
         return last
 
-    def edit_round(
-        self,
-        index: int,
-        upcard: Card | None = None,
-        hands: Mapping[str, Sequence[Card]] | None = None,
-        knocker: str | None = None,
-        knocker_melds: Sequence[Meld] | None = None,
-    ) -> MatchRound:
-        """Replace round ``index`` (0-based, ``rounds[index]``); no upcard, hands or knocker makes it a draw.
-
-        Later rounds are rescored: dealers and totals follow.
+    def edit(self, index: int, entered: RoundInput) -> MatchRound:
+        """Replace round ``index`` (0-based, ``rounds[index]``); it and the rounds after it are scored again.
 
         :raises MatchError: for no such round, or an edit that would end the match before later rounds.
         """
         if not 0 <= index < len(self.rounds):
             raise MatchError(f"no round {index} to edit: rounds are numbered 0 to {len(self.rounds) - 1} here")
-        if upcard is None and hands is None and knocker is None:
-            entered = RoundInput()
-        elif upcard is None or hands is None or knocker is None:
-            raise MatchError("an edited round needs the upcard, the hands and the knocker (or none of them: a draw)")
-        else:
-            entered = self._entered(upcard, hands, knocker, knocker_melds)
-        inputs = self._inputs()
+        inputs = self.inputs()
         inputs[index] = entered
-        self._replace_rounds(inputs)
+        self._score_rounds(inputs, keep=index)
         return self.rounds[index]
+
+    def replay(self, inputs: Sequence[RoundInput]) -> None:
+        """Replace every round with these, each scored once: dealers, totals and the winner follow.
+
+        The match is unchanged on error.
+
+        :raises MatchError: when a round comes after the match was won.
+        :raises InvalidHandError: for hands that are not the match's players', or bad hands.
+        :raises IllegalKnockError: for a knock over the limit.
+        """
+        self._score_rounds(inputs, keep=0)
+
+    def inputs(self) -> list[RoundInput]:
+        """What was entered for each round, in order."""
+        return [round_.entered for round_ in self.rounds]
+
+    def copy(self) -> Match:
+        """A match with the same players, rules and rounds, changed independently of this one."""
+        twin = Match.__new__(Match)
+        twin.__dict__.update(self.__dict__)
+        twin.rounds = list(self.rounds)
+        return twin
+
+    def seated(self, entered: Knock) -> Knock:
+        """The knock with the hands of exactly this match's players, in seating order.
+
+        :raises InvalidHandError: naming the unknown knocker, or the players missing or unknown.
+        """
+        if entered.knocker not in self.players:
+            raise InvalidHandError(f"knocker must be one of {', '.join(self.players)}; got {entered.knocker!r}")
+        hands = entered.hands_by_name
+        unknown = [name for name in hands if name not in self.players]
+        if unknown:
+            raise InvalidHandError(f"hands name {', '.join(unknown)}, who is not in this match")
+        missing = [name for name in self.players if name not in hands]
+        if missing:
+            raise InvalidHandError(f"hands are missing for {', '.join(missing)}")
+        return dataclasses.replace(entered, hands=tuple((name, hands[name]) for name in self.players))
 
     # --- JSON
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form of the whole match, with its own copy of the rules."""
+        """JSON form of the whole match, with its own copy of the rules.
+
+        Keys: ``players``, ``rules``, ``first_dealer``, ``dealer`` (next), ``rounds``
+        (``MatchRound.to_dict()`` each), ``totals``, ``winner``, ``finished``,
+        ``final_bonuses`` and ``final_totals`` (with the bonuses; equal to ``totals`` before the end).
+        """
         return {
             "players": list(self.players),
             "rules": self.rules.to_dict(),
@@ -249,6 +366,7 @@ class Match:
             "rounds": [round_.to_dict() for round_ in self.rounds],
             "totals": self.totals,
             "winner": self._winner,
+            "finished": self.finished,
             "final_bonuses": self.final_bonuses(),
             "final_totals": self.final_totals,
         }
@@ -266,34 +384,14 @@ class Match:
                 data["first_dealer"],
                 data["rounds"],
             )
-            inputs = [RoundInput.from_dict(round_["input"]) for round_ in rounds]
+            inputs = [parse_round_input(round_["input"]) for round_ in rounds]
         except (KeyError, TypeError) as error:
             raise ValueError(f"not a match: missing or malformed {error}") from None
         match = cls(players, Rules.from_dict(rules_data), dealer=first_dealer)
-        match._replace_rounds(inputs)
+        match.replay(inputs)
         return match
 
     # --- internals
-
-    def _inputs(self) -> list[RoundInput]:
-        return [round_.entered for round_ in self.rounds]
-
-    def _entered(
-        self,
-        upcard: Card,
-        hands: Mapping[str, Sequence[Card]],
-        knocker: str,
-        knocker_melds: Sequence[Meld] | None,
-    ) -> RoundInput:
-        """A round's input, the hands put in seating order."""
-        unknown = [name for name in hands if name not in self.players]
-        missing = [name for name in self.players if name not in hands]
-        if unknown or missing:
-            problem = f"unknown {', '.join(unknown)}" if unknown else f"missing {', '.join(missing)}"
-            raise InvalidHandError(f"hands must be given for exactly {', '.join(self.players)}: {problem}")
-        ordered = tuple((name, tuple(hands[name])) for name in self.players)
-        melds = None if knocker_melds is None else tuple(knocker_melds)
-        return RoundInput(upcard, ordered, knocker, melds)
 
     def _next_dealer(self, rounds: Sequence[MatchRound]) -> str:
         if not rounds:
@@ -313,28 +411,32 @@ class Match:
         leaders = [name for name in self.players if totals[name] == best]
         return leaders[0] if len(leaders) == 1 else None  # a tie at the top plays on
 
-    def _replace_rounds(self, inputs: Sequence[RoundInput]) -> None:
-        """Score every round again from what was entered; the match is unchanged on error."""
-        rounds: list[MatchRound] = []
-        totals = dict.fromkeys(self.players, 0)
-        winner: str | None = None
-        for number, entered in enumerate(inputs, start=1):
+    def _score_rounds(self, inputs: Sequence[RoundInput], keep: int) -> None:
+        """Keep the first ``keep`` rounds as scored (they are ``inputs[:keep]``) and score the rest.
+
+        The match is unchanged on error.
+        """
+        rounds = self.rounds[:keep]
+        totals = dict(rounds[-1].totals_after) if rounds else dict.fromkeys(self.players, 0)
+        winner = self._ended_by(totals, len(rounds)) if rounds else None
+        for number, given in enumerate(inputs[keep:], start=keep + 1):
             if winner is not None:
                 raise MatchError(
                     f"the match was won by {winner} in round {number - 1}; no round {number} can follow "
                     "(undo rounds or start a new match)"
                 )
+            entered = given if isinstance(given, Draw) else self.seated(given)
             result = None
-            if entered.upcard is not None and entered.knocker is not None:
+            if isinstance(entered, Knock):
                 try:
                     result = score_round(
-                        self.rules, entered.upcard, dict(entered.hands), entered.knocker, entered.knocker_melds
+                        self.rules, entered.upcard, entered.hands_by_name, entered.knocker, entered.knocker_melds
                     )
                 except InvalidCardError as error:
                     raise InvalidHandError(str(error)) from None
                 for name, points in result.points.items():
                     totals[name] += points
-            rounds.append(MatchRound(number, self._next_dealer(rounds), result is None, result, dict(totals), entered))
+            rounds.append(MatchRound(number, self._next_dealer(rounds), entered, result, dict(totals)))
             winner = self._ended_by(totals, len(rounds))
         self.rounds, self._winner = rounds, winner
 

@@ -20,24 +20,29 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from scorer.cards import Card, InvalidCardError, ensure_distinct, format_cards, parse_cards
-from scorer.deadwood import all_best_arrangements_of_mask, best_arrangement_of_mask
+from scorer.deadwood import all_best_arrangements_of_mask
 from scorer.layoffs import Layoff, PlayerResult, resolve_knock
 from scorer.melds import Meld, cards_mask, mask_cards, meld_from_mask
 
 __all__ = [
+    "MAX_PLAYERS",
+    "MIN_PLAYERS",
     "PRESETS",
     "IllegalKnockError",
     "InvalidHandError",
-    "KnockOption",
+    "InvalidRulesError",
     "Layoff",
     "PlayerResult",
     "RoundResult",
     "Rules",
-    "knock_option",
     "score_round",
 ]
 
 Outcome = Literal["knock", "undercut", "gin"]
+
+
+class InvalidRulesError(ValueError):
+    """Rule options that do not exist or are out of range."""
 
 
 class IllegalKnockError(ValueError):
@@ -48,20 +53,35 @@ class InvalidHandError(ValueError):
     """Hands that cannot be scored: wrong sizes, a card in two hands, an unknown knocker."""
 
 
-PRESETS: dict[str, dict[str, Any]] = {
+MIN_PLAYERS, MAX_PLAYERS = 2, 4
+"""Oklahoma Gin is played by 2, or with the multi-player rules by 3 or 4."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Preset:
+    """A named rule set: the name players know it by, what sets it apart, and the options it changes."""
+
+    title: str
+    summary: str
+    options: Mapping[str, Any]
+
+    @property
+    def label(self) -> str:
+        """The title with its summary, as a menu shows it."""
+        return f"{self.title} ({self.summary})"
+
+
+PRESETS: dict[str, Preset] = {
     # Oklahoma Gin: the upcard's value is the knock limit (rules page, seeds M and I).
-    "oklahoma": {},
+    "oklahoma": Preset("Oklahoma Gin", "knock limit = the upcard", {}),
     # Plain Gin Rummy: the knock limit is always 10 (seed H).
-    "gin-rummy": {"knock_limit": 10},
+    "gin-rummy": Preset("Gin Rummy", "knock on 10", {"knock_limit": 10}),
     # 2-4 players, 7 cards each for 3-4, penalty scoring (seed R).
-    "oklahoma-multi": {"max_players": 4, "scoring": "penalty"},
+    "oklahoma-multi": Preset(
+        "Multi-player Oklahoma Gin", "2 to 4 players, penalty scoring", {"max_players": 4, "scoring": "penalty"}
+    ),
 }
-PRESET_TITLES: dict[str, str] = {
-    "oklahoma": "Oklahoma Gin",
-    "gin-rummy": "Gin Rummy",
-    "oklahoma-multi": "Multi-player Oklahoma Gin",
-}
-"""Each preset's name as players know it, for messages and forms."""
+"""The rule sets by id (the id is what JSON, the database and ``--rules`` use; players see the title)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,7 +93,7 @@ class Rules:
     >>> Rules().knock_limit_for(Card.parse("3H")), Rules().hand_size(2)
     (3, 10)
 
-    :raises ValueError: naming any option out of range.
+    :raises InvalidRulesError: naming any option out of range.
     """
 
     preset: str = "oklahoma"
@@ -110,48 +130,44 @@ class Rules:
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
-            raise ValueError(f"unknown rules preset {self.preset!r}: choose {', '.join(PRESETS)}")
+            raise InvalidRulesError(f"unknown rules preset {self.preset!r}: choose {', '.join(PRESETS)}")
         limit = self.knock_limit
         if limit != "upcard" and not (type(limit) is int and 0 <= limit <= 10):
-            raise ValueError(f"knock_limit must be 'upcard' or a whole number 0-10, not {limit!r}")
+            raise InvalidRulesError(f"knock_limit must be 'upcard' or a whole number 0-10, not {limit!r}")
         for name in ("gin_bonus", "undercut_bonus", "box_bonus", "game_bonus", "penalty_knock_points"):
             _check_int(name, getattr(self, name), 0)
         _check_int("penalty_undercut_points", self.penalty_undercut_points, 0)
         _check_int("penalty_gin_multiplier", self.penalty_gin_multiplier, 0)
         _check_int("target", self.target, 1)
-        _check_int("max_players", self.max_players, 2, 4)
+        _check_int("max_players", self.max_players, MIN_PLAYERS, MAX_PLAYERS)
         if self.rounds_limit is not None:
             _check_int("rounds_limit", self.rounds_limit, 1)
         if self.target_rule not in (">=", ">"):
-            raise ValueError(f"target_rule must be '>=' or '>', not {self.target_rule!r}")
+            raise InvalidRulesError(f"target_rule must be '>=' or '>', not {self.target_rule!r}")
         if self.scoring not in ("standard", "penalty"):
-            raise ValueError(f"scoring must be 'standard' or 'penalty', not {self.scoring!r}")
+            raise InvalidRulesError(f"scoring must be 'standard' or 'penalty', not {self.scoring!r}")
         if self.scoring == "standard" and self.max_players != 2:
-            raise ValueError(f"standard scoring is for 2 players; {self.max_players} need scoring='penalty'")
+            raise InvalidRulesError(f"standard scoring is for 2 players; {self.max_players} need scoring='penalty'")
         for name in ("ace_upcard_gin_only", "spade_doubles", "shutout_doubles"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r}")
+                raise InvalidRulesError(f"{name} must be true or false, not {getattr(self, name)!r}")
 
     @classmethod
     def preset_named(cls, name: str, **options: Any) -> Rules:
         """A preset ("oklahoma", "gin-rummy", "oklahoma-multi") with options changed.
 
-        :raises ValueError: naming an unknown preset or option, or a value out of range.
+        :raises InvalidRulesError: naming an unknown preset or option, or a value out of range.
         """
         if name not in PRESETS:
-            raise ValueError(f"unknown rules preset {name!r}: choose {', '.join(PRESETS)}")
+            raise InvalidRulesError(f"unknown rules preset {name!r}: choose {', '.join(PRESETS)}")
         options = {key.replace("-", "_"): value for key, value in options.items()}
         _check_options(options)
-        return cls(**{"preset": name, **PRESETS[name], **options})
+        return cls(**{"preset": name, **PRESETS[name].options, **options})
 
     @property
     def title(self) -> str:
-        """The preset's name as players know it.
-
-        >>> Rules.preset_named("oklahoma-multi").title
-        'Multi-player Oklahoma Gin'
-        """
-        return PRESET_TITLES[self.preset]
+        """The rule set's name as players know it, e.g. "Oklahoma Gin"."""
+        return PRESETS[self.preset].title
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: every option by name."""
@@ -161,7 +177,7 @@ class Rules:
     def from_dict(cls, data: Mapping[str, Any]) -> Rules:
         """Rules back from ``to_dict``; missing options take the defaults.
 
-        :raises ValueError: naming an unknown option or a value out of range.
+        :raises InvalidRulesError: naming an unknown option or a value out of range.
         """
         _check_options(data)
         return cls(**data)
@@ -177,10 +193,10 @@ class Rules:
 
         :raises InvalidHandError: when these rules do not allow that many players.
         """
-        if not 2 <= players <= self.max_players:
+        if not MIN_PLAYERS <= players <= self.max_players:
             allowed = "2 players" if self.max_players == 2 else f"2 to {self.max_players} players"
-            fits = [PRESET_TITLES[id_] for id_, extra in PRESETS.items() if 2 <= players <= extra.get("max_players", 2)]
-            hint = f": choose {' or '.join(fits)}" if fits else ""
+            others = [p.title for p in PRESETS.values() if MIN_PLAYERS <= players <= p.options.get("max_players", 2)]
+            hint = f": choose {' or '.join(others)}" if others else ""
             raise InvalidHandError(f"{self.title} is for {allowed}, not {players}{hint}")
         return 10 if players == 2 else 7
 
@@ -198,84 +214,10 @@ class Rules:
         return f"the knock limit {limit} ({self.title}; upcard {upcard})"
 
 
-@dataclasses.dataclass(frozen=True)
-class KnockOption:
-    """What one hand could lay down if its player knocked now, and whether that knock is allowed."""
-
-    cards: tuple[Card, ...]
-    melds: tuple[Meld, ...]
-    deadwood: tuple[Card, ...]
-    points: int | None
-    """The least deadwood; None for a hand with more cards than a knocker may hold."""
-    discard: Card | None
-    """For a hand of one card more than dealt: the discard that leaves the least deadwood."""
-    can_knock: bool
-    problem: str | None
-    """Why the hand cannot take part as it is (too few or too many cards), or None."""
-
-
-def knock_option(rules: Rules, hand: Sequence[Card], players: int, upcard: Card | None) -> KnockOption:
-    """The least deadwood ``hand`` can show (after the best discard when it holds one card extra), and
-    whether it may knock: a knocker holds the dealt number of cards (or one more, before discarding)
-    and no more deadwood than the knock limit.
-
-    >>> option = knock_option(Rules(), parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC KD"), 2, Card.parse("KS"))
-    >>> option.points, str(option.discard), option.can_knock
-    (5, 'KD', True)
-    >>> multi = Rules.preset_named("oklahoma-multi")
-    >>> knock_option(multi, parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC"), 3, None).problem
-    '10 cards: Multi-player Oklahoma Gin deals 7 (a knocker holds 8 before the discard)'
-
-    :raises InvalidHandError: when these rules do not allow that many players.
-    """
-    size = rules.hand_size(players)
-    cards = tuple(hand)
-    if len(cards) > size + 1:
-        problem = f"{len(cards)} cards: {rules.title} deals {size} (a knocker holds {size + 1} before the discard)"
-        return KnockOption(cards, (), (), None, None, False, problem)
-    if len(cards) == size + 1:
-        best = min(_knocker_choices("", cards, size, None), key=lambda choice: choice.points)
-        melds, deadwood, points, discard = best.melds, best.deadwood, best.points, best.discard
-    else:
-        arrangement = best_arrangement_of_mask(cards_mask(cards))
-        melds, deadwood, points, discard = arrangement.melds, arrangement.deadwood, arrangement.points, None
-    short = None if len(cards) >= size else f"{len(cards)} cards: {rules.title} deals {size}"
-    can_knock = upcard is not None and short is None and points <= rules.knock_limit_for(upcard)
-    return KnockOption(cards, melds, deadwood, points, discard, can_knock, short)
-
-
-def knock_to_propose(
-    rules: Rules, upcard: Card | None, options: Mapping[str, KnockOption], players: int
-) -> tuple[str | None, str | None]:
-    """The knock to propose without being asked (from each hand's ``knock_option``), or None and why not:
-    exactly one player may knock and every other hand holds the dealt number of cards, so the table could
-    be scored as it lies.
-
-    >>> hands = {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"}
-    >>> options = {name: knock_option(Rules(), parse_cards(hand), 2, Card.parse("KS")) for name, hand in hands.items()}
-    >>> knock_to_propose(Rules(), Card.parse("KS"), options, 2)
-    ('Ann', None)
-    """
-    size = rules.hand_size(players)
-    knockers = [name for name, option in options.items() if option.can_knock]
-    if upcard is None:
-        return None, "no upcard yet"
-    if not knockers:
-        return None, "nobody may knock yet"
-    if len(knockers) > 1:
-        return None, f"{' and '.join(knockers)} may each knock: say who knocked"
-    wrong = [
-        f"{name} holds {len(option.cards)} cards, not {size}"
-        for name, option in options.items()
-        if name != knockers[0] and len(option.cards) != size
-    ]
-    return (None, "; ".join(wrong)) if wrong else (knockers[0], None)
-
-
 def _check_int(name: str, value: object, least: int, most: int | None = None) -> None:
     if type(value) is not int or value < least or (most is not None and value > most):
         bound = f"{least}-{most}" if most is not None else f"{least} or more"
-        raise ValueError(f"{name} must be a whole number {bound}, not {value!r}")
+        raise InvalidRulesError(f"{name} must be a whole number {bound}, not {value!r}")
 
 
 def _check_options(options: Mapping[str, Any]) -> None:
@@ -283,7 +225,7 @@ def _check_options(options: Mapping[str, Any]) -> None:
     unknown = sorted(set(options) - known)
     if unknown:
         names = ", ".join(map(repr, unknown))
-        raise ValueError(f"unknown rules option {names}: options are {', '.join(sorted(known))}")
+        raise InvalidRulesError(f"unknown rules option {names}: options are {', '.join(sorted(known))}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -302,42 +244,25 @@ class RoundResult:
     """The knocker's discard when the knocker's 11 cards were given."""
     doubled: bool = False
     """Whether a spade upcard doubled the round."""
-    dealt: dict[str, tuple[Card, ...]] = dataclasses.field(default_factory=dict)
-    """The hands as given to ``score_round``, to score the round again."""
-    knocker_melds_given: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form. For two players it has the keys of ``okgin score --json``.
+        """JSON form, the same for 2 to 4 players and for CLI, API and page.
 
-        ``knocker`` and ``opponent`` hold ``melds``, ``deadwood``, ``deadwood_points`` (the
-        opponent also ``layoffs``: ``{"card": "QC", "onto": [the knocker's meld as it lay]}``);
-        ``points`` is ``{"knocker": X, "opponent": Y}`` for two players, else by name.
-        ``players`` holds every player's result by name, ``points_by_player`` the points.
+        ``{"outcome", "knocker", "winner", "upcard", "knock_limit", "discard", "doubled",
+        "players": {name: PlayerResult.to_dict()}, "points": {name: points}}``, players in seating
+        order; a layoff is ``{"card": "QC", "onto": [the knocker's meld as it lay before]}``.
         """
-        knocker = self.hands[self.knocker].to_dict()
-        data: dict[str, Any] = {
+        return {
             "outcome": self.outcome,
+            "knocker": self.knocker,
+            "winner": self.winner,
+            "upcard": str(self.upcard),
             "knock_limit": self.knock_limit,
-            "knocker": {key: knocker[key] for key in ("melds", "deadwood", "deadwood_points")},
+            "discard": None if self.discard is None else str(self.discard),
+            "doubled": self.doubled,
+            "players": {name: result.to_dict() for name, result in self.hands.items()},
+            "points": dict(self.points),
         }
-        others = [name for name in self.hands if name != self.knocker]
-        if len(others) == 1:
-            data["opponent"] = self.hands[others[0]].to_dict()
-            data["points"] = {"knocker": self.points[self.knocker], "opponent": self.points[others[0]]}
-        else:
-            data["points"] = dict(self.points)
-        data.update(
-            {
-                "players": {name: result.to_dict() for name, result in self.hands.items()},
-                "knocker_name": self.knocker,
-                "winner": self.winner,
-                "upcard": str(self.upcard),
-                "discard": None if self.discard is None else str(self.discard),
-                "doubled": self.doubled,
-                "points_by_player": dict(self.points),
-            }
-        )
-        return data
 
 
 @dataclasses.dataclass(frozen=True)
@@ -354,7 +279,7 @@ def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker:
     """The hands as tuples, after checking players, sizes and that no card is held twice."""
     size = rules.hand_size(len(hands))
     if knocker not in hands:
-        raise InvalidHandError(f"the knocker {knocker!r} is not one of the players: {', '.join(hands)}")
+        raise InvalidHandError(f"knocker must be one of {', '.join(hands)}; got {knocker!r}")
     checked: dict[str, tuple[Card, ...]] = {}
     holder: dict[Card, str] = {}
     for name, cards in hands.items():
@@ -525,4 +450,4 @@ def score_round(
     # The knocker's best: most points won over the others (first in preference order on a tie).
     results = [_score_choice(rules, upcard, checked, knocker, choice) for choice in legal]
     best = max(results, key=lambda result: 2 * result.points[knocker] - sum(result.points.values()))
-    return dataclasses.replace(best, dealt=checked, knocker_melds_given=knocker_melds is not None)
+    return best

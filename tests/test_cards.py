@@ -25,6 +25,8 @@ def test_every_card_round_trips_through_its_text(card: Card) -> None:
         ("Q♡", "QH"),
         ("ace of spades", "AS"),
         ("Queen of Hearts", "QH"),
+        ("10 of clubs", "10C"),
+        ("q of diamonds", "QD"),
         (" 7d ", "7D"),
         ("1C", "AC"),
     ],
@@ -33,7 +35,7 @@ def test_each_accepted_form_parses(token: str, expected: str) -> None:
     assert str(Card.parse(token)) == expected
 
 
-@pytest.mark.parametrize("token", ["XX", "11H", "joker", "AZ", "", "ace of swords"])
+@pytest.mark.parametrize("token", ["XX", "11H", "joker", "AZ", "", "ace of swords", "11 of hearts", "² of hearts"])
 def test_unknown_token_error_names_the_token_and_the_accepted_forms(token: str) -> None:
     with pytest.raises(InvalidCardError) as error:
         Card.parse(token)
@@ -48,6 +50,12 @@ def test_a_duplicate_card_is_refused_naming_it() -> None:
 
 def test_parse_cards_takes_text_or_tokens() -> None:
     assert parse_cards("AS, 2s;3♠") == parse_cards(["AS", "2S", "3S"])
+
+
+def test_parse_cards_reads_card_words_inside_a_line() -> None:
+    expected = parse_cards(["AS", "10H", "QD", "2C"])
+    assert parse_cards("ace of spades 10 of hearts, queen of diamonds;2C") == expected
+    assert parse_cards(["ace of spades", "10H", "queen of diamonds", "2c"]) == expected
 
 
 def test_values_ace_1_pips_face_value_faces_10() -> None:

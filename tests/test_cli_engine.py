@@ -28,6 +28,13 @@ def test_solve_takes_one_quoted_string_too() -> None:
     assert run("solve", "--json", "AS 2S 3S KD") == run("solve", "--json", "AS", "2S", "3S", "KD")
 
 
+def test_solve_takes_card_words_among_the_arguments() -> None:
+    """The README and the error message offer 'ace of spades'; a quoted argument in words is one card."""
+    assert run("solve", "--json", "ace of spades", "2S", "3S", "king of diamonds") == run(
+        "solve", "--json", "AS 2S 3S KD"
+    )
+
+
 def test_solve_eleven_cards_prints_the_best_discard() -> None:
     code, out, _ = run("solve", "--json", "AS 2S 3S 4S 5S 6S 7S 8S 9S 10S KD")
     assert (code, json.loads(out)["discard"], json.loads(out)["deadwood_points"]) == (0, "KD", 0)
@@ -52,13 +59,15 @@ def test_score_json_keys() -> None:
     data = json.loads(out)
     assert code == 0
     assert (data["outcome"], data["knock_limit"], data["points"]) == ("knock", 10, {"knocker": 18, "opponent": 0})
-    assert data["knocker"] == {
+    assert data["knocker"] == data["winner"] == "knocker"
+    assert data["players"]["knocker"] == {
         "melds": [["8C", "9C", "10C", "JC"], ["9H", "10H", "JH"]],
+        "layoffs": [],
         "deadwood": ["AC", "2D", "2S"],
         "deadwood_points": 5,
     }
-    assert data["opponent"]["layoffs"][0] == {"card": "QC", "onto": ["8C", "9C", "10C", "JC"]}
-    assert data["opponent"]["deadwood_points"] == 23
+    assert data["players"]["opponent"]["layoffs"][0] == {"card": "QC", "onto": ["8C", "9C", "10C", "JC"]}
+    assert data["players"]["opponent"]["deadwood_points"] == 23
 
 
 def test_score_text() -> None:

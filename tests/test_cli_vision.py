@@ -215,7 +215,7 @@ def test_score_image_json_is_the_result_plus_the_reading(runner: CliRunner, phot
     ).to_dict()
     assert data == {**expected, "reading": data["reading"]}
     assert seat_cards(data["reading"]) == {"1": ANN.split(), "2": BOB.split()}
-    assert data["outcome"] == "knock" and data["points"]["knocker"] > 0
+    assert data["outcome"] == "knock" and data["points"]["1"] > 0
 
 
 def test_score_image_text(runner: CliRunner, photo: Path, fake_model: Any) -> None:
@@ -273,7 +273,7 @@ def test_watch_a_video_prints_changes_and_the_score(runner: CliRunner, fake_mode
     assert all("5C" not in json.dumps(e) for e in readings), "the ghost card never shows"
     scores = [e for e in events if e["event"] == "score"]
     assert len(scores) == 1, "scored once, when stable"
-    assert scores[0]["knocker_name"] == "1" and scores[0]["upcard"] == "KS"
+    assert scores[0]["knocker"] == "1" and scores[0]["upcard"] == "KS"
     assert seat_cards(scores[0]["reading"]) == {"1": ANN.split(), "2": BOB.split()}
 
 
@@ -285,6 +285,18 @@ def test_watch_uses_the_given_upcard_and_knocker(runner: CliRunner, fake_model: 
     )
     assert result.exit_code == 0, result.output
     assert "cannot score: seat 2 knocking: illegal knock" in result.stdout
+
+
+def test_watch_proposes_no_knock_when_two_seats_may_knock(runner: CliRunner, fake_model: Any, write_video: Any) -> None:
+    """The policy the web page follows too (scorer.proposal): with two who may knock, the players say who."""
+    both = "3S 4S 5S 4D 4H 4C 7H 7D 7S KD"  # deadwood 10: may knock under the KS upcard too
+    fake_model.frames = [[*row_of(ANN, y=650, x0=80, step=110), *row_of(both, y=60, x0=80, step=110), TABLE[-1]]]
+    result = invoke(runner, "watch", "--camera", write_video(8), "--window", "3", "--settle", "0.2", "--json")
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [e for e in events if e["event"] == "score"] == []
+    reason = "seat 1 and seat 2 may each knock: say who knocked (--knocker SEAT scores a given seat's knock)"
+    assert {"event": "cannot-score", "reason": reason} in events
 
 
 def test_watch_a_missing_file(runner: CliRunner, fake_model: Any, tmp_path: Path) -> None:
@@ -348,7 +360,7 @@ def test_watch_a_live_camera_until_it_is_lost(
     assert "camera 0: no frame, reconnecting in 0.5 s" in result.stderr
     assert "camera 0 stopped delivering frames" in result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
-    assert any(e["event"] == "score" and e["knocker_name"] == "1" for e in events), events
+    assert any(e["event"] == "score" and e["knocker"] == "1" for e in events), events
 
 
 def test_score_image_for_three_players(runner: CliRunner, photo: Path, fake_model: Any) -> None:
@@ -367,4 +379,4 @@ def test_score_image_for_three_players(runner: CliRunner, photo: Path, fake_mode
     data = json.loads(result.stdout)
     assert seat_cards(data["reading"])["3"] == left_hand.split(" ")
     assert list(data["players"]) == ["1", "3", "2"], "hands go to the engine in seating order"
-    assert data["knocker_name"] == "1" and data["outcome"] in ("knock", "undercut")
+    assert data["knocker"] == "1" and data["outcome"] in ("knock", "undercut")

@@ -78,9 +78,16 @@ def test_best_discard_from_eleven_cards(hand: str, discard: str, points: int) ->
     assert card not in arrangement.deadwood
 
 
-def test_best_discard_needs_eleven_cards() -> None:
-    with pytest.raises(InvalidCardError, match="from 11 cards, not 10"):
-        best_discard(parse_cards("AS 2S 3S 4S 5S 6S 7S 8S 9S 10S"))
+def test_best_discard_from_eight_cards_for_a_seven_card_game() -> None:
+    card, arrangement = best_discard(parse_cards("AS 2S 3S 7H 7D 7C KD 2H"))
+    assert (str(card), arrangement.points) == ("KD", 2)
+
+
+def test_best_discard_needs_1_to_11_cards() -> None:
+    with pytest.raises(InvalidCardError, match="from 1 to 11 cards, not 12"):
+        best_discard(parse_cards("AS 2S 3S 4S 5S 6S 7S 8S 9S 10S JS QS"))
+    with pytest.raises(InvalidCardError, match="not 0"):
+        best_discard([])
 
 
 def test_more_than_eleven_cards_or_a_repeat_is_refused() -> None:

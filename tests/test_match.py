@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorer.cards import Card, parse_cards
-from scorer.match import Match, MatchError
+from scorer.match import Draw, Knock, Match, MatchError, parse_round_input
 from scorer.melds import Meld
 from scorer.rules import IllegalKnockError, InvalidHandError, Rules
 
@@ -117,14 +117,14 @@ def test_edit_a_past_round_recomputes_totals_and_dealers() -> None:
     match = Match(["Ann", "Bob"], dealer="Bob")
     knock(match)
     knock(match)
-    match.edit_round(0)  # it was a draw after all
+    match.edit(0, Draw())  # it was a draw after all
     assert [r.totals_after for r in match.rounds] == [{"Ann": 0, "Bob": 0}, {"Ann": 18, "Bob": 0}]
     assert [r.dealer for r in match.rounds] == ["Bob", "Bob"]
-    match.edit_round(0, C("KS"), BOB_GINS, "Bob")
+    match.edit(0, Knock.of(C("KS"), BOB_GINS, "Bob"))
     assert match.totals == {"Ann": 18, "Bob": 91}
     assert [r.dealer for r in match.rounds] == ["Bob", "Bob"]
     with pytest.raises(MatchError, match="no round 5 to edit"):
-        match.edit_round(5)
+        match.edit(5, Draw())
 
 
 def test_an_edit_that_would_end_the_match_before_later_rounds_is_refused() -> None:
@@ -132,7 +132,7 @@ def test_an_edit_that_would_end_the_match_before_later_rounds_is_refused() -> No
     knock(match)
     knock(match)
     with pytest.raises(MatchError, match="no round 2 can follow"):
-        match.edit_round(0, C("KS"), BOB_GINS, "Bob")
+        match.edit(0, Knock.of(C("KS"), BOB_GINS, "Bob"))
     assert match.totals == {"Ann": 36, "Bob": 0}
 
 
@@ -140,8 +140,12 @@ def test_bad_rounds_are_refused_and_leave_the_match_unchanged() -> None:
     match = Match(["Ann", "Bob"], dealer="Bob")
     with pytest.raises(IllegalKnockError, match="over the knock limit 3 set by upcard 3S"):
         match.record_round(C("3S"), ANN_KNOCKS, "Ann")
-    with pytest.raises(InvalidHandError, match="hands must be given for exactly Ann, Bob: unknown Cat"):
+    with pytest.raises(InvalidHandError, match="hands name Cat, who is not in this match"):
         match.record_round(C("KS"), {"Ann": ANN_KNOCKS["Ann"], "Cat": ANN_KNOCKS["Bob"]}, "Ann")
+    with pytest.raises(InvalidHandError, match="hands are missing for Bob"):
+        match.record_round(C("KS"), {"Ann": ANN_KNOCKS["Ann"]}, "Ann")
+    with pytest.raises(InvalidHandError, match="knocker must be one of Ann, Bob; got 'Cat'"):
+        match.record_round(C("KS"), ANN_KNOCKS, "Cat")
     assert match.rounds == []
 
 
@@ -216,7 +220,9 @@ def test_json_round_trip_of_the_whole_match_keeps_its_own_rules() -> None:
     again = Match.from_dict(data)
     assert again.to_dict() == data
     assert (again.rules, again.totals, again.dealer) == (match.rules, match.totals, match.dealer)
-    assert data["rounds"][2]["result"]["points"] == {"knocker": 20 + 66, "opponent": 0}
+    assert data["rounds"][2]["result"]["points"] == {"Ann": 0, "Bob": 20 + 66}
+    assert data["rounds"][2]["input"]["knocker_melds"] == [m.to_list() for m in melds]
+    assert data["rounds"][1]["input"] == {"draw": True} and data["rounds"][1]["result"] is None
     with pytest.raises(ValueError, match="not a match"):
         Match.from_dict({"players": ["Ann", "Bob"]})
 
@@ -253,3 +259,61 @@ def test_any_sequence_of_rounds_keeps_totals_dealers_and_json_consistent(operati
     assert match.totals == totals and match.dealer == dealer
     assert match.finished == any(total >= 100 for total in totals.values())
     assert Match.from_dict(json.loads(json.dumps(match.to_dict()))).to_dict() == match.to_dict()
+
+
+def test_recording_a_round_scores_only_that_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long match stays cheap to extend: earlier rounds are kept as scored, not replayed."""
+    import scorer.match
+
+    match = Match(["Ann", "Bob"], Rules(target=10_000), dealer="Bob")
+    for _ in range(5):
+        knock(match)
+    calls: list[str] = []
+    scoring = scorer.match.score_round
+    monkeypatch.setattr(scorer.match, "score_round", lambda *args: calls.append(args[3]) or scoring(*args))
+    knock(match)
+    assert calls == ["Ann"]
+    match.edit(4, Knock.of(C("KS"), BOB_GINS, "Bob"))  # round 5 and round 6 are scored again
+    assert calls == ["Ann", "Bob", "Ann"]
+    assert [r.dealer for r in match.rounds][4:] == ["Ann", "Bob"] and match.totals == {"Ann": 5 * 18, "Bob": 91}
+
+
+def test_replay_and_copy() -> None:
+    match = Match(["Ann", "Bob"], Rules(target=50), dealer="Bob")
+    knock(match)
+    twin = match.copy()
+    gin(twin)
+    assert (len(match.rounds), len(twin.rounds), twin.winner, match.winner) == (1, 2, "Bob", None)
+    fresh = Match(["Ann", "Bob"], Rules(target=50), dealer="Bob")
+    fresh.replay(twin.inputs())
+    assert fresh.to_dict() == twin.to_dict()
+    with pytest.raises(MatchError, match="no round 3 can follow"):
+        fresh.replay([*twin.inputs(), Draw()])
+    assert fresh.to_dict() == twin.to_dict(), "unchanged on error"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([], "a round is an object"),
+        ({"draw": "yes"}, "draw must be true or false"),
+        ({"knocker": "Ann", "hands": {"Ann": "AS"}}, "upcard must be a card"),
+        ({"upcard": "ZZ", "knocker": "Ann", "hands": {"Ann": "AS"}}, "upcard: unknown card 'ZZ'"),
+        ({"upcard": "KS", "knocker": 1, "hands": {"Ann": "AS"}}, "knocker must be a player's name"),
+        ({"upcard": "KS", "knocker": "Ann", "hands": {}}, "hands must be an object"),
+        ({"upcard": "KS", "knocker": "Ann", "hands": {"Ann": [1]}}, "Ann's hand must be a list of cards"),
+        ({"upcard": "KS", "knocker": "Ann", "hands": {"Ann": "AS AS"}}, "Ann's hand holds AS more than once"),
+        ({"upcard": "KS", "knocker": "Ann", "hands": {"Ann": "AS"}, "knocker_melds": "AS"}, "list of melds"),
+        ({"upcard": "KS", "knocker": "Ann", "hands": {"Ann": "AS"}, "knocker_melds": ["AS 2S"]}, "not a meld"),
+    ],
+)
+def test_a_round_input_that_cannot_be_read_names_the_field(data: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_round_input(data)
+
+
+def test_round_input_json_round_trip() -> None:
+    melds = (Meld.parse("AS 2S 3S"),)
+    knock_ = Knock.of(C("KS"), {"Ann": parse_cards("ace of spades, 2S 3S"), "Bob": []}, "Ann", melds)
+    assert parse_round_input(json.loads(json.dumps(knock_.to_dict()))) == knock_
+    assert parse_round_input(Draw().to_dict()) == Draw()

@@ -177,11 +177,11 @@ def test_a_confirmed_round_is_not_proposed_again_after_resume_live(playwright: A
     """The camera still sees the confirmed round's cards (a card corrected, so in another order): no proposal."""
     from browser_support import write_y4m
     from playwright.sync_api import expect
-    from test_browser import render_scene
+    from test_browser import stand_in_scene
 
     from web import create_app
 
-    scene, cards, _ = render_scene()
+    scene, cards = stand_in_scene()
     video = tmp_path / "table.y4m"
     write_y4m(video, [(scene, 15)])
     app = create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": ScaledDetector(cards)})
@@ -267,7 +267,7 @@ def test_a_late_proposal_for_cards_since_changed_is_never_shown_or_posted(browse
     page.click("#confirm-round")
     expect(page.locator("#sheet-body .total-points").first).to_have_text("21", timeout=10_000)
     stored = page.request.get(f"{base}/api/matches/{match_id}").json()["rounds"][0]
-    assert "KD" in stored["hands"]["Bob"] and stored["points"]["Ann"] == 21
+    assert "KD" in stored["input"]["hands"]["Bob"] and stored["points"]["Ann"] == 21
 
 
 # ---------------------------------------------------------------- 6: correcting on a phone

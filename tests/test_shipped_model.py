@@ -57,7 +57,7 @@ def test_score_image_scores_a_rendered_table(scene_config: SceneConfig, tmp_path
         str(seat): sorted(map(str, cards)) for seat, cards in truth.hands().items()
     }
     # seat 1 melds AS-2S-3S, 7s, 9C-10C-JC (KD 10); seat 2 melds the queens or 10-J-Q spades
-    assert answer["outcome"] == "knock" and answer["knocker"]["deadwood_points"] == 10
+    assert answer["outcome"] == "knock" and answer["players"]["1"]["deadwood_points"] == 10
 
 
 def test_corrections_become_classifier_examples(scene_config: SceneConfig, tmp_path: Path) -> None:

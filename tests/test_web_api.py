@@ -48,11 +48,11 @@ def test_first_dealer_is_drawn_when_not_given(client: FlaskClient) -> None:
         ({"players": "Ann,Bob"}, "list of names"),
         ({"players": ["Ann", ""]}, "1 to 40 characters"),
         ({"players": ["A", "B", "C", "D", "E"]}, "2 to 4 players"),
-        ({"players": ["Ann", "Bob"], "rules": "poker"}, "unknown rules preset 'poker'"),
+        ({"players": ["Ann", "Bob"], "rules": "poker"}, 'rules must be one of "oklahoma" (Oklahoma Gin)'),
         ({"players": ["Ann", "Bob"], "options": {"jokers": True}}, "unknown rules option 'jokers'"),
         ({"players": ["Ann", "Bob"], "options": {"gin_bonus": -5}}, "gin_bonus"),
         ({"players": ["Ann", "Bob"], "dealer": "Cy"}, "dealer must be one of Ann, Bob"),
-        ({"players": ["Ann", "Bob", "Cy"]}, "Oklahoma Gin is for 2 players"),
+        ({"players": ["Ann", "Bob", "Cy"]}, "Oklahoma Gin is for 2 players, not 3: choose Multi-player Oklahoma Gin"),
     ],
 )
 def test_bad_match_setup_is_refused_naming_the_problem(client: FlaskClient, body: dict, message: str) -> None:
@@ -71,21 +71,25 @@ def test_a_round_is_scored_and_added_to_the_totals(client: FlaskClient) -> None:
     answer = client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
     assert answer.status_code == 201
     line = answer.json["round"]
-    assert (line["outcome"], line["winner"], line["points"]) == ("knock", "Ann", {"Ann": 18, "Bob": 0})
-    assert line["players"]["Bob"]["deadwood_points"] == 23
-    assert sorted(layoff["card"] for layoff in line["players"]["Bob"]["layoffs"]) == ["QC", "QH"]
+    result = line["result"]
+    assert (result["outcome"], result["winner"], line["points"]) == ("knock", "Ann", {"Ann": 18, "Bob": 0})
+    assert result["players"]["Bob"]["deadwood_points"] == 23
+    assert sorted(layoff["card"] for layoff in result["players"]["Bob"]["layoffs"]) == ["QC", "QH"]
     assert line["dealer"] == "Bob"
-    assert answer.json["totals"] == {"Ann": 18, "Bob": 0}
+    assert answer.json["match"]["totals"] == line["totals_after"] == {"Ann": 18, "Bob": 0}
     state = client.get(f"/api/matches/{match_id}").json
     assert state["dealer"] == "Ann"  # the round's winner deals next
-    assert state["rounds"][0]["hands"]["Bob"] == BOB.split()
+    assert state["rounds"][0] == line
+    assert line["input"] == {"upcard": "KS", "knocker": "Ann", "hands": {"Ann": ANN.split(), "Bob": BOB.split()},
+                             "knocker_melds": None}  # fmt: skip
 
 
 def test_a_draw_scores_nothing_and_keeps_the_dealer(client: FlaskClient) -> None:
     match_id = new_match(client)
     answer = client.post(f"/api/matches/{match_id}/rounds", json={"draw": True})
     assert answer.status_code == 201
-    assert answer.json["round"]["draw"] is True and answer.json["totals"] == {"Ann": 0, "Bob": 0}
+    assert answer.json["round"]["draw"] is True and answer.json["match"]["totals"] == {"Ann": 0, "Bob": 0}
+    assert (answer.json["round"]["input"], answer.json["round"]["result"]) == ({"draw": True}, None)
     assert client.get(f"/api/matches/{match_id}").json["dealer"] == "Bob"
 
 
@@ -169,10 +173,10 @@ def test_an_edit_that_would_end_the_match_early_is_refused(client: FlaskClient) 
 
 def test_the_match_ends_at_the_target_and_refuses_more_rounds(client: FlaskClient) -> None:
     match_id = new_match(client, options={"target": 30})
-    first = client.post(f"/api/matches/{match_id}/rounds", json=ROUND).json
-    assert first["winner"] is None
-    second = client.post(f"/api/matches/{match_id}/rounds", json=ROUND).json
-    assert second["totals"]["Ann"] == 36 and second["winner"] == "Ann"
+    first = client.post(f"/api/matches/{match_id}/rounds", json=ROUND).json["match"]
+    assert first["winner"] is None and not first["finished"]
+    second = client.post(f"/api/matches/{match_id}/rounds", json=ROUND).json["match"]
+    assert second["totals"]["Ann"] == 36 and second["winner"] == "Ann" and second["finished"]
     more = client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
     assert more.status_code == 409 and "the match is over (Ann won)" in more.json["error"]
     # undoing the winning round reopens the match
@@ -182,9 +186,9 @@ def test_the_match_ends_at_the_target_and_refuses_more_rounds(client: FlaskClien
 def test_gin_scores_the_bonus_and_no_layoffs(client: FlaskClient) -> None:
     match_id = new_match(client)
     line = client.post(f"/api/matches/{match_id}/rounds", json=GIN).json["round"]
-    assert line["outcome"] == "gin"
-    assert line["players"]["Bob"]["layoffs"] == []
-    assert line["points"]["Ann"] == 25 + line["players"]["Bob"]["deadwood_points"]
+    assert line["result"]["outcome"] == "gin"
+    assert line["result"]["players"]["Bob"]["layoffs"] == []
+    assert line["points"]["Ann"] == 25 + line["result"]["players"]["Bob"]["deadwood_points"]
 
 
 def test_score_without_a_match(client: FlaskClient) -> None:
@@ -202,7 +206,8 @@ def test_score_without_a_match(client: FlaskClient) -> None:
         (ROUND | {"hands": {}}, "hands must be an object"),
         (ROUND | {"knocker": "Cy"}, "knocker must be one of Ann, Bob"),
         (ROUND | {"hands": {"Ann": ANN, "Bob": BOB.replace("7D", "AC")}}, "AC"),
-        (ROUND | {"rules": "bridge"}, "unknown rules preset"),
+        (ROUND | {"rules": "bridge"}, "rules must be one of"),
+        (ROUND | {"draw": True}, "a draw scores nothing"),
         (ROUND | {"match": 42}, "no match with id 42"),
     ],
 )
@@ -274,3 +279,81 @@ def test_a_three_player_round_uses_penalty_scoring(client: FlaskClient) -> None:
 
 def test_an_id_beyond_sqlite_integers_is_just_unknown(client: FlaskClient) -> None:
     assert client.get(f"/api/matches/{2**70}").status_code == 404
+
+
+# --- every field checked at the edge: 400 naming the field, never a 500, nothing stored (issue 11)
+
+
+@pytest.mark.parametrize(
+    ("players", "message"),
+    [
+        (["\ud800", "Bob"], "holds a lone surrogate"),
+        (["A\x00n", "Bob"], "holds a control character"),
+        (["Ann\nBob", "Cy"], "holds a control character"),
+    ],
+)
+def test_names_that_are_not_printable_text_are_refused_before_any_insert(
+    client: FlaskClient, players: list[str], message: str
+) -> None:
+    answer = client.post("/api/matches", json={"players": players})
+    assert answer.status_code == 400 and message in answer.json["error"]
+    assert client.get("/api/matches").json["matches"] == []
+
+
+@pytest.mark.parametrize("match", [-9223372036854775809, 2**63, 0, True, "1", 1.5, None])
+def test_score_refuses_a_match_that_is_not_an_id(client: FlaskClient, match: object) -> None:
+    answer = client.post("/api/score", json=ROUND | {"match": match})
+    assert answer.status_code == 400 and "match must be a whole number from 1" in answer.json["error"]
+
+
+def test_score_with_a_match_checks_its_players_and_seats_them(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    stranger = client.post("/api/score", json=ROUND | {"match": match_id, "hands": {"Ann": ANN, "Cy": BOB}})
+    assert stranger.status_code == 400 and "Cy, who is not in this match" in stranger.json["error"]
+    reversed_hands = client.post("/api/score", json=ROUND | {"match": match_id, "hands": {"Bob": BOB, "Ann": ANN}})
+    assert list(reversed_hands.json["players"]) == ["Ann", "Bob"]
+
+
+def test_arrange_with_twelve_cards_says_so_instead_of_failing(client: FlaskClient) -> None:
+    answer = client.post("/api/arrange", json={"upcard": "KS", "hands": {"Ann": ANN + " KH KD", "Bob": BOB}})
+    assert answer.status_code == 200
+    ann = answer.json["players"]["Ann"]
+    assert ann["problem"] == "12 cards: Oklahoma Gin deals 10 (a knocker holds 11 before the discard)"
+    assert (ann["can_knock"], ann["deadwood_points"], answer.json["proposed_knocker"]) == (False, None, None)
+
+
+def test_arrange_proposes_the_one_player_who_may_knock(client: FlaskClient) -> None:
+    answer = client.post("/api/arrange", json={"upcard": "KS", "hands": {"Ann": ANN + " KH", "Bob": BOB}}).json
+    assert (answer["proposed_knocker"], answer["reason"], answer["players"]["Ann"]["discard"]) == ("Ann", None, "KH")
+    empty = client.post("/api/arrange", json={"upcard": "KS", "hands": {"Ann": [], "Bob": []}}).json
+    assert [player["can_knock"] for player in empty["players"].values()] == [False, False]
+    assert empty["proposed_knocker"] is None and empty["reason"] == "nobody may knock yet"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"hands": {"Ann": "AS"}, "upcard": 7}, "upcard must be a card"),
+        ({"hands": {"Ann": "AS"}, "upcard": "ZZ"}, "upcard: unknown card 'ZZ'"),
+        ({"hands": {"Ann": [7]}}, "Ann's hand must be a list of cards"),
+        ({"hands": {"Ann": "AS", "Bob": "2S"}, "match": True}, "match must be a whole number"),
+        ({"hands": {"Ann": "AS", "Bob": "2S", "Cy": "3S"}}, "Oklahoma Gin is for 2 players, not 3"),
+    ],
+)
+def test_arrange_errors_name_the_field(client: FlaskClient, body: dict, message: str) -> None:
+    answer = client.post("/api/arrange", json=body)
+    assert answer.status_code == 400 and message in answer.json["error"]
+
+
+def test_cards_typed_in_a_box_are_read_by_the_server(client: FlaskClient) -> None:
+    answer = client.post("/api/cards", json={"text": "ace of clubs, 10h Q♠ king of diamonds"})
+    assert answer.json == {"cards": ["AC", "10H", "QS", "KD"]}
+    bad = client.post("/api/cards", json={"text": "AS joker"})
+    assert bad.status_code == 400 and "unknown card 'joker'" in bad.json["error"]
+    assert client.post("/api/cards", json={"text": ["AS"]}).status_code == 400
+
+
+@pytest.mark.parametrize("players", ["²", "9" * 5000, "1", "5", ""])
+def test_the_player_count_is_checked_before_the_image_is_read(client: FlaskClient, players: str) -> None:
+    answer = client.post(f"/api/detect?players={players}", data=b"not an image", content_type="image/jpeg")
+    assert answer.status_code == 400 and answer.json["error"].startswith("players must be 2 to 4")

@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 import web_fixtures
 from click.testing import CliRunner
 from flask.testing import FlaskClient
@@ -25,21 +26,23 @@ def form_token(client: FlaskClient) -> str:
     return found.group(1)
 
 
+SETUP = {
+    "player": ["Ann", "Bob", "", ""],
+    "preset": "oklahoma",
+    "gin_bonus": "20",
+    "undercut_bonus": "15",
+    "target": "150",
+    "target_rule": ">",
+    "spade_doubles": "on",
+    "box_bonus": "25",
+    "game_bonus": "100",
+    "dealer": "2",
+}
+"""A filled set-up form: every kind of field set away from its default."""
+
+
 def test_set_up_form_creates_a_match_with_its_options(client: FlaskClient) -> None:
-    form = {
-        "csrf_token": form_token(client),
-        "player": ["Ann", "Bob", "", ""],
-        "preset": "oklahoma",
-        "gin_bonus": "20",
-        "undercut_bonus": "15",
-        "target": "150",
-        "target_rule": ">",
-        "spade_doubles": "on",
-        "box_bonus": "25",
-        "game_bonus": "100",
-        "dealer": "2",
-    }
-    answer = client.post("/matches", data=form)
+    answer = client.post("/matches", data={"csrf_token": form_token(client), **SETUP})
     assert answer.status_code == 303
     state = client.get("/api/matches/1").json
     assert state["dealer"] == "Bob"
@@ -93,7 +96,7 @@ def test_the_sheet_shows_rounds_totals_and_the_winner(client: FlaskClient) -> No
     page = client.get(f"/matches/{match_id}/sheet").get_data(as_text=True)
     assert "Ann wins the match!" in page
     assert '<progress max="30" value="36"' in page
-    assert "Ann · knock · up KS" in page and ">Draw<" in page
+    assert "Ann · knock · up KS" in page and ">Draw (no knock)<" in page
 
 
 def test_csv_export_has_one_row_per_round(client: FlaskClient) -> None:
@@ -162,3 +165,49 @@ def test_csv_export_defuses_formula_names(client: FlaskClient) -> None:
     answer = client.post("/api/matches", json={"players": ["=HYPERLINK(1)", "Bob"], "dealer": "Bob"})
     exported = client.get(f"/matches/{answer.json['id']}/export.csv").get_data(as_text=True)
     assert "'=HYPERLINK(1) deadwood" in exported and ",=HYPERLINK" not in exported
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"target": "--5"}, "Target score must be a whole number, got &#39;--5&#39;"),
+        ({"target": "²"}, "Target score must be a whole number"),
+        ({"box_bonus": "9" * 5000}, "Box bonus per round won must be a whole number"),
+        ({"dealer": "²"}, "choose the first dealer from the players"),
+        ({"dealer": "4"}, "choose the first dealer from the players"),
+        ({"player": ["Ann", "ann", "", ""]}, "player names must differ"),
+        ({"player": ["A\x00n", "Bob", "", ""]}, "holds a control character"),
+        ({"preset": "oklahoma"}, "Oklahoma Gin is for 2 players, not 3: choose Multi-player Oklahoma Gin"),
+    ],
+)
+def test_set_up_errors_name_the_field_and_keep_every_value(client: FlaskClient, change: dict, message: str) -> None:
+    three = SETUP | {"player": ["Ann", "Bob", "Cy", ""], "preset": "oklahoma-multi"}
+    answer = client.post("/matches", data={"csrf_token": form_token(client), **three, **change})
+    assert answer.status_code == 400
+    page = answer.get_data(as_text=True)
+    assert message in page
+    sent = three | change
+    for name in sent["player"][:2]:
+        assert f'value="{name}"' in page or "\x00" in name
+    if "preset" not in change:
+        assert '<option value="oklahoma-multi" selected>' in page
+    assert '<option value="20" selected>' in page and 'value="15"' in page and 'name="spade_doubles" checked' in page
+    assert '<option value="&gt;" selected>' in page and 'value="100"' in page
+    assert client.get("/api/matches").json["matches"] == []
+
+
+def test_the_sheet_body_is_the_one_drawing_of_the_sheet(client: FlaskClient) -> None:
+    match_id = new_match(client, options={"target": 30, "game_bonus": 50})
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    undercut = {"Ann": ROUND["hands"]["Ann"], "Bob": "QS QC QH 10S JS 3D 2H 7S 7C 7D"}
+    assert client.post(f"/api/matches/{match_id}/rounds", json=ROUND | {"hands": undercut}).status_code == 201
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    body = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
+    assert "Ann wins the match! Bonuses: Ann +50." in body
+    assert "Ann · undercut by Bob · up KS" in body
+    assert 'data-edit-round="3"' in body and 'data-undo-round="3"' in body
+    plain = client.get(f"/matches/{match_id}/sheet-body").get_data(as_text=True)
+    assert "data-edit-round" not in plain and "Undo" not in plain
+    page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+    assert 'data-edit-round="1"' in page  # the table page starts with the same body, with its actions
+    assert not (WEB / "static" / "js" / "sheet.js").read_text().count('createElement("tr"')

@@ -88,7 +88,7 @@ def test_kill_9_mid_match_loses_no_confirmed_round(tmp_path: Path) -> None:
         assert status == 200
         assert after == before
         assert after["totals"] == {"Ann": 36, "Bob": 0} and len(after["rounds"]) == 3
-        assert call(base, "POST", f"{match_path}/rounds", ROUND)[1]["totals"] == {"Ann": 54, "Bob": 0}
+        assert call(base, "POST", f"{match_path}/rounds", ROUND)[1]["match"]["totals"] == {"Ann": 54, "Bob": 0}
         status, listed = call(base, "GET", "/api/matches")
         assert [m["id"] for m in listed["matches"] if not m["winner"]] == [created["id"]]  # offered for resuming
     finally:

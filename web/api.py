@@ -1,4 +1,4 @@
-"""The JSON API the page uses, and so can scripts. Thin: parse, call ``scorer``/``web.store``, answer.
+"""The JSON API the page uses, and so can scripts. Thin: check every field, call ``scorer``/``web.matches``, answer.
 
 Every failure answers 4xx/5xx with ``{"error": "..."}`` naming the problem (see ``web.errors``).
 """
@@ -9,9 +9,9 @@ from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
 
-from scorer.cards import Card
-from scorer.rules import KnockOption, Rules, knock_option, knock_to_propose, score_round
-from web import store
+from scorer.proposal import table_status
+from scorer.rules import IllegalKnockError, InvalidHandError, Rules, score_round
+from web import fields, matches
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
 
@@ -61,138 +61,127 @@ def decode(data: bytes) -> Any:
 
 
 def players_arg(default: int = 2) -> int:
-    value = request.args.get("players", str(default))
-    if not value.isdigit() or not store.MIN_PLAYERS <= int(value) <= store.MAX_PLAYERS:
-        raise ApiError(400, f"players must be {store.MIN_PLAYERS} to {store.MAX_PLAYERS}, got {value!r}")
-    return int(value)
+    """The ``?players=N`` query argument (2 to 4), checked before any image is decoded."""
+    return fields.parse_player_count(request.args.get("players", str(default)))
 
 
-def rules_for(body: dict[str, Any]) -> Rules:
-    """The rules a stand-alone request scores with: a match's own rules, or a preset and options."""
+def stand_alone_rules(body: dict[str, Any]) -> Rules | int:
+    """The rules a stand-alone request scores with: a preset and options, or the id of a match whose rules
+    to use (checked here, loaded after every other field is checked)."""
     if "match" in body:
-        match_id = body["match"]
-        if not isinstance(match_id, int):
-            raise ApiError(400, f"match must be a match id (a number), got {match_id!r}")
-        return store.load_match(match_id).match.rules
-    return store.build_rules(body.get("rules", "oklahoma"), body.get("options"))
+        return fields.parse_id(body["match"], "match")
+    return fields.parse_rules(body.get("rules", "oklahoma"), body.get("options"))
 
 
 @bp.post("/matches")
 def create_match() -> tuple[Response, int]:
     body = json_body()
-    players = store.parse_players(body.get("players"))
-    rules = store.build_rules(body.get("rules", "oklahoma"), body.get("options"))
-    dealer = body.get("dealer")
-    if dealer is not None and not isinstance(dealer, str):
-        raise ApiError(400, f"dealer must be a player's name, got {dealer!r}")
-    match_id = store.create_match(players, rules, dealer or None)
+    players = fields.parse_players(body.get("players"))
+    rules = fields.parse_rules(body.get("rules", "oklahoma"), body.get("options"))
+    dealer = fields.parse_dealer(body.get("dealer"), players)
+    match_id = matches.create_match(players, rules, dealer)
     return jsonify(id=match_id), 201
 
 
 @bp.get("/matches")
 def list_matches() -> Response:
-    return jsonify(matches=store.list_matches())
+    return jsonify(matches=[summary.to_dict() for summary in matches.list_matches()])
 
 
 @bp.get("/matches/<int:match_id>")
 def get_match(match_id: int) -> Response:
-    return jsonify(store.load_match(match_id).to_json())
+    return jsonify(matches.load_match(match_id).to_dict())
 
 
 @bp.post("/matches/<int:match_id>/rounds")
 def add_round(match_id: int) -> tuple[Response, int]:
-    stored, played = store.add_round(match_id, json_body())
-    state = stored.to_json()
-    return jsonify(round=state["rounds"][played.number - 1], totals=state["totals"], winner=state["winner"],
-                   match=state), 201  # fmt: skip
+    """The next round: ``{"number"?: N, "upcard", "knocker", "hands"}`` or ``{"number"?: N, "draw": true}``."""
+    body = json_body()
+    number = fields.parse_round_number(body.get("number"))
+    entered = fields.parse_round(body)
+    record, played = matches.add_round(match_id, entered, number)
+    return jsonify(round=played.to_dict(), match=record.to_dict()), 201
 
 
 @bp.delete("/matches/<int:match_id>/rounds/last")
-def undo_round(match_id: int) -> Response:
-    return jsonify(store.undo_last_round(match_id).to_json())
+def undo_last_round(match_id: int) -> Response:
+    return jsonify(matches.undo_round(match_id).to_dict())
+
+
+@bp.delete("/matches/<int:match_id>/rounds/<int:number>")
+def undo_round(match_id: int, number: int) -> Response:
+    """Undo round ``number`` if it is still the last one: sent twice, it undoes one round, not two."""
+    return jsonify(matches.undo_round(match_id, number).to_dict())
 
 
 @bp.put("/matches/<int:match_id>/rounds/<int:number>")
 def edit_round(match_id: int, number: int) -> Response:
-    return jsonify(store.edit_round(match_id, number, json_body()).to_json())
+    entered = fields.parse_round(json_body())
+    return jsonify(matches.edit_round(match_id, number, entered).to_dict())
 
 
 @bp.post("/score")
 def score() -> Response:
-    """Score one round without a match: ``{"upcard", "knocker", "hands", "rules"?, "options"?, "match"?}``."""
+    """Score one round without recording it: ``{"upcard", "knocker", "hands", "rules"?, "options"?, "match"?}``.
+
+    With ``match``, the match's rules are used and the hands must be its players' (put in seating order).
+    """
     body = json_body()
-    hands = body.get("hands")
-    if not isinstance(hands, dict) or not hands:
-        raise ApiError(400, 'hands must be an object like {"Ann": ["QH", ...], "Bob": [...]}')
-    given = store.RoundInput.from_json(body | {"draw": False}, list(hands))
-    rules = rules_for(body)
-    assert given.upcard is not None and given.hands is not None and given.knocker is not None
+    knock = fields.parse_knock(body)
+    source = stand_alone_rules(body)
+    if isinstance(source, int):
+        match = matches.load_match(source).match
+        rules = match.rules
+        try:
+            knock = match.seated(knock)
+        except InvalidHandError as error:
+            raise fields.InputError(str(error)) from error
+    else:
+        rules = source
     try:
-        result = score_round(rules, given.upcard, given.hands, given.knocker)
-    except ValueError as error:
-        raise ApiError(400, str(error)) from error
-    return jsonify(store.result_json(result))
+        result = score_round(rules, knock.upcard, knock.hands_by_name, knock.knocker, knock.knocker_melds)
+    except (InvalidHandError, IllegalKnockError) as error:
+        raise fields.InputError(str(error)) from error
+    return jsonify(result.to_dict())
 
 
 @bp.post("/arrange")
 def arrange() -> Response:
-    """Each hand's best melds and deadwood before anyone knocks, and who may knock under this upcard.
-
-    A hand of one card more than dealt shows its least deadwood after the best discard (``discard``);
-    a hand of another size may not knock (``problem`` says why). ``proposed_knocker`` is the knock a camera
-    table proposes by itself, ``reason`` why there is none.
-    """
+    """Before a knock: each hand's best melds and deadwood, who may knock, and the knock to propose."""
     body = json_body()
-    hands = body.get("hands")
-    if not isinstance(hands, dict):
-        raise ApiError(400, 'hands must be an object like {"Ann": ["QH", ...]}')
-    rules = rules_for(body)
-    upcard = None if body.get("upcard") in (None, "") else store.parse_card_field(body["upcard"], "upcard")
-    limit = None if upcard is None else rules.knock_limit_for(upcard)
-    seen: dict[Card, str] = {}
-    options: dict[str, KnockOption] = {}
-    match = store.load_match(body["match"]).match if "match" in body else None
-    seated = len(hands) if match is None else len(match.players)
+    hands = fields.parse_hands(body.get("hands"))
+    upcard = fields.parse_upcard(body.get("upcard"))
+    source = stand_alone_rules(body)
+    winner = None
+    if isinstance(source, int):  # the match's rules, its players in seating order, nothing once it is won
+        match = matches.load_match(source).match
+        unknown = [name for name in hands if name not in match.players]
+        if unknown:
+            raise fields.InputError(f"hands name {', '.join(unknown)}, who is not in this match")
+        rules, winner = match.rules, match.winner
+        hands = {name: hands.get(name, ()) for name in match.players}
+    else:
+        rules = source
     try:
-        rules.hand_size(seated)
-    except ValueError as error:
-        raise ApiError(400, str(error)) from error
-    for name, cards_json in hands.items():
-        cards = store.parse_hand_field(cards_json, name)
-        for card in cards:
-            if card in seen:
-                raise ApiError(400, f"{card} is in both {seen[card]}'s and {name}'s hands")
-            seen[card] = name
-        options[name] = knock_option(rules, cards, seated, upcard)
-    finished = None if match is None or not match.finished else f"the match is over: {match.winner} won"
-    knocker, reason = knock_to_propose(rules, upcard, options, seated)
-    players = {
-        name: {
-            "cards": [str(card) for card in option.cards],
-            "melds": [[str(card) for card in meld.cards] for meld in option.melds],
-            "deadwood": [str(card) for card in option.deadwood],
-            "deadwood_points": option.points,
-            "discard": None if option.discard is None else str(option.discard),
-            "can_knock": option.can_knock,
-            "problem": option.problem,
-        }
-        for name, option in options.items()
-    }
-    return jsonify(
-        upcard=None if upcard is None else str(upcard),
-        knock_limit=limit,
-        players=players,
-        proposed_knocker=None if finished else knocker,
-        reason=finished or reason,
-    )
+        status = table_status(rules, upcard, hands, winner)
+    except InvalidHandError as error:
+        raise fields.InputError(str(error)) from error
+    return jsonify(status.to_dict())
+
+
+@bp.post("/cards")
+def cards() -> Response:
+    """Cards typed in a box, read the one way the server reads them: ``{"text": "ace of clubs, 10h"}``."""
+    return jsonify(cards=[str(card) for card in fields.parse_card_text(json_body().get("text"))])
 
 
 @bp.post("/detect")
 def detect() -> Response:
     """Recognise the cards in one image: each card once, the seat zones, and any conflicts."""
+    players = players_arg()
     image = decode(uploaded_image())
     detections = service().detect(image)
-    reading = table_layout(players_arg()).assign(detections)
+    reading = table_layout(players).assign(detections)
     zones = reading_json(reading)
     return jsonify(
         cards=detections_json(detections.cards),

@@ -140,6 +140,24 @@ def rows(query: str, *params: Any) -> list[sqlite3.Row]:
 
 
 @contextlib.contextmanager
+def snapshot() -> Iterator[sqlite3.Connection]:
+    """One read transaction on this request's connection: every query in it sees the same committed state.
+
+    (Outside one, each statement sees the newest commit, so a row and its children could disagree.)
+    """
+    connection = get_db()
+    if connection.in_transaction:  # already inside a transaction, which is a snapshot already
+        yield connection
+        return
+    connection.execute("BEGIN")
+    try:
+        yield connection
+    finally:
+        if connection.in_transaction:
+            connection.execute("COMMIT")  # nothing was written: this only ends the read
+
+
+@contextlib.contextmanager
 def transaction() -> Iterator[sqlite3.Connection]:
     """One write transaction on this request's connection: everything in it commits together or not at all.
 

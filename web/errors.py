@@ -7,12 +7,14 @@ generic 500 body.
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from flask import Flask, Response, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from web.db import DatabaseError, is_locked
-from web.store import ConflictError, InputError, NotFoundError
+from web.fields import InputError
+from web.matches import BusyError, ConflictError, NotFoundError
 
 
 class ApiError(Exception):
@@ -30,9 +32,10 @@ def wants_json() -> bool:
     return path.startswith(("/api/", "/live/", "/correct/")) or request.accept_mimetypes.best == "application/json"
 
 
-def error_response(status: int, message: str) -> tuple[Response | str, int]:
+def error_response(status: int, message: str, details: dict[str, Any] | None = None) -> tuple[Response | str, int]:
+    """``{"error": message, **details}`` for JSON clients; a page naming the problem for people."""
     if wants_json():
-        return jsonify(error=message), status
+        return jsonify(error=message, **(details or {})), status
     return render_template("error.html", status=status, message=message), status
 
 
@@ -51,7 +54,11 @@ def register_error_handlers(app: Flask) -> None:
 
     @app.errorhandler(ConflictError)
     def _conflict(error: ConflictError) -> tuple[Response | str, int]:
-        return error_response(409, str(error))
+        return error_response(409, str(error), error.details)
+
+    @app.errorhandler(BusyError)
+    def _busy(error: BusyError) -> tuple[Response | str, int]:
+        return error_response(503, str(error))
 
     @app.errorhandler(sqlite3.Error)
     def _database(error: sqlite3.Error) -> tuple[Response | str, int]:

@@ -30,7 +30,7 @@ from flask import (
 from scorer.vision.layout import UPCARD, LayoutError, TableLayout
 from scorer.vision.manifest import ModelError
 from scorer.vision.types import FrameReading, StableReading
-from web import store
+from web import matches
 from web.api import decode, json_body, players_arg, uploaded_image
 from web.detection import detections_json, service, table_layout, unavailable
 from web.errors import ApiError
@@ -49,13 +49,14 @@ def table(match_id: int) -> str:
 
     The page is told which seat zone of the camera picture each player sits at (the layout's playing order).
     """
-    stored = store.load_match(match_id)
-    players = stored.match.players
+    record = matches.load_match(match_id)
+    players = record.match.players
     seating = layout_for(len(players)).seating(players)
     return render_template(
         "table.html",
-        match=stored.to_json(),
+        match=record.to_dict(),
         seating=seating,
+        actions=True,
         server_camera=current_app.extensions.get("okgin_camera") is not None,
     )
 
@@ -80,7 +81,7 @@ def match_players() -> list[str] | None:
         return None
     if not value.isascii() or not value.isdigit():
         raise ApiError(400, f"match must be a match id (a number), got {value!r}")
-    return list(store.load_match(int(value)).match.players)
+    return list(matches.load_match(int(value)).match.players)
 
 
 def table_json(reading: FrameReading, layout: TableLayout, players: list[str]) -> dict[str, Any]:

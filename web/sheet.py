@@ -10,108 +10,116 @@ from typing import Any
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
-from scorer.rules import Rules
-from web import store
+from scorer.rules import PRESETS, Rules
+from web import fields, matches
 
 bp = Blueprint("sheet", __name__)
 
-# The rule options offered on the set-up form: (form field, Rules option, kind, label).
-RULE_OPTIONS: tuple[tuple[str, str, str, str], ...] = (
-    ("gin_bonus", "gin_bonus", "int", "Gin bonus"),
-    ("undercut_bonus", "undercut_bonus", "int", "Undercut bonus"),
-    ("target", "target", "int", "Target score"),
-    ("target_rule", "target_rule", "choice", "Match ends when a total is"),
-    ("ace_upcard_gin_only", "ace_upcard_gin_only", "bool", "Ace upcard: gin only"),
-    ("spade_doubles", "spade_doubles", "bool", "Spade upcard doubles the round"),
-    ("box_bonus", "box_bonus", "int", "Box bonus per round won"),
-    ("game_bonus", "game_bonus", "int", "Game bonus for the match winner"),
-    ("shutout_doubles", "shutout_doubles", "bool", "Shutout doubles"),
+# The rule options offered on the set-up form: (form field = Rules option, kind, label).
+RULE_OPTIONS: tuple[tuple[str, str, str], ...] = (
+    ("gin_bonus", "int", "Gin bonus"),
+    ("undercut_bonus", "int", "Undercut bonus"),
+    ("target", "int", "Target score"),
+    ("target_rule", "choice", "Match ends when a total is"),
+    ("ace_upcard_gin_only", "bool", "Ace upcard: gin only"),
+    ("spade_doubles", "bool", "Spade upcard doubles the round"),
+    ("box_bonus", "int", "Box bonus per round won"),
+    ("game_bonus", "int", "Game bonus for the match winner"),
+    ("shutout_doubles", "bool", "Shutout doubles"),
 )
-PRESETS = (("oklahoma", "Oklahoma Gin (knock limit = upcard)"), ("gin-rummy", "Gin Rummy (knock on 10)"),
-           ("oklahoma-multi", "Oklahoma Gin, 3-4 players"))  # fmt: skip
+PLAYER_FIELDS = 4
 
 
 def options_from_form(form: Any) -> dict[str, Any]:
-    """Rule options from the set-up form; only the ones that differ from the form's blank state.
+    """Rule options from the set-up form; blank number fields keep the preset's value.
 
-    :raises store.InputError: for a number that is not one.
+    :raises fields.InputError: for a number that is not one.
     """
     options: dict[str, Any] = {}
-    for field, option, kind, label in RULE_OPTIONS:
+    for option, kind, label in RULE_OPTIONS:
         if kind == "bool":
-            options[option] = form.get(field) == "on"
+            options[option] = form.get(option) == "on"
             continue
-        value = (form.get(field) or "").strip()
-        if not value:
-            continue
-        if kind == "int":
-            if not value.lstrip("-").isdigit():
-                raise store.InputError(f"{label} must be a whole number, got {value!r}")
-            options[option] = int(value)
-        else:
-            options[option] = value
+        value = (form.get(option) or "").strip()
+        if value:
+            options[option] = fields.parse_form_int(value, label) if kind == "int" else value
     return options
+
+
+def form_values(form: Any | None = None) -> dict[str, Any]:
+    """What the set-up form shows: the defaults, or after an error every value as it was submitted."""
+    defaults = Rules().to_dict()
+    if form is None:
+        return {"player": [""] * PLAYER_FIELDS, "preset": "oklahoma", "dealer": "", **defaults}
+    names = [*form.getlist("player"), *[""] * PLAYER_FIELDS][:PLAYER_FIELDS]
+    values: dict[str, Any] = {"player": names, "preset": form.get("preset", ""), "dealer": form.get("dealer", "")}
+    for option, kind, _label in RULE_OPTIONS:
+        values[option] = form.get(option) == "on" if kind == "bool" else form.get(option, "")
+    return values
+
+
+def setup_page(form: Any | None = None, error: str | None = None) -> str:
+    """The start page: the set-up form (blank, or as submitted with the error), resume and history lists."""
+    summaries = matches.list_matches()
+    return render_template(
+        "index.html",
+        unfinished=[m for m in summaries if not m.winner],
+        finished=[m for m in summaries if m.winner],
+        presets=PRESETS,
+        values=form_values(form),
+        max_name_length=fields.MAX_NAME_LENGTH,
+        error=error,
+    )
 
 
 @bp.get("/")
 def index() -> str:
     """Start page: new match form, unfinished matches to resume, and the history."""
-    matches = store.list_matches()
-    return render_template(
-        "index.html",
-        unfinished=[m for m in matches if not m["winner"]],
-        finished=[m for m in matches if m["winner"]],
-        presets=PRESETS,
-        defaults=Rules().to_dict(),
-        error=None,
-    )
+    return setup_page()
 
 
 @bp.post("/matches")
 def create() -> BaseResponse | tuple[str, int]:
-    """The set-up form: players, preset, options and the first dealer (blank = drawn at random)."""
+    """The set-up form: players, preset, options and the first dealer (blank = drawn at random).
+
+    Every field is checked before the match is made; after an error the form comes back as it was sent.
+    """
     form = request.form
     try:
-        players = store.parse_players([name for name in form.getlist("player") if name.strip()])
-        rules = store.build_rules(form.get("preset", "oklahoma"), options_from_form(form))
-        dealer = form.get("dealer", "").strip()
-        dealer_name = None
-        if dealer:
-            if not dealer.isdigit() or not 1 <= int(dealer) <= len(players):
-                raise store.InputError("choose the first dealer from the players")
-            dealer_name = players[int(dealer) - 1]
-        match_id = store.create_match(players, rules, dealer_name)
-    except store.InputError as error:
-        matches = store.list_matches()
-        page = render_template(
-            "index.html",
-            unfinished=[m for m in matches if not m["winner"]],
-            finished=[m for m in matches if m["winner"]],
-            presets=PRESETS,
-            defaults=Rules().to_dict(),
-            error=str(error),
-        )
-        return page, 400
+        players = fields.parse_players([name for name in form.getlist("player") if name.strip()])
+        rules = fields.parse_rules(form.get("preset", "oklahoma"), options_from_form(form))
+        dealer = fields.parse_dealer_seat(form.get("dealer", ""), players)
+        match_id = matches.create_match(players, rules, dealer)
+    except fields.InputError as error:
+        return setup_page(form, str(error)), 400
     return redirect(url_for("live.table", match_id=match_id), code=303)
 
 
 @bp.get("/matches/<int:match_id>/sheet")
 def sheet(match_id: int) -> str:
     """The score sheet alone, large and print-friendly."""
-    return render_template("sheet.html", match=store.load_match(match_id).to_json())
+    record = matches.load_match(match_id)
+    return render_template("sheet.html", match=record.to_dict(), rules_title=record.match.rules.title, actions=False)
+
+
+@bp.get("/matches/<int:match_id>/sheet-body")
+def sheet_body(match_id: int) -> str:
+    """The score sheet's body alone, as the table page fetches it after each change (``?actions=1``: with the
+    Edit and Undo buttons). The sheet is drawn here only, never in JavaScript."""
+    actions = request.args.get("actions") == "1"
+    return render_template("_sheet_body.html", match=matches.load_match(match_id).to_dict(), actions=actions)
 
 
 @bp.get("/matches/<int:match_id>/export.json")
 def export_json(match_id: int) -> Response:
-    body = json.dumps(store.load_match(match_id).to_json(), indent=2)
+    body = json.dumps(matches.load_match(match_id).to_dict(), indent=2)
     return Response(body, mimetype="application/json", headers=_download(match_id, "json"))
 
 
 @bp.get("/matches/<int:match_id>/export.csv")
 def export_csv(match_id: int) -> Response:
     """One row per round: inputs, outcome, and each player's deadwood, points and running total."""
-    state = store.load_match(match_id).to_json()
-    players: list[str] = state["players"]
+    match = matches.load_match(match_id).match
     out = io.StringIO()
     writer = csv.writer(out)
 
@@ -120,19 +128,20 @@ def export_csv(match_id: int) -> Response:
 
     write(
         ["round", "dealer", "upcard", "knocker", "outcome", "winner"]
-        + [f"{name} {column}" for name in players for column in ("deadwood", "points", "total")]
+        + [f"{name} {column}" for name in match.players for column in ("deadwood", "points", "total")]
     )
-    for line in state["rounds"]:
-        per_player = line.get("players", {})
-        row: list[Any] = [line["number"], line["dealer"], line.get("upcard", ""), line.get("knocker", ""),
-                          line["outcome"], line.get("winner", "")]  # fmt: skip
-        for name in players:
-            row += [per_player.get(name, {}).get("deadwood_points", ""), line["points"].get(name, 0),
-                    line["totals"].get(name, 0)]  # fmt: skip
+    for line in match.rounds:
+        result = line.result
+        row: list[Any] = [line.number, line.dealer]
+        row += ["", "", "draw", ""] if result is None else [str(result.upcard), result.knocker, result.outcome,
+                                                             result.winner]  # fmt: skip
+        for name in match.players:
+            deadwood = "" if result is None else result.hands[name].deadwood_points
+            row += [deadwood, line.points[name], line.totals_after[name]]
         write(row)
-    if state["bonuses"]:
-        bonus_cells = [cell for name in players for cell in ("", state["bonuses"].get(name, 0), "")]
-        write(["bonuses", "", "", "", "", "", *bonus_cells])
+    if match.finished:
+        bonuses = match.final_bonuses()
+        write(["bonuses", "", "", "", "", "", *[cell for name in match.players for cell in ("", bonuses[name], "")]])
     return Response(out.getvalue(), mimetype="text/csv", headers=_download(match_id, "csv"))
 
 

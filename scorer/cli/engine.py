@@ -16,7 +16,7 @@ from scorer.cards import Card, format_cards, parse_cards
 from scorer.deadwood import Arrangement, all_best_arrangements, best_arrangement, best_discard
 from scorer.layoffs import PlayerResult
 from scorer.melds import Meld
-from scorer.rules import RoundResult, Rules, score_round
+from scorer.rules import PRESETS, RoundResult, Rules, score_round
 
 USAGE_ERROR = 2
 
@@ -108,7 +108,7 @@ def _result_text(result: RoundResult) -> list[str]:
 @click.option(
     "--knocker-melds", default=None, help='The knocker\'s melds as laid, split by "|": "AS 2S 3S | 7H 7D 7C".'
 )
-@click.option("--rules", "preset", type=click.Choice(["oklahoma", "gin-rummy"]), default="oklahoma", show_default=True)
+@click.option("--rules", "preset", type=click.Choice(sorted(PRESETS)), default="oklahoma", show_default=True)
 @click.option("--gin-bonus", type=int, default=None, help="Gin bonus (oklahoma: 25; some play 20).")
 @click.option("--undercut-bonus", type=int, default=None, help="Undercut bonus (default 10).")
 @click.option("--knock-limit", type=int, default=None, help="A fixed knock limit 0-10 instead of the preset's.")
@@ -130,10 +130,11 @@ def score(
 ) -> None:
     """Score a two-player knock: outcome, melds, layoffs, deadwood and points.
 
-    JSON keys: "outcome" (knock|undercut|gin), "knock_limit", "knocker" {melds,
-    deadwood, deadwood_points}, "opponent" {melds, layoffs, deadwood, deadwood_points}
-    with each layoff {"card": "QC", "onto": [the knocker's meld as it lay before]},
-    "points" {"knocker", "opponent"}, and "players", "winner", "upcard", "discard".
+    JSON: the round result as the web API gives it, the players named "knocker" and
+    "opponent": "outcome" (knock|undercut|gin), "knocker", "winner", "upcard",
+    "knock_limit", "discard", "doubled", "players" {name: {melds, layoffs, deadwood,
+    deadwood_points}} with each layoff {"card": "QC", "onto": [the knocker's meld as it
+    lay before]}, and "points" {name: points}.
     """
     options: dict[str, Any] = {
         name: value

@@ -20,7 +20,8 @@ import click
 from scorer.cards import Card, InvalidCardError, format_cards
 from scorer.cli import vision as vision_cli
 from scorer.cli.vision import USAGE_ERROR, fail, model_options
-from scorer.rules import PRESETS, RoundResult, Rules, score_round
+from scorer.proposal import table_status
+from scorer.rules import PRESETS, IllegalKnockError, InvalidHandError, RoundResult, Rules, score_round
 from scorer.vision.types import FrameReading
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def _rules(preset: str, players: int) -> Rules:
     try:
         rules = Rules.preset_named(preset)
         rules.hand_size(players)
-    except ValueError as error:
+    except InvalidHandError as error:
         fail(str(error))
     return rules
 
@@ -72,16 +73,21 @@ def describe_reading(reading: FrameReading) -> list[str]:
     return lines
 
 
+def seated_hands(layout: TableLayout, reading: FrameReading) -> dict[str, list[Card]]:
+    """Each seat's cards by seat number, in the layout's playing order (each player's left neighbour next)."""
+    seats = seat_cards(reading)
+    return {zone.name: [Card.parse(text) for text in seats[zone.name]] for zone in layout.playing_order}
+
+
 def score_reading(rules: Rules, layout: TableLayout, reading: FrameReading, upcard: Card, knocker: str) -> RoundResult:
     """Score the round on the table with ``knocker`` (a seat number) knocking.
 
     Hands go to the engine in the layout's playing order, which decides layoff order and multi-player undercut ties.
 
-    :raises ValueError: (the engine's ``InvalidHandError``/``IllegalKnockError``) when the hands cannot be scored.
+    :raises InvalidHandError: when the hands cannot be scored.
+    :raises IllegalKnockError: when the knocker's deadwood is over the limit.
     """
-    seats = seat_cards(reading)
-    hands = {zone.name: [Card.parse(text) for text in seats[zone.name]] for zone in layout.playing_order}
-    return score_round(rules, upcard, hands, knocker=knocker)
+    return score_round(rules, upcard, seated_hands(layout, reading), knocker=knocker)
 
 
 def result_lines(result: RoundResult) -> list[str]:
@@ -151,7 +157,7 @@ def score_image(
         _unreadable(f"cannot score {str(photo)!r}: the table is inconsistent", reading)
     try:
         result = score_reading(rules, layout, reading, up, seat)
-    except ValueError as error:
+    except (InvalidHandError, IllegalKnockError) as error:
         _unreadable(f"cannot score {str(photo)!r}: {error}", reading)
     if as_json:
         click.echo(json.dumps({**result.to_dict(), "reading": reading.to_dict()}))
@@ -202,27 +208,30 @@ class _Reporter:
         self._score(reading, upcard)
 
     def _score(self, reading: FrameReading, upcard: Card) -> None:
-        """Score with the given knocker, or with every seat that may legally knock; else say why not."""
-        knockers = [self.knocker] if self.knocker else [zone.name for zone in self.layout.playing_order]
-        problems = []
-        scored = 0
-        for knocker in knockers:
+        """Score with the given knocker, or the knock ``scorer.proposal`` proposes (the web page's policy too);
+        else say why not."""
+        knocker = self.knocker
+        if knocker is None:
+            hands = {f"seat {seat}": cards for seat, cards in seated_hands(self.layout, reading).items()}
             try:
-                result = score_reading(self.rules, self.layout, reading, upcard, knocker)
-            except ValueError as error:  # IllegalKnockError, InvalidHandError: this seat cannot knock
-                problems.append(f"seat {knocker} knocking: {error}")
-                continue
-            scored += 1
-            if self.as_json:
-                self.echo(json.dumps({"event": "score", "reading": reading.to_dict(), **result.to_dict()}))
-            else:
-                self.echo("\n".join(result_lines(result)))
-        if scored:
-            return
-        for problem in problems:
-            self.echo(
-                json.dumps({"event": "cannot-score", "reason": problem}) if self.as_json else f"cannot score: {problem}"
-            )
+                status = table_status(self.rules, upcard, hands)
+            except InvalidHandError as error:
+                return self._cannot(str(error))
+            if status.proposed_knocker is None:
+                return self._cannot(f"{status.reason} (--knocker SEAT scores a given seat's knock)")
+            knocker = status.proposed_knocker.removeprefix("seat ")
+        try:
+            result = score_reading(self.rules, self.layout, reading, upcard, knocker)
+        except (InvalidHandError, IllegalKnockError) as error:
+            return self._cannot(f"seat {knocker} knocking: {error}")
+        if self.as_json:
+            self.echo(json.dumps({"event": "score", "reading": reading.to_dict(), **result.to_dict()}))
+        else:
+            self.echo("\n".join(result_lines(result)))
+
+    def _cannot(self, reason: str) -> None:
+        event = {"event": "cannot-score", "reason": reason}
+        self.echo(json.dumps(event) if self.as_json else f"cannot score: {reason}")
 
 
 @click.command()

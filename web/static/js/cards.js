@@ -1,5 +1,5 @@
-// Cards in the browser: the same text forms as scorer/cards.py (AS, 10H, Th, Q♥, "ace of spades"), for
-// instant feedback; the server re-checks everything.
+// Cards in the browser: showing them, and reading one card (QH, T♠, "ace of spades") for the card editor's
+// instant feedback. Typed hands and upcards are read by the server (POST /api/cards), the one card reader.
 
 export const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 export const SUITS = ["C", "D", "H", "S"];
@@ -27,21 +27,6 @@ export function parseCard(token) {
   if (rank === "1") rank = "A";
   const suit = SYMBOL_SUITS[match[2]] ?? match[2].toUpperCase();
   return rank + suit;
-}
-
-/** Parse "QH 10S, 3d" -> {cards: [...], bad: [...tokens that are not cards], repeated: [...]} */
-export function parseHand(text) {
-  const cards = [];
-  const bad = [];
-  const repeated = [];
-  for (const token of shortenWords(text).split(/[\s,;]+/)) {
-    if (!token) continue;
-    const card = parseCard(token);
-    if (card === null) bad.push(token);
-    else if (cards.includes(card)) repeated.push(card);
-    else cards.push(card);
-  }
-  return { cards, bad, repeated };
 }
 
 export const rankOf = (card) => card.slice(0, -1);

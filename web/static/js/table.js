@@ -5,7 +5,7 @@
 
 import { del, get, post, put } from "./api.js";
 import { cameraSupported } from "./camera.js";
-import { parseHand, pretty } from "./cards.js";
+import { pretty } from "./cards.js";
 import { CardEditor, CardGrid, RoundEditor } from "./table/dialogs.js";
 import { LiveTable } from "./table/live.js";
 import { enableDrawing, enableTaps } from "./table/overlay.js";
@@ -54,10 +54,16 @@ function placeCards(place, cards) {
     [{ label: "Move", primary: true, action: apply }]);
 }
 
-function typeCards(place, text) {
-  const { cards, bad, repeated } = parseHand(text);
-  if (bad.length) return setError(`Not a card: ${bad.join(", ")}. Write cards like AS, 10H, QD or "ace of spades".`);
-  if (repeated.length) return setError(`${repeated.join(", ")} written twice; a deck has each card once.`);
+/** Cards typed in a box, read by the server (the one card reader: "QH 10S", "ace of spades"). */
+async function typeCards(place, text) {
+  let cards;
+  try {
+    const answer = await sequencer.latest(`cards-${place}`, () => post("/api/cards", { text }));
+    if (answer === STALE) return;
+    cards = answer.cards;
+  } catch (error) {
+    return setError(error.message);
+  }
   if (place === UPCARD && cards.length > 1) return setError("There is one upcard: write one card, like 7D.");
   setError("");
   placeCards(place, cards);
@@ -186,11 +192,11 @@ async function recordDraw() {
   if (store.state.camera.frozen) live.resume();
 }
 
-async function undoRound() {
-  const last = store.state.match.rounds.length;
-  if (!last || !window.confirm(`Undo round ${last}?`)) return;
+/** Undo round `number` only while it is the last: a second click (or a second device) undoes nothing more. */
+async function undoRound(number) {
+  if (!number || !window.confirm(`Undo round ${number}?`)) return;
   try {
-    const match = await del(`${matchUrl()}/rounds/last`);
+    const match = await del(`${matchUrl()}/rounds/${number}`);
     update((state) => ({ ...state, match, confirmed: null }));
   } catch (error) {
     setError(error.message);

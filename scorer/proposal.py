@@ -1,0 +1,132 @@
+"""Before a knock: each hand's best melds, who may knock, and the knock to propose without being asked.
+
+One policy for every screen (the web page and ``okgin watch`` both show what this says): a knock is
+proposed on its own only when the table could be scored as it lies (an upcard, every other hand of
+the dealt size) and exactly one player may knock. With two who may, the players say who knocked.
+
+>>> ann, bob = parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC"), parse_cards("QS QC QH 10S JS 3D 5H 7S AD 7D")
+>>> status = table_status(Rules(), Card.parse("KS"), {"Ann": ann, "Bob": bob})
+>>> status.proposed_knocker, status.hands["Ann"].deadwood_points, status.hands["Bob"].can_knock
+('Ann', 5, False)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scorer.cards import Card, parse_cards  # noqa: F401 (doctests)
+from scorer.deadwood import Arrangement, best_arrangement, best_discard
+from scorer.rules import InvalidHandError, Rules
+
+
+@dataclasses.dataclass(frozen=True)
+class HandStatus:
+    """One hand before a knock: its best arrangement (after the best discard when it holds one card extra).
+
+    ``problem`` says why the hand cannot take part as it is (too few or too many cards); ``arrangement``
+    is None when the hand has more cards than a knocker may hold.
+    """
+
+    cards: tuple[Card, ...]
+    arrangement: Arrangement | None
+    discard: Card | None
+    can_knock: bool
+    problem: str | None
+
+    @property
+    def deadwood_points(self) -> int | None:
+        return None if self.arrangement is None else self.arrangement.points
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``cards``, ``melds``, ``deadwood``, ``deadwood_points`` (null when too many cards),
+        ``discard`` (the best one for a hand one card over), ``can_knock`` and ``problem`` (or null)."""
+        arrangement = self.arrangement
+        return {
+            "cards": [str(card) for card in self.cards],
+            "melds": [] if arrangement is None else [meld.to_list() for meld in arrangement.melds],
+            "deadwood": [] if arrangement is None else [str(card) for card in arrangement.deadwood],
+            "deadwood_points": self.deadwood_points,
+            "discard": None if self.discard is None else str(self.discard),
+            "can_knock": self.can_knock,
+            "problem": self.problem,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class TableStatus:
+    """Every hand's status, the knock limit, and the knock proposed without asking (with why not, if none)."""
+
+    upcard: Card | None
+    knock_limit: int | None
+    hands: dict[str, HandStatus]
+    proposed_knocker: str | None
+    reason: str | None
+    """Why no knock is proposed (None when one is)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``upcard``, ``knock_limit`` (null without an upcard), ``players`` (``HandStatus.to_dict()``
+        by name), ``proposed_knocker`` and ``reason``."""
+        return {
+            "upcard": None if self.upcard is None else str(self.upcard),
+            "knock_limit": self.knock_limit,
+            "players": {name: hand.to_dict() for name, hand in self.hands.items()},
+            "proposed_knocker": self.proposed_knocker,
+            "reason": self.reason,
+        }
+
+
+def table_status(
+    rules: Rules, upcard: Card | None, hands: Mapping[str, Sequence[Card]], winner: str | None = None
+) -> TableStatus:
+    """Each hand's melds and deadwood, who may knock under ``upcard``, and the knock to propose.
+
+    A player may knock holding the dealt number of cards (after the discard) or one more, with
+    the least deadwood (after the best discard) within the knock limit. Once a match has a ``winner``,
+    nothing is proposed.
+
+    :raises InvalidHandError: for a player count the rules do not allow, or a card in two hands.
+    """
+    size = rules.hand_size(len(hands))
+    holder: dict[Card, str] = {}
+    for name, cards in hands.items():
+        for card in cards:
+            if card in holder:
+                raise InvalidHandError(f"{card} is in both {holder[card]}'s and {name}'s hands")
+            holder[card] = name
+    limit = None if upcard is None else rules.knock_limit_for(upcard)
+    statuses = {name: _hand_status(rules, tuple(cards), size, limit) for name, cards in hands.items()}
+    knockers = [name for name, status in statuses.items() if status.can_knock]
+    if winner is not None:
+        reason: str | None = f"the match is over: {winner} won"
+    elif upcard is None:
+        reason = "no upcard yet"
+    elif not knockers:
+        reason = "nobody may knock yet"
+    elif len(knockers) > 1:
+        reason = f"{' and '.join(knockers)} may each knock: say who knocked"
+    elif wrong := [
+        f"{name} holds {len(status.cards)} cards, not {size}"
+        for name, status in statuses.items()
+        if name != knockers[0] and len(status.cards) != size
+    ]:
+        reason = "; ".join(wrong)
+    else:
+        reason = None
+    return TableStatus(upcard, limit, statuses, knockers[0] if reason is None else None, reason)
+
+
+def _hand_status(rules: Rules, cards: tuple[Card, ...], size: int, limit: int | None) -> HandStatus:
+    title = rules.title
+    if len(cards) > size + 1:
+        too_many = f"{len(cards)} cards: {title} deals {size} (a knocker holds {size + 1} before the discard)"
+        return HandStatus(cards, None, None, False, too_many)
+    discard = None
+    if len(cards) == size + 1:
+        discard, arrangement = best_discard(cards)
+    else:
+        arrangement = best_arrangement(cards)
+    problem = None if len(cards) >= size else f"{len(cards)} cards: {title} deals {size}"
+    can_knock = limit is not None and problem is None and arrangement.points <= limit
+    return HandStatus(cards, arrangement, discard, can_knock, problem)

@@ -1,0 +1,208 @@
+"""Request fields, read and checked at the edge before any work: a bad field is an ``InputError`` (400).
+
+Pure functions of the values a request carried (JSON values or form text), no Flask and no SQL, so
+every view checks every field first and only then loads, scores or stores anything.
+
+>>> parse_players([" Ann ", "Bob"])
+['Ann', 'Bob']
+>>> parse_form_int("-5", "Gin bonus")
+-5
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+from scorer.cards import Card, InvalidCardError
+from scorer.match import Draw, Knock, RoundInput, RoundInputError, parse_cards_field, parse_round_input
+from scorer.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, InvalidRulesError, Rules
+
+MAX_NAME_LENGTH = 40
+MAX_ROW_ID = 2**63 - 1
+"""SQLite's largest integer key: ids and round numbers beyond it cannot exist."""
+_FORM_INT = re.compile(r"-?[0-9]{1,9}")
+_REFUSED_CATEGORIES = {
+    "Cc": "a control character",
+    "Cs": "a lone surrogate",
+    "Zl": "a line break",
+    "Zp": "a line break",
+}
+
+
+class InputError(ValueError):
+    """A request field that cannot be used, with the reason a player can fix."""
+
+
+def parse_players(value: object) -> list[str]:
+    """2-4 distinct, non-empty player names of printable text, trimmed.
+
+    :raises InputError: naming what is wrong.
+    """
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise InputError('players must be a list of names, e.g. ["Ann", "Bob"]')
+    names = [name.strip() for name in value]
+    if not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
+        raise InputError(f"a match needs {MIN_PLAYERS} to {MAX_PLAYERS} players, got {len(names)}")
+    for name in names:
+        if not name or len(name) > MAX_NAME_LENGTH:
+            raise InputError(f"player names must be 1 to {MAX_NAME_LENGTH} characters, got {name!r}")
+        refused = next(
+            (_REFUSED_CATEGORIES[c] for c in map(unicodedata.category, name) if c in _REFUSED_CATEGORIES), None
+        )
+        if refused:
+            raise InputError(f"player names must be printable text; {name!r} holds {refused}")
+    if len({name.casefold() for name in names}) != len(names):
+        raise InputError(f"player names must differ: {', '.join(names)}")
+    return names
+
+
+def parse_dealer(value: object, players: list[str]) -> str | None:
+    """The first dealer's name, or None (blank or absent) to draw one at random.
+
+    :raises InputError: when it is not one of the players.
+    """
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or value.strip() not in players:
+        raise InputError(f"dealer must be one of {', '.join(players)}; got {value!r}")
+    return value.strip()
+
+
+def parse_dealer_seat(text: str, players: list[str]) -> str | None:
+    """The first dealer chosen on the set-up form by seat number ("1" to "4"), or None (blank) for random.
+
+    :raises InputError: for a seat no player sits in.
+    """
+    seat = text.strip()
+    if not seat:
+        return None
+    if seat not in {str(n) for n in range(1, len(players) + 1)}:
+        raise InputError("choose the first dealer from the players")
+    return players[int(seat) - 1]
+
+
+def parse_rules(preset: object, options: object) -> Rules:
+    """The rules for a new match from a preset id and option overrides.
+
+    :raises InputError: for an unknown preset or option, or a bad option value.
+    """
+    if not isinstance(preset, str) or preset not in PRESETS:
+        choices = ", ".join(f'"{name}" ({p.title})' for name, p in PRESETS.items())
+        raise InputError(f"rules must be one of {choices}; got {preset!r}")
+    if options is None:
+        options = {}
+    if not isinstance(options, dict):
+        raise InputError("options must be an object of rule options")
+    try:
+        return Rules.preset_named(preset, **options)
+    except InvalidRulesError as error:
+        raise InputError(f"rules: {error}") from error
+
+
+def parse_id(value: object, what: str) -> int:
+    """A positive whole number that SQLite can hold (a JSON ``true`` is not a number).
+
+    >>> parse_id(3, "match")
+    3
+
+    :raises InputError: for anything else.
+    """
+    if type(value) is not int or not 1 <= value <= MAX_ROW_ID:
+        raise InputError(f"{what} must be a whole number from 1, got {value!r}")
+    return value
+
+
+def parse_round_number(value: object) -> int | None:
+    """The round number a client believes it is adding (None when not sent).
+
+    :raises InputError: for anything but a whole number from 1.
+    """
+    return None if value is None else parse_id(value, "number")
+
+
+def parse_form_int(text: str, label: str) -> int:
+    """A whole number typed in a form: ASCII digits with an optional minus, at most 9 of them.
+
+    :raises InputError: naming the field, for ``--5``, ``²``, ``1e3`` or thousands of digits.
+    """
+    if not _FORM_INT.fullmatch(text):
+        shown = text if len(text) <= 20 else text[:20] + "…"
+        raise InputError(f"{label} must be a whole number, got {shown!r}")
+    return int(text)
+
+
+def parse_player_count(text: str) -> int:
+    """A player count from a query string (``?players=3``).
+
+    :raises InputError: unless it is 2 to 4.
+    """
+    if text not in {str(n) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}:
+        shown = text if len(text) <= 20 else text[:20] + "…"
+        raise InputError(f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {shown!r}")
+    return int(text)
+
+
+def parse_round(body: Mapping[str, Any]) -> RoundInput:
+    """A round as sent to the API: ``{"upcard", "knocker", "hands", "knocker_melds"?}`` or ``{"draw": true}``.
+
+    :raises InputError: naming the missing or malformed field.
+    """
+    try:
+        return parse_round_input(body)
+    except RoundInputError as error:
+        raise InputError(str(error)) from None
+
+
+def parse_knock(body: Mapping[str, Any]) -> Knock:
+    """A knock to score on its own (a draw scores nothing).
+
+    :raises InputError: naming the missing or malformed field.
+    """
+    entered = parse_round(body)
+    if isinstance(entered, Draw):
+        raise InputError("a draw scores nothing: send upcard, knocker and hands")
+    return entered
+
+
+def parse_upcard(value: object) -> Card | None:
+    """An optional upcard: absent, null or blank for none yet.
+
+    :raises InputError: for something that is not a card.
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise InputError(f'upcard must be a card like "7D", got {value!r}')
+    try:
+        return Card.parse(value)
+    except InvalidCardError as error:
+        raise InputError(f"upcard: {error}") from None
+
+
+def parse_hands(value: object) -> dict[str, tuple[Card, ...]]:
+    """Hands by player name, each a list of cards or one string; hands may be empty or short.
+
+    :raises InputError: for a hand that is not cards, or a card twice in one hand.
+    """
+    if not isinstance(value, dict) or not value:
+        raise InputError('hands must be an object like {"Ann": ["QH", "10S", ...], "Bob": "AS 2S ..."}')
+    try:
+        return {name: parse_cards_field(cards, f"{name}'s hand") for name, cards in value.items()}
+    except RoundInputError as error:
+        raise InputError(str(error)) from None
+
+
+def parse_card_text(value: object) -> tuple[Card, ...]:
+    """Cards typed in a box (``"ace of clubs, 10h QD"``), each once.
+
+    :raises InputError: naming the word that is not a card.
+    """
+    if not isinstance(value, str):
+        raise InputError(f'text must be cards written like "QH 10S 3D" or "ace of clubs", got {value!r}')
+    try:
+        return parse_cards_field(value, "the cards")
+    except RoundInputError as error:
+        raise InputError(str(error)) from None

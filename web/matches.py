@@ -1,0 +1,382 @@
+"""Matches in SQLite: the rounds as entered, and the ``scorer.match.Match`` they rebuild.
+
+The database keeps what was entered for each round (``Knock``/``Draw`` in their JSON form) and never a
+computed score: totals, dealers and the winner come from replaying the rounds, so an edited round or a
+newer engine cannot leave stale totals behind. Replays are kept in a small per-app cache keyed by the
+match's ``revision`` (bumped by every write), so a long match is not replayed on every request.
+
+Writes are optimistic: the change is computed on the cached match outside any lock, then ``BEGIN
+IMMEDIATE`` checks the revision is unchanged and writes one row. The write lock is held for a few
+statements, never for a replay, so many writers on one long match do not time out on "database is
+locked"; a writer that lost the race computes again on the newer match.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime
+import json
+import sqlite3
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from flask import current_app
+
+from scorer.match import (
+    InvalidPlayersError,
+    Match,
+    MatchError,
+    MatchRound,
+    RoundInput,
+    RoundInputError,
+    parse_round_input,
+)
+from scorer.rules import IllegalKnockError, InvalidHandError, InvalidRulesError, Rules
+from web.db import get_db, snapshot, transaction
+from web.fields import MAX_ROW_ID, InputError
+
+CACHE_SIZE = 32
+WRITE_ATTEMPTS = 20
+SCORING_ERRORS = (InvalidHandError, IllegalKnockError, RoundInputError)
+"""What the engine raises for a round that cannot be scored as entered: the player's to fix (400)."""
+
+
+class NotFoundError(LookupError):
+    """No such match or round."""
+
+
+class ConflictError(ValueError):
+    """The request is well-formed but the match's state refuses it; ``details`` go into the 409 answer."""
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or {}
+
+
+class BusyError(RuntimeError):
+    """The match kept changing under a write, attempt after attempt (503: try again)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchRecord:
+    """A stored match: its id, creation time and revision (count of changes), and the rebuilt match."""
+
+    id: int
+    created_at: str
+    revision: int
+    match: Match
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``Match.to_dict()`` plus ``id`` and ``created_at``."""
+        return {"id": self.id, "created_at": self.created_at, **self.match.to_dict()}
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchSummary:
+    """One line of the resume and history lists."""
+
+    id: int
+    created_at: str
+    players: list[str]
+    preset: str
+    """The rule set's id ("oklahoma"), as ``Rules.preset``."""
+    title: str
+    """The rule set's name as players know it ("Oklahoma Gin")."""
+    rounds: int
+    winner: str | None
+    finished_at: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+Changed = tuple[Match, Callable[[sqlite3.Connection], object]]
+"""A write computed on a private copy of a match: the changed match, and the SQL that stores the change."""
+
+
+class _Stale(Exception):
+    """The match changed between computing a write and taking the write lock."""
+
+
+class MatchCache:
+    """Rebuilt matches by id, valid for one revision; a few are kept, most recently used first.
+
+    ``guard(match_id)`` is held while a match is replayed into the cache or a write to it commits, so
+    threads that find no entry wait for it (blocked, not spinning a replay of their own and starving the
+    thread that holds the database's write lock of the GIL).
+    """
+
+    def __init__(self, size: int = CACHE_SIZE, guards: int = 64) -> None:
+        self._size = size
+        self._entries: collections.OrderedDict[int, tuple[int, Match]] = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self._guards = [threading.Lock() for _ in range(guards)]
+
+    def guard(self, match_id: int) -> threading.Lock:
+        """The lock for rebuilding or changing this match in this process (shared by a few ids)."""
+        return self._guards[match_id % len(self._guards)]
+
+    def get(self, match_id: int, revision: int) -> Match | None:
+        """A copy of the match at this revision, if kept."""
+        with self._lock:
+            entry = self._entries.get(match_id)
+            if entry is None or entry[0] != revision:
+                return None
+            self._entries.move_to_end(match_id)
+            return entry[1].copy()
+
+    def put(self, match_id: int, revision: int, match: Match) -> None:
+        with self._lock:
+            kept = self._entries.get(match_id)
+            if kept is not None and kept[0] > revision:
+                return  # a newer revision is kept already
+            self._entries[match_id] = (revision, match.copy())
+            self._entries.move_to_end(match_id)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+
+def _cache() -> MatchCache:
+    cache: MatchCache = current_app.extensions.setdefault("okgin_matches", MatchCache())
+    return cache
+
+
+def create_match(players: list[str], rules: Rules, dealer: str | None) -> int:
+    """Store a new match; the first dealer is drawn at random when ``dealer`` is None.
+
+    :raises InputError: when the rules refuse this many players.
+    """
+    try:
+        match = Match(players, rules, dealer=dealer)
+    except (InvalidPlayersError, InvalidHandError) as error:  # InvalidHandError: a count the rules refuse
+        raise InputError(str(error)) from error
+    with transaction() as db:
+        cursor = db.execute(
+            "INSERT INTO matches (created_at, rules_json, first_dealer) VALUES (?, ?, ?)",
+            (_now(), json.dumps(rules.to_dict()), match.first_dealer),
+        )
+        match_id = cursor.lastrowid
+        assert match_id is not None
+        db.executemany(
+            "INSERT INTO players (match_id, seat, name) VALUES (?, ?, ?)",
+            [(match_id, seat, name) for seat, name in enumerate(players, start=1)],
+        )
+    return match_id
+
+
+def load_match(match_id: int) -> MatchRecord:
+    """The match as stored now, from the cache when its revision is unchanged, else replayed.
+
+    :raises NotFoundError: for an unknown id.
+    :raises ConflictError: when the stored rounds no longer score (e.g. rules a newer engine refuses).
+    """
+    if not 1 <= match_id <= MAX_ROW_ID:
+        raise NotFoundError(f"no match with id {match_id}")
+    cache = _cache()
+    record = _cached(cache, match_id)
+    if record is None:
+        with cache.guard(match_id):  # one replay per match at a time; the others find it cached
+            record = _cached(cache, match_id) or _replayed(cache, match_id)
+    return record
+
+
+def _cached(cache: MatchCache, match_id: int) -> MatchRecord | None:
+    row = get_db().execute("SELECT id, created_at, revision FROM matches WHERE id = ?", (match_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no match with id {match_id}")
+    match = cache.get(match_id, row["revision"])
+    return None if match is None else MatchRecord(match_id, row["created_at"], row["revision"], match)
+
+
+def _replayed(cache: MatchCache, match_id: int) -> MatchRecord:
+    """The match rebuilt from its rows (read in one snapshot, so the revision is theirs), then cached."""
+    with snapshot() as db:
+        row = db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no match with id {match_id}")
+        players = [
+            r["name"] for r in db.execute("SELECT name FROM players WHERE match_id = ? ORDER BY seat", (match_id,))
+        ]
+        texts = [
+            r["input_json"]
+            for r in db.execute("SELECT input_json FROM rounds WHERE match_id = ? ORDER BY number", (match_id,))
+        ]
+    try:
+        rules = Rules.from_dict(json.loads(row["rules_json"]))
+        inputs = [parse_round_input(json.loads(text)) for text in texts]
+        match = Match(players, rules, dealer=row["first_dealer"])
+        match.replay(inputs)
+    except (*SCORING_ERRORS, InvalidRulesError, json.JSONDecodeError, MatchError, InvalidPlayersError) as error:
+        raise ConflictError(f"match {match_id} cannot be rebuilt from what is stored: {error}") from error
+    cache.put(match_id, row["revision"], match)
+    return MatchRecord(match_id, row["created_at"], row["revision"], match.copy())
+
+
+def add_round(match_id: int, entered: RoundInput, number: int | None = None) -> tuple[MatchRecord, MatchRound]:
+    """Score and store the next round. With ``number`` (the round the client believes it adds), a round
+    already stored under that number is never stored twice: the answer is a 409 carrying that round.
+
+    :raises InputError: when the round cannot be scored.
+    :raises ConflictError: for a number already taken or out of turn, or a match already won.
+    """
+
+    def change(record: MatchRecord) -> Changed:
+        match = record.match
+        played = len(match.rounds)
+        if number is not None and number <= played:
+            raise ConflictError(
+                f"round {number} is already recorded",
+                {"round": match.rounds[number - 1].to_dict(), "match": record.to_dict()},
+            )
+        if number is not None and number != played + 1:
+            raise ConflictError(
+                f"round {number} cannot be added: the match has {played} rounds, so the next is round {played + 1}",
+                {"match": record.to_dict()},
+            )
+        if match.finished:
+            raise ConflictError(
+                f"the match is over ({match.winner} won); undo or edit a round instead", {"match": record.to_dict()}
+            )
+        try:
+            new = match.record(entered)
+        except SCORING_ERRORS as error:
+            raise InputError(str(error)) from error
+        return match, lambda db: _insert_round(db, match_id, new)
+
+    record = _write(match_id, change)
+    return record, record.match.rounds[-1]
+
+
+def undo_round(match_id: int, number: int | None = None) -> MatchRecord:
+    """Delete the last round; with ``number``, only if round ``number`` is still the last (a repeated undo
+    then deletes nothing more).
+
+    :raises NotFoundError: for a number that is not recorded.
+    :raises ConflictError: when there is no round, or round ``number`` is not the last.
+    """
+
+    def change(record: MatchRecord) -> Changed:
+        match = record.match
+        last = len(match.rounds)
+        if number is not None and number > last:
+            raise NotFoundError(f"match {match_id} has no round {number} (it has {last})")
+        if not last:
+            raise ConflictError("there is no round to undo", {"match": record.to_dict()})
+        if number is not None and number != last:
+            raise ConflictError(
+                f"only the last round ({last}) can be undone; edit round {number} instead", {"match": record.to_dict()}
+            )
+        match.undo_last()
+        return match, lambda db: db.execute("DELETE FROM rounds WHERE match_id = ? AND number = ?", (match_id, last))
+
+    return _write(match_id, change)
+
+
+def edit_round(match_id: int, number: int, entered: RoundInput) -> MatchRecord:
+    """Replace round ``number``; it and every round after it are scored again (totals, dealers and winner follow).
+
+    :raises NotFoundError: when the round does not exist.
+    :raises InputError: when the round cannot be scored.
+    :raises ConflictError: when the edit would end the match before rounds that come after it.
+    """
+
+    def change(record: MatchRecord) -> Changed:
+        match = record.match
+        if not 1 <= number <= len(match.rounds):
+            raise NotFoundError(f"match {match_id} has no round {number} (it has {len(match.rounds)})")
+        try:
+            edited = match.edit(number - 1, entered)
+        except SCORING_ERRORS as error:
+            raise InputError(f"round {number}: {error}") from error
+        except MatchError as error:
+            raise ConflictError(
+                f"after this edit the match would end before its last round: {error}", {"match": record.to_dict()}
+            ) from error
+        return match, lambda db: db.execute(
+            "UPDATE rounds SET input_json = ? WHERE match_id = ? AND number = ?",
+            (json.dumps(edited.entered.to_dict()), match_id, number),
+        )
+
+    return _write(match_id, change)
+
+
+def list_matches(limit: int = 100) -> list[MatchSummary]:
+    """Newest first: id, players, rule set, rounds played, winner, for the resume and history lists."""
+    with snapshot() as db:
+        rows = db.execute(
+            "SELECT m.*, (SELECT COUNT(*) FROM rounds AS r WHERE r.match_id = m.id) AS round_count"
+            " FROM matches AS m ORDER BY m.id DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        players: dict[int, list[str]] = collections.defaultdict(list)
+        ids = [row["id"] for row in rows]
+        marks = ", ".join("?" * len(ids))
+        for row in db.execute(f"SELECT match_id, name FROM players WHERE match_id IN ({marks}) ORDER BY seat", ids):
+            players[row["match_id"]].append(row["name"])
+    return [
+        MatchSummary(
+            row["id"],
+            row["created_at"],
+            players[row["id"]],
+            *_preset_and_title(row["rules_json"]),
+            row["round_count"],
+            row["winner"],
+            row["finished_at"],
+        )
+        for row in rows
+    ]
+
+
+# --- internals
+
+
+def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchRecord:
+    """Compute ``change`` on the match as stored, outside the write lock, and commit it if the match is
+    unchanged meanwhile; else compute again on the newer match (from the cache: the winner put it there).
+
+    :raises BusyError: when the match changed under every attempt.
+    """
+    cache = _cache()
+    for _ in range(WRITE_ATTEMPTS):
+        record = load_match(match_id)
+        match, write = change(record)  # ``record.match`` is a private copy: changing it is safe
+        try:
+            with cache.guard(match_id):  # readers that miss the cache wait for this write's entry
+                with transaction() as db:
+                    current = db.execute("SELECT revision FROM matches WHERE id = ?", (match_id,)).fetchone()
+                    if current is None or current["revision"] != record.revision:
+                        raise _Stale
+                    write(db)
+                    winner = match.winner
+                    db.execute(
+                        "UPDATE matches SET revision = revision + 1, winner = ?,"
+                        " finished_at = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(finished_at, ?) END"
+                        " WHERE id = ?",
+                        (winner, winner, _now(), match_id),
+                    )
+                cache.put(match_id, record.revision + 1, match)  # after COMMIT: never a revision not stored
+        except _Stale:
+            continue
+        return MatchRecord(match_id, record.created_at, record.revision + 1, match)
+    raise BusyError(f"match {match_id} kept changing while this change was saved; try again")
+
+
+def _insert_round(db: sqlite3.Connection, match_id: int, played: MatchRound) -> None:
+    db.execute(
+        "INSERT INTO rounds (match_id, number, input_json, created_at) VALUES (?, ?, ?, ?)",
+        (match_id, played.number, json.dumps(played.entered.to_dict()), _now()),
+    )
+
+
+def _preset_and_title(rules_json: str) -> tuple[str, str]:
+    try:
+        rules = Rules.from_dict(json.loads(rules_json))
+    except (InvalidRulesError, json.JSONDecodeError):  # listed anyway; opening the match says why
+        return "", "unknown rules"
+    return rules.preset, rules.title
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
