@@ -25,6 +25,8 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify
 
 from scorer.cards import CLASS_NAMES, Card, ensure_distinct
+from scorer.vision.boxes import clip_box
+from scorer.vision.labels import dataset_yaml, label_line, write_label_file
 from web.api import json_body
 from web.db import transaction
 from web.detection import service
@@ -37,17 +39,6 @@ MAX_CARDS_PER_FRAME = 60
 
 def corrections_dir() -> Path:
     return Path(current_app.config["CORRECTIONS_DIR"])
-
-
-def yolo_line(card: Card, box: tuple[float, float, float, float], width: int, height: int) -> str:
-    """A YOLO label line for a pixel box, clipped to the frame.
-
-    >>> yolo_line(Card.parse("QH"), (100, 50, 300, 250), 1000, 500)
-    '37 0.200000 0.300000 0.200000 0.400000'
-    """
-    x1, y1, x2, y2 = (max(0.0, min(v, limit)) for v, limit in zip(box, (width, height, width, height), strict=True))
-    cx, cy = (x1 + x2) / 2 / width, (y1 + y2) / 2 / height
-    return f"{card.class_id} {cx:.6f} {cy:.6f} {(x2 - x1) / width:.6f} {(y2 - y1) / height:.6f}"
 
 
 def parse_corrected_cards(value: object, width: int, height: int) -> list[dict[str, Any]]:
@@ -97,13 +88,11 @@ def ensure_dataset_yaml(root: Path) -> None:
     path = root / "data.yaml"
     if path.exists():
         return
-    names = "\n".join(f"  {index}: {name}" for index, name in enumerate(CLASS_NAMES))
-    path.write_text(
-        "# Frames corrected by players in the okgin web app (click-to-correct).\n"
-        "# Boxes are whole-card boxes (union of the card's corner boxes) with corrected class ids.\n"
-        f"path: {root}\ntrain: images\nval: images\nnames:\n{names}\n",
-        encoding="utf-8",
+    comment = (
+        "Frames corrected by players in the okgin web app (click-to-correct).\n"
+        "Boxes are whole-card boxes (union of the card's corner boxes) with corrected class ids."
     )
+    path.write_text(dataset_yaml(root, CLASS_NAMES, "images", "images", comment), encoding="utf-8")
 
 
 @bp.post("/examples")
@@ -123,8 +112,9 @@ def save_example() -> tuple[Response, int]:
             (root / folder).mkdir(parents=True, exist_ok=True)
         ensure_dataset_yaml(root)
         (root / "images" / f"{stem}.jpg").write_bytes(frame.jpeg)
-        lines = [yolo_line(entry["card"], entry["box"], frame.width, frame.height) for entry in cards]
-        (root / "labels" / f"{stem}.txt").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+        width, height = frame.width, frame.height
+        lines = [label_line(e["card"].class_id, clip_box(e["box"], width, height), width, height) for e in cards]
+        write_label_file(root / "labels" / f"{stem}.txt", lines)
         meta = {
             "created_at": now.isoformat(timespec="seconds"),
             "width": frame.width,

@@ -22,15 +22,12 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from scorer.cards import Card
-from scorer.vision.types import CardDetection, Conflict, FrameReading
-
-if TYPE_CHECKING:
-    from scorer.vision.detector import Detections
+from scorer.vision.types import CardDetection, Conflict, Detections, FrameReading
 
 Point = tuple[float, float]
 
