@@ -180,12 +180,21 @@ def _face_item(deck: Deck, card: Card, zone: str, centre: tuple[float, float], a
     return _Item(str(card), card, deck.faces[card], centre, angle, zone, **role)
 
 
+def deck_named(name: str, faces_dir: Path = DEFAULT_FACES_DIR) -> Deck:
+    """A deck by the name a scene's truth records: a rendered design (``anglo``, ``anglo+4``) or a drawn
+    style (``procedural-train-7``).
+
+    :raises FacesUnavailableError: when a design is not rendered or the name is malformed.
+    """
+    procedural = parse_procedural_name(name)
+    return procedural_deck(procedural[1], procedural[0]) if procedural else load_deck(name, Path(faces_dir))
+
+
 def _choose_deck(rng: np.random.Generator, config: SceneConfig, name: str | None) -> Deck:
     """The named deck, or a random one: a procedural style (``procedural_fraction`` of scenes, or every scene
     when no packaged deck is rendered) or a packaged design, a third of those as a four-index variant."""
     if name is not None:
-        procedural = parse_procedural_name(name)
-        return procedural_deck(procedural[1], procedural[0]) if procedural else load_deck(name, Path(config.faces_dir))
+        return deck_named(name, config.faces_dir)
     names = list(config.decks or available_decks(config.faces_dir))
     if config.procedural_fraction > 0 and (not names or rng.random() < config.procedural_fraction):
         return procedural_deck(int(rng.integers(2**31)), config.style_pool)
