@@ -15,13 +15,24 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, session, stream_with_context
+from flask import (
+    Blueprint,
+    Flask,
+    Response,
+    current_app,
+    jsonify,
+    render_template,
+    request,
+    session,
+    stream_with_context,
+)
 
+from scorer.vision.layout import UPCARD, LayoutError, TableLayout
 from scorer.vision.manifest import ModelError
 from scorer.vision.types import FrameReading, StableReading
 from web import store
-from web.api import decode, players_arg, uploaded_image
-from web.detection import service, table_layout, unavailable
+from web.api import decode, json_body, players_arg, uploaded_image
+from web.detection import detections_json, service, table_layout, unavailable
 from web.errors import ApiError
 
 bp = Blueprint("live", __name__)
@@ -34,25 +45,106 @@ TRACKED_FRAMES = 64
 
 @bp.get("/matches/<int:match_id>")
 def table(match_id: int) -> str:
-    """The table page: camera or typed hands, the proposed result, and the score sheet beside it."""
+    """The table page: camera or typed hands, the proposed result, and the score sheet beside it.
+
+    The page is told which seat zone of the camera picture each player sits at (the layout's playing order).
+    """
     stored = store.load_match(match_id)
+    players = stored.match.players
+    seating = layout_for(len(players)).seating(players)
     return render_template(
-        "table.html", match=stored.to_json(), server_camera=current_app.extensions.get("okgin_camera") is not None
+        "table.html",
+        match=stored.to_json(),
+        seating=seating,
+        server_camera=current_app.extensions.get("okgin_camera") is not None,
     )
+
+
+def layout_for(players: int) -> TableLayout:
+    """The table layout for this many players; 400 when the configured layout has too few seats."""
+    try:
+        layout: TableLayout = table_layout(players)
+        layout.seating(["?"] * players)
+    except LayoutError as error:
+        raise ApiError(400, str(error)) from error
+    return layout
+
+
+def match_players() -> list[str] | None:
+    """The players of ``?match=ID`` (in playing order), or None without it.
+
+    :raises ApiError: 400 for an id that is not a number.
+    """
+    value = request.args.get("match")
+    if value is None:
+        return None
+    if not value.isascii() or not value.isdigit():
+        raise ApiError(400, f"match must be a match id (a number), got {value!r}")
+    return list(store.load_match(int(value)).match.players)
+
+
+def table_json(reading: FrameReading, layout: TableLayout, players: list[str]) -> dict[str, Any]:
+    """A reading as the table page shows it: each player's cards, the upcard, and the cards out of play.
+
+    The layout decides: its playing order gives seats to players, the surest card of the upcard zone is
+    the upcard (the others are out of play, like the stock, discards and seats nobody sits at).
+    """
+    seating = layout.seating(players)
+    taken = {int(seat["zone"]) for seat in seating}
+    upcard, *extra = reading.upcard or (None,)
+    out = [*extra, *reading.unassigned]
+    out += [card for seat, cards in reading.by_player.items() if seat not in taken for card in cards]
+    return {
+        "hands": {seat["player"]: detections_json(reading.by_player.get(int(seat["zone"]), ())) for seat in seating},
+        "upcard": None if upcard is None else upcard.to_dict(),
+        "out": detections_json([card for card in out if card is not None]),
+    }
 
 
 @bp.post("/live/frame")
 def frame() -> Response:
-    """One browser camera frame through this table's pipeline: cards per seat, stable or not, a frame id."""
+    """One browser camera frame through this table's pipeline: cards per seat, stable or not, a frame id.
+
+    With ``?match=ID`` the answer also has ``"table"``: the cards given to that match's players (``table_json``).
+    """
+    players = match_players()
+    count = players_arg() if players is None else len(players)
+    layout = layout_for(count)
     data = uploaded_image()
     image = decode(data)
     table_id = session.get("table")
     if not isinstance(table_id, str):
         table_id = session["table"] = secrets.token_hex(8)
-    stable = service().pipeline(table_id, players_arg()).process(image, time.monotonic())
+    stable = service().pipeline(table_id, count).process(image, time.monotonic())
     height, width = image.shape[:2]
     frame_id = service().remember_frame(data, width, height)
-    return jsonify(frame_id=frame_id, **stable.to_dict())
+    extra = {} if players is None else {"table": table_json(stable.reading, layout, players)}
+    return jsonify(frame_id=frame_id, **stable.to_dict(), **extra)
+
+
+@bp.post("/live/place")
+def place() -> Response:
+    """Where a box drawn on the picture lies: ``{"box": [x1, y1, x2, y2], "width", "height"}`` with ``?match=ID``.
+
+    Answers ``{"player": NAME}``, ``{"upcard": true}`` or ``{"out": true}``, decided by the table layout.
+    """
+    players = match_players()
+    if players is None:
+        raise ApiError(400, "say which match the box is for: /live/place?match=ID")
+    body = json_body()
+    box, width, height = body.get("box"), body.get("width"), body.get("height")
+    numbers = isinstance(box, list) and len(box) == 4 and all(isinstance(v, int | float) for v in box)
+    if not numbers or not all(isinstance(v, int) and 0 < v <= 100_000 for v in (width, height)):
+        raise ApiError(400, "send the box as [x1, y1, x2, y2] with the picture's width and height in pixels")
+    assert isinstance(box, list) and isinstance(width, int) and isinstance(height, int)
+    layout = layout_for(len(players))
+    zone = layout.zone_of(((box[0] + box[2]) / 2 / width, (box[1] + box[3]) / 2 / height))
+    if zone == UPCARD:
+        return jsonify(upcard=True)
+    for seat in layout.seating(players):
+        if seat["zone"] == zone:
+            return jsonify(player=seat["player"])
+    return jsonify(out=True)
 
 
 class ServerCamera:
@@ -61,11 +153,13 @@ class ServerCamera:
     def __init__(self, app: Flask, source: str, players: int = 2) -> None:
         self._app = app
         self._source = source
-        self._players = players
+        with app.app_context():
+            self.layout: TableLayout = table_layout(players)
         self._jpeg: bytes | None = None
         self._recent: collections.OrderedDict[float, tuple[bytes, int, int]] = collections.OrderedDict()
         self._processed_id: str | None = None
         self._error: str | None = None
+        self._ended: str | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._worker: Any = None
@@ -92,7 +186,7 @@ class ServerCamera:
                     with self._lock:
                         self._error = unavailable(error)
                 else:
-                    pipeline = TablePipeline(detector, table_layout(self._players), Stabiliser())
+                    pipeline = TablePipeline(detector, self.layout, Stabiliser())
                     self._worker = LatestFrameWorker(cast(Any, _TrackingPipeline(pipeline, self._processed))).start()
                 source = CameraSource(self._source)
                 for frame in source:
@@ -111,11 +205,11 @@ class ServerCamera:
                     if not source.is_live:
                         time.sleep(FILE_FRAME_SECONDS)  # a video file plays at about its speed, not at CPU speed
                 with self._lock:
-                    self._error = self._error or f"camera {self._source} ended"
+                    self._ended = f"the table camera {self._source} has ended"
             except Exception as error:  # reported on the page instead of killing the server
                 self._app.logger.exception("server camera %s stopped", self._source)
                 with self._lock:
-                    self._error = f"camera {self._source}: {error}"
+                    self._ended = f"the table camera {self._source} stopped: {error}"
             finally:
                 if self._worker is not None:
                     self._worker.stop()
@@ -133,16 +227,30 @@ class ServerCamera:
         with self._lock:
             return self._jpeg
 
-    def reading(self) -> dict[str, Any]:
-        """The newest stabilised reading and the id of the newest frame (for saving corrections)."""
+    def reading(self, players: list[str] | None = None) -> dict[str, Any]:
+        """The newest stabilised reading and the id of the newest frame (for saving corrections).
+
+        With ``players`` (a match's, in playing order) it also has ``"table"`` (``table_json``).
+        A camera that has ended or failed answers 410 with ``"ended": true``, said once and for good.
+        """
         with self._lock:
-            error, frame_id = self._error, self._processed_id
+            error, ended, frame_id = self._error, self._ended, self._processed_id
+        if ended:
+            raise CameraEnded(ended)
         if error:
             raise ApiError(503, error)
         latest = None if self._worker is None else self._worker.latest()
         if latest is None:  # nothing read yet: an empty, unsettled reading
-            latest = StableReading(FrameReading(by_player={}), stable=False, changed_at=0.0)
-        return {"frame_id": frame_id, **latest.to_dict()}
+            return {"frame_id": frame_id, **StableReading(FrameReading(by_player={}), False, 0.0).to_dict()}
+        extra = {} if players is None else {"table": table_json(latest.reading, self.layout, players)}
+        return {"frame_id": frame_id, **latest.to_dict(), **extra}
+
+
+class CameraEnded(ApiError):
+    """The server camera stopped (a video file ended, a device failed): nothing more will come."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(410, message)
 
 
 class _TrackingPipeline:
@@ -201,7 +309,13 @@ def cached_frame(frame_id: str) -> Response:
 
 @bp.get("/live/camera/reading")
 def camera_reading() -> Response:
-    return jsonify(camera().reading())
+    """The server camera's newest reading; ``?match=ID`` adds the cards given to that match's players."""
+    players = match_players()
+    attached = camera()
+    seats = len(attached.layout.seats)
+    if players is not None and len(players) > seats:
+        raise ApiError(409, f"the table camera was started for {seats} players, not {len(players)}")
+    return jsonify(attached.reading(players))
 
 
 def attach_camera(app: Flask, source: str, players: int = 2) -> ServerCamera:
