@@ -55,10 +55,11 @@ def faces_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def scene_config(faces_dir: Path) -> SceneConfig:
-    """A ``SceneConfig`` drawing only on ``SCENE_DECKS``, so a seed gives the same scene on every machine."""
+    """A ``SceneConfig`` drawing only on ``SCENE_DECKS`` (no procedural styles, whose fonts depend on the
+    machine's font packages), so a seed gives the same scene on every machine."""
     from scorer.synth.scene import SceneConfig
 
-    return SceneConfig(faces_dir=faces_dir, decks=SCENE_DECKS)
+    return SceneConfig(faces_dir=faces_dir, decks=SCENE_DECKS, procedural_fraction=0.0)
 
 
 TRAIN_EXTRA_MODULES = {

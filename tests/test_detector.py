@@ -380,3 +380,33 @@ def test_openvino_backend_without_the_package(tmp_path: Path) -> None:
         pytest.skip("openvino is installed here")
     with pytest.raises(ModelError, match="needs the 'openvino' package"):
         CardDetector(write_manifest(tmp_path / "m", detector="det.pt"), backend="openvino")
+
+
+class SizedLooks:
+    """A stand-in box model: a small box at the model's size, a big one (and the small one again, weaker) at a
+    coarser size, recording the sizes it was asked for."""
+
+    def __init__(self) -> None:
+        self.sizes: list[int | None] = []
+
+    def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> Any:
+        self.sizes.append(size)
+        if size is None:
+            return np.array([[10, 10, 30, 40]], np.float32), np.array([0.9], np.float32), np.array([0])
+        boxes = np.array([[11, 10, 30, 41], [100, 100, 400, 500]], np.float32)
+        return boxes, np.array([0.6, 0.8], np.float32), np.array([0, 0])
+
+
+@pytest.mark.slow
+def test_a_coarse_look_finds_big_indices_and_keeps_one_box_per_index(tiny_models: Path, tmp_path: Path) -> None:
+    frame = np.zeros((720, 1280, 3), np.uint8)
+    plain = CardDetector(copy_models(tiny_models / "two-stage", tmp_path / "a"))
+    plain.boxes = once = SizedLooks()
+    assert len(plain.find_corners(frame)[0]) == 1 and once.sizes == [None]
+    coarse = CardDetector(copy_models(tiny_models / "two-stage", tmp_path / "b", detector_coarse_sizes=[320]))
+    assert coarse.manifest.detector_coarse_sizes == (320,)
+    coarse.boxes = twice = SizedLooks()
+    xyxy, scores, _ = coarse.find_corners(frame)
+    assert twice.sizes == [None, 320]
+    assert xyxy.tolist() == [[10, 10, 30, 40], [100, 100, 400, 500]]  # the weaker copy of the small box is gone
+    assert scores.tolist() == pytest.approx([0.9, 0.8])

@@ -3,6 +3,7 @@ seat assignment and the score, and corrections turned into classifier examples."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -33,14 +34,63 @@ def readable_cards(truth) -> set[Card]:  # type: ignore[no-untyped-def]
     return {label.card for label in truth.labels}
 
 
-@pytest.mark.parametrize("deck", DECKS)
-def test_reads_rendered_tables_of_several_decks(detector, scene_config: SceneConfig, deck: str) -> None:  # type: ignore[no-untyped-def]
-    image, truth = table_scene(scene_config, 7, deck)
+def assert_reads(detector, image: np.ndarray, truth, what: str) -> None:  # type: ignore[no-untyped-def]
+    """Card-level F1 of one frame at least MIN_CARD_F1, naming what was missed and invented."""
     expected = readable_cards(truth)
     found = {detection.card for detection in detector.detect(image).cards}
     assert card_f1(found, expected) >= MIN_CARD_F1, (
-        f"{deck}: missed {sorted(map(str, expected - found))}, invented {sorted(map(str, found - expected))}"
+        f"{what}: missed {sorted(map(str, expected - found))}, invented {sorted(map(str, found - expected))}"
     )
+
+
+@pytest.mark.parametrize("deck", DECKS)
+def test_reads_rendered_tables_of_several_decks(detector, scene_config: SceneConfig, deck: str) -> None:  # type: ignore[no-untyped-def]
+    image, truth = table_scene(scene_config, 7, deck)
+    assert_reads(detector, image, truth, deck)
+
+
+def _held_out_style(dark: bool) -> str:
+    """A procedural deck whose index font training never saw, with a dark (or light) face."""
+    from scorer.synth import procedural
+
+    try:
+        procedural.rank_fonts("heldout")
+    except procedural.FacesUnavailableError as error:
+        pytest.skip(str(error))
+    for number in range(200):
+        style = procedural.sample_style(number, "heldout")
+        if (np.mean(style.paper) < 100) == dark and style.fade == 0 and style.pip_font is None:
+            return style.name
+    raise AssertionError("no such held-out style in 200")
+
+
+def test_reads_a_dark_faced_deck_in_a_font_it_never_trained_on(detector, scene_config: SceneConfig) -> None:  # type: ignore[no-untyped-def]
+    deck = _held_out_style(dark=True)
+    image, truth = table_scene(scene_config, 7, deck)
+    assert_reads(detector, image, truth, deck)
+
+
+def test_reads_a_phone_close_up_of_big_cards(detector, scene_config: SceneConfig) -> None:  # type: ignore[no-untyped-def]
+    from scorer.synth.scene import render_closeup_scene
+
+    config = dataclasses.replace(scene_config, macro_fraction=1.0)
+    for seed, deck in ((3, "anglo"), (4, _held_out_style(dark=False))):
+        image, truth = render_closeup_scene(seed, 640, 640, deck=deck, config=config)
+        assert_reads(detector, image, truth, f"close-up of {deck}")
+
+
+def test_reads_a_noisy_webcam_frame_of_fanned_cards_without_phantoms(detector, scene_config: SceneConfig) -> None:  # type: ignore[no-untyped-def]
+    from scorer.synth import camera
+
+    image, truth = table_scene(scene_config, 9, "kde-standard", width=1138, height=640)
+    rng = np.random.default_rng(0)
+    noisy = camera.sensor_noise(image.astype(np.float32), rng, 1.5)
+    noisy = camera.salt_and_pepper(noisy, rng, 0.5)
+    noisy = np.clip(noisy, 0, 255).astype(np.uint8)
+    assert_reads(detector, noisy, truth, "noisy webcam frame")
+    placed = {placed.card for placed in truth.cards if placed.card is not None}
+    phantoms = {detection.card for detection in detector.detect(noisy).cards} - placed
+    assert not phantoms, f"cards read that are not on the table: {sorted(map(str, phantoms))}"
 
 
 def test_score_image_scores_a_rendered_table(scene_config: SceneConfig, tmp_path: Path) -> None:

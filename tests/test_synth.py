@@ -16,7 +16,15 @@ from scorer.cards import CLASS_NAMES, Card, DuplicateCardError, parse_cards
 from scorer.cli import main
 from scorer.synth import faces
 from scorer.synth.dataset import split_of, write_dataset
-from scorer.synth.scene import Placement, SceneConfig, SceneTruth, render_cards, render_scene, render_table_scene
+from scorer.synth.scene import (
+    Placement,
+    SceneConfig,
+    SceneTruth,
+    deck_named,
+    render_cards,
+    render_scene,
+    render_table_scene,
+)
 
 
 @pytest.fixture(scope="session")
@@ -71,7 +79,7 @@ def _correlation(a: np.ndarray, b: np.ndarray) -> float:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_labelled_indices_show_that_cards_index(config: SceneConfig, seed: int) -> None:
     image, truth = render_table_scene(seed, mild=True, config=config)
-    deck = faces.load_deck(truth.deck, config.faces_dir)
+    deck = deck_named(truth.deck, config.faces_dir)
     width, height = deck.size
     scores = []
     for placed in truth.cards:
@@ -234,9 +242,9 @@ def test_truth_json_round_trips_cards(config: SceneConfig) -> None:
     assert all(card["class_id"] is None or CLASS_NAMES[card["class_id"]] == card["name"] for card in data["cards"])
 
 
-def test_no_decks_rendered_is_a_clear_error(tmp_path: Path) -> None:
+def test_no_decks_rendered_is_a_clear_error_when_only_packaged_designs_are_wanted(tmp_path: Path) -> None:
     with pytest.raises(faces.FacesUnavailableError, match="okgin data faces"):
-        render_scene(0, SceneConfig(faces_dir=tmp_path))
+        render_scene(0, SceneConfig(faces_dir=tmp_path, procedural_fraction=0.0))
     shutil.rmtree(tmp_path)
 
 

@@ -82,6 +82,20 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
     show_default=True,
 )
 @click.option("--deck", "decks", multiple=True, help="Use only this rendered deck (repeatable).")
+@click.option(
+    "--procedural-fraction",
+    type=click.FloatRange(0, 1),
+    default=0.6,
+    show_default=True,
+    help="Share of scenes drawn in a procedural index style rather than a packaged deck.",
+)
+@click.option(
+    "--style-pool",
+    type=click.Choice(["train", "heldout"]),
+    default="train",
+    show_default=True,
+    help="Fonts of procedural styles: heldout ones are never in training scenes (leave-styles-out validation).",
+)
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Rendering processes.")
 def generate(
     out_dir: Path,
@@ -92,6 +106,8 @@ def generate(
     closeup_fraction: float,
     faces_dir: Path,
     decks: tuple[str, ...],
+    procedural_fraction: float,
+    style_pool: str,
     workers: int,
 ) -> None:
     """Render synthetic table scenes with one YOLO box per visible corner index."""
@@ -104,15 +120,23 @@ def generate(
             f"smallest width {width_range[0]} is above largest {width_range[1]}", param_hint="--width-range"
         )
     rendered = available_decks(faces_dir)
-    if not rendered:
-        raise click.ClickException(f"no rendered decks in {faces_dir}; run first: okgin data faces --out {faces_dir}")
+    if not rendered and procedural_fraction < 1:
+        raise click.ClickException(
+            f"no rendered decks in {faces_dir}; run first: okgin data faces --out {faces_dir} "
+            "(or draw every scene in procedural styles: --procedural-fraction 1)"
+        )
     unknown = sorted(set(decks) - set(rendered))
     if unknown:
         raise click.BadParameter(
             f"{', '.join(unknown)} not rendered; rendered: {', '.join(rendered)}", param_hint="--deck"
         )
     config = SceneConfig(
-        faces_dir=faces_dir, decks=tuple(decks) or None, width_range=width_range, closeup_fraction=closeup_fraction
+        faces_dir=faces_dir,
+        decks=tuple(decks) or None,
+        width_range=width_range,
+        closeup_fraction=closeup_fraction,
+        procedural_fraction=procedural_fraction,
+        style_pool=style_pool,
     )
     try:
         summary = write_dataset(out_dir, count, seed, config, val_fraction, workers, progress=True)

@@ -1,4 +1,5 @@
-"""What a webcam or phone does to a scene: uneven light, glare, shadows, blur, noise, colour casts.
+"""What a webcam or phone does to a scene: uneven light, glare, shadows, blur, noise, colour casts, clipped
+exposure, low resolution, the firmware's denoising smear or sharpening halos, dead pixels.
 
 Every effect takes a float32 BGR image (0..255) and a generator, and ``strength`` scales how far each one may
 go (1 for training data, about 0.3 for scenes a recogniser must read reliably). No effect moves pixels, so
@@ -56,7 +57,8 @@ def glare(image: np.ndarray, rng: np.random.Generator, strength: float) -> np.nd
 
 def colour_and_exposure(image: np.ndarray, rng: np.random.Generator, strength: float) -> np.ndarray:
     """White balance off by up to ~20% per channel, brightness and contrast changes."""
-    gains = 1 + rng.uniform(-0.2, 0.2, 3).astype(np.float32) * strength
+    cast = 0.2 if rng.random() < 0.8 else 0.4  # now and then a lamp or a screen tints everything
+    gains = 1 + rng.uniform(-cast, cast, 3).astype(np.float32) * strength
     contrast = 1 + rng.uniform(-0.3, 0.25) * strength
     brightness = rng.uniform(-40, 30) * strength
     mean = float(image.mean())
@@ -85,9 +87,52 @@ def blur(image: np.ndarray, rng: np.random.Generator, strength: float) -> np.nda
     return result
 
 
+def exposure_clipping(image: np.ndarray, rng: np.random.Generator, strength: float) -> np.ndarray:
+    """Auto-exposure gone too far: highlights blown to white (white paper and light glyphs merge) or
+    shadows crushed to black."""
+    if rng.random() < 0.6:
+        return image * (1 + rng.uniform(0.2, 0.9) * strength)
+    return (image - rng.uniform(10, 60) * strength) * (1 + rng.uniform(0, 0.3) * strength)
+
+
+def low_resolution(image: np.ndarray, rng: np.random.Generator, strength: float) -> np.ndarray:
+    """A cheap sensor read out small and scaled up: soft edges and blocky glyphs."""
+    height, width = image.shape[:2]
+    factor = rng.uniform(0.4, 0.85) ** strength
+    small = cv2.resize(image, (max(8, int(width * factor)), max(8, int(height * factor))), interpolation=cv2.INTER_AREA)
+    interpolation = cv2.INTER_LINEAR if rng.random() < 0.7 else cv2.INTER_NEAREST
+    return cv2.resize(small, (width, height), interpolation=interpolation)
+
+
+def webcam_processing(image: np.ndarray, rng: np.random.Generator, strength: float) -> np.ndarray:
+    """What a webcam's firmware does after the sensor: denoising that smears fine detail into flat patches,
+    or sharpening that rings around every edge (a small club's lobes blur into one blob either way)."""
+    if rng.random() < 0.5:
+        source = np.clip(image, 0, 255).astype(np.uint8)
+        if rng.random() < 0.5:
+            smeared = cv2.bilateralFilter(source, int(rng.integers(5, 10)), rng.uniform(20, 60), rng.uniform(3, 8))
+        else:
+            smeared = cv2.medianBlur(source, 3 if rng.random() < 0.7 else 5)
+        return smeared.astype(np.float32)
+    blurred = cv2.GaussianBlur(image, (0, 0), rng.uniform(0.8, 2.0))
+    amount = rng.uniform(0.5, 2.0) * strength
+    result: np.ndarray = image + (image - blurred) * amount
+    return result
+
+
+def salt_and_pepper(image: np.ndarray, rng: np.random.Generator, strength: float) -> np.ndarray:
+    """Dead and hot pixels (and the salt-and-pepper augmentation of exported photo datasets): isolated specks
+    that a detector must not take for pips."""
+    share = rng.uniform(0.0005, 0.012) * strength
+    specks = rng.random(image.shape[:2]) < share
+    result = image.copy()
+    result[specks] = np.where(rng.random(int(specks.sum())) < 0.5, 0.0, 255.0)[:, None]
+    return result
+
+
 def sensor_noise(image: np.ndarray, rng: np.random.Generator, strength: float) -> np.ndarray:
     """Gaussian sensor noise, stronger in dark scenes as with a webcam's gain turned up."""
-    sigma = rng.uniform(0, 10) * strength
+    sigma = (rng.uniform(0, 10) if rng.random() < 0.8 else rng.uniform(10, 25)) * strength
     noise = rng.standard_normal(image.shape[:2], dtype=np.float32) * sigma
     result: np.ndarray = image + noise[:, :, None]
     return result
@@ -102,7 +147,15 @@ def apply_camera(image: np.ndarray, rng: np.random.Generator, strength: float = 
     if rng.random() < 0.25 * strength:
         image = glare(image, rng, strength)
     image = colour_and_exposure(image, rng, strength)
+    if rng.random() < 0.12 * strength:
+        image = exposure_clipping(image, rng, strength)
     if rng.random() < 0.6:
         image = blur(image, rng, strength)
+    if rng.random() < 0.2 * strength:
+        image = low_resolution(image, rng, strength)
     image = sensor_noise(image, rng, strength)
+    if rng.random() < 0.35 * strength:
+        image = webcam_processing(image, rng, strength)
+    if rng.random() < 0.15 * strength:
+        image = salt_and_pepper(image, rng, strength)
     return np.clip(image, 0, 255)

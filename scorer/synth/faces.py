@@ -26,7 +26,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -149,8 +149,8 @@ class Deck:
     """A rendered deck held in memory: BGRA faces of equal size, their index boxes, and distractor faces."""
 
     name: str
-    faces: dict[Card, np.ndarray]
-    indices: dict[Card, tuple[IndexBox, ...]]
+    faces: Mapping[Card, np.ndarray]  # a procedural deck draws each face when first asked for
+    indices: Mapping[Card, tuple[IndexBox, ...]]
     backs: tuple[np.ndarray, ...]
     jokers: tuple[np.ndarray, ...]
 

@@ -35,6 +35,7 @@ from scorer.synth.faces import (
     load_deck,
 )
 from scorer.synth.geometry import bounding_box, camera_homography, polygon_mask, project, rotation, scaling, translation
+from scorer.synth.procedural import parse_procedural_name, procedural_deck
 from scorer.vision.labels import label_line
 
 CARD_WIDTH_CM = 6.3
@@ -56,7 +57,10 @@ class SceneConfig:
     max_tilt: float = 40.0
     min_box_pixels: float = 5.0  # index boxes narrower or shorter than this are too small to read, so unlabelled
     four_index_chance: float = 0.3  # share of scenes whose deck repeats its indices in all four corners
-    squeeze_chance: float = 0.2  # share of scenes squeezed along one axis, like photos exported to a square
+    squeeze_chance: float = 0.3  # share of scenes squeezed along one axis, like photos exported to a square
+    procedural_fraction: float = 0.6  # share of scenes drawn in a procedural index style (see procedural.py)
+    style_pool: str = "train"  # font pool of procedural styles: "train", or "heldout" for leave-styles-out val
+    macro_fraction: float = 0.4  # share of close-ups showing one or two cards filling the frame
 
 
 DEFAULT_CONFIG = SceneConfig()
@@ -176,14 +180,30 @@ def _face_item(deck: Deck, card: Card, zone: str, centre: tuple[float, float], a
     return _Item(str(card), card, deck.faces[card], centre, angle, zone, **role)
 
 
+def deck_named(name: str, faces_dir: Path = DEFAULT_FACES_DIR) -> Deck:
+    """A deck by the name a scene's truth records: a rendered design (``anglo``, ``anglo+4``) or a drawn
+    style (``procedural-train-7``).
+
+    :raises FacesUnavailableError: when a design is not rendered or the name is malformed.
+    """
+    procedural = parse_procedural_name(name)
+    return procedural_deck(procedural[1], procedural[0]) if procedural else load_deck(name, Path(faces_dir))
+
+
 def _choose_deck(rng: np.random.Generator, config: SceneConfig, name: str | None) -> Deck:
-    names = [name] if name else list(config.decks or available_decks(config.faces_dir))
+    """The named deck, or a random one: a procedural style (``procedural_fraction`` of scenes, or every scene
+    when no packaged deck is rendered) or a packaged design, a third of those as a four-index variant."""
+    if name is not None:
+        return deck_named(name, config.faces_dir)
+    names = list(config.decks or available_decks(config.faces_dir))
+    if config.procedural_fraction > 0 and (not names or rng.random() < config.procedural_fraction):
+        return procedural_deck(int(rng.integers(2**31)), config.style_pool)
     if not names:
         raise FacesUnavailableError(
             f"no rendered decks in {config.faces_dir}; run: okgin data faces --out {config.faces_dir}"
         )
     chosen = names[int(rng.integers(len(names)))]
-    if name is None and rng.random() < config.four_index_chance:
+    if rng.random() < config.four_index_chance:
         return four_index_variant(chosen, Path(config.faces_dir))
     return load_deck(chosen, Path(config.faces_dir))
 
@@ -387,7 +407,7 @@ def _closeup_items(rng: np.random.Generator, deck: Deck, canvas: tuple[int, int]
     for card in cards:
         centre = (rng.uniform(0.12, 0.88) * width, rng.uniform(0.12, 0.88) * height)
         items.append(_face_item(deck, card, "closeup", centre, rng.uniform(0, 360)))
-    if deck.jokers and rng.random() < 0.1:
+    if deck.jokers and rng.random() < 0.25:
         centre = (rng.uniform(0.1, 0.9) * width, rng.uniform(0.1, 0.9) * height)
         items.insert(
             int(rng.integers(len(items) + 1)),
@@ -555,14 +575,14 @@ def _camera(rng: np.random.Generator, size: tuple[int, int], max_tilt: float, ti
 
 
 def _squeeze(rng: np.random.Generator, size: tuple[int, int], chance: float) -> np.ndarray:
-    """Squeeze the view along x or y by up to a third, about the frame's centre, or leave it (identity).
+    """Squeeze the view along x or y by up to 45%, about the frame's centre, or leave it (identity).
 
     Photo datasets are often resized to a square without keeping the aspect ratio (the real yardstick photos
     are), so card shapes and glyphs get squashed; the detector should take that in its stride.
     """
     if rng.random() >= chance:
         return np.eye(3)
-    factor = rng.uniform(0.66, 0.95)
+    factor = rng.uniform(0.55, 0.95)  # up to 1.8x: a 16:9 frame stretched square
     width, height = size
     scale = scaling(factor, 1.0) if rng.random() < 0.5 else scaling(1.0, factor)
     result: np.ndarray = translation(width / 2, height / 2) @ scale @ translation(-width / 2, -height / 2)
@@ -573,6 +593,23 @@ def _frame_size(rng: np.random.Generator, width_range: tuple[int, int]) -> tuple
     width = int(rng.integers(width_range[0], width_range[1] + 1)) // 2 * 2
     aspect = (16 / 9, 4 / 3, 1.0)[int(rng.choice(3, p=[0.5, 0.35, 0.15]))]
     return width, round(width / aspect) // 2 * 2
+
+
+def _macro_items(rng: np.random.Generator, deck: Deck, canvas: tuple[int, int]) -> list[_Item]:
+    """A phone held close over one or two cards (sometimes beside a joker): they fill the frame, and their
+    indices reach 250 px; corners may fall outside the picture."""
+    width, height = canvas
+    items = []
+    for card in _deal(rng, [], int(rng.integers(1, 3))):
+        centre = (rng.uniform(0.3, 0.7) * width, rng.uniform(0.3, 0.7) * height)
+        items.append(
+            _face_item(deck, card, "closeup", centre, rng.uniform(-25, 25) + float(rng.choice([0, 90, 180, 270])))
+        )
+    if deck.jokers and rng.random() < 0.25:
+        centre = (rng.uniform(0.1, 0.9) * width, rng.uniform(0.1, 0.9) * height)
+        joker = _Item("joker", None, deck.jokers[0], centre, rng.uniform(0, 360), "distractor")
+        items.insert(int(rng.integers(len(items) + 1)), joker)
+    return items
 
 
 def render_table_scene(
@@ -660,10 +697,19 @@ def render_closeup_scene(
     """Render a phone-style photo of 3-6 large, partly overlapping cards at any angle."""
     rng = np.random.default_rng(seed)
     chosen = _choose_deck(rng, config, deck)
-    card_width = rng.uniform(0.2, 0.45) * width
+    macro = rng.random() < config.macro_fraction
+    card_width = (
+        rng.uniform(0.4, 1.1 if width > height else 0.9) * min(width, height)
+        if macro
+        else rng.uniform(0.2, 0.45) * width
+    )
     homography = _camera(rng, (width, height), min(30.0, config.max_tilt), None)
     homography = _squeeze(rng, (width, height), config.squeeze_chance) @ homography
-    items = _closeup_items(rng, chosen, (width, height), card_width)
+    items = (
+        _macro_items(rng, chosen, (width, height))
+        if macro
+        else _closeup_items(rng, chosen, (width, height), card_width)
+    )
     image, placed = _render(rng, items, chosen, (width, height), card_width, homography, config, mild=False)
     return image, SceneTruth(seed, "closeup", chosen.name, width, height, tuple(placed), int(rng.integers(40, 96)))
 

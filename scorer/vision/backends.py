@@ -32,7 +32,9 @@ BoxArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
 class BoxModel(Protocol):
     """A YOLO detector: boxes, scores and model class indices for one BGR frame."""
 
-    def predict(self, image: np.ndarray, conf: float, iou: float) -> BoxArrays: ...
+    def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> BoxArrays:
+        """``size``: the network's input side for this call (default: the model's), for a coarser look."""
+        ...
 
 
 class CropModel(Protocol):
@@ -116,10 +118,10 @@ class UltralyticsBoxModel:
         self.model = _load_ultralytics(path, "detect")
         self.imgsz = imgsz
 
-    def predict(self, image: np.ndarray, conf: float, iou: float) -> BoxArrays:
+    def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> BoxArrays:
         result = self.model.predict(
             image,
-            imgsz=self.imgsz,
+            imgsz=size or self.imgsz,
             conf=conf,
             iou=iou,
             agnostic_nms=True,
@@ -259,10 +261,11 @@ class OnnxBoxModel:
         self.dynamic = not (_is_fixed(height) and _is_fixed(width))
         self.size = (imgsz, imgsz) if self.dynamic else (int(height), int(width))
 
-    def predict(self, image: np.ndarray, conf: float, iou: float) -> BoxArrays:
+    def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> BoxArrays:
         import cv2
 
-        padded, box = letterbox(image, self.size, minimal=self.dynamic)
+        shape = (size, size) if size and self.dynamic else self.size  # a fixed-shape export takes only its own
+        padded, box = letterbox(image, shape, minimal=self.dynamic)
         blob = cv2.dnn.blobFromImage(padded, scalefactor=1 / 255, swapRB=True)
         output = self.session.run(None, {self.input_name: blob})[0]
         xyxy, scores, classes = decode_yolo(output, conf, iou)

@@ -183,3 +183,29 @@ def centre_xywh_to_corner_xywh(boxes: np.ndarray) -> np.ndarray:
     [[40.0, 40.0, 20.0, 20.0]]
     """
     return np.column_stack([boxes[:, :2] - boxes[:, 2:4] / 2, boxes[:, 2:4]])
+
+
+def keep_best_boxes(
+    looks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], iou_limit: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Several detections of one frame (xyxy, score, class arrays) as one: where boxes overlap by more than
+    ``iou_limit``, only the highest-scoring stays (class-agnostic non-maximum suppression).
+
+    >>> a = (np.array([[0, 0, 10, 10]], np.float32), np.array([0.9], np.float32), np.array([0]))
+    >>> b = (np.array([[1, 1, 10, 10], [50, 50, 60, 60]], np.float32), np.array([0.5, 0.7]), np.array([0, 0]))
+    >>> keep_best_boxes([a, b], 0.5)[0].tolist()
+    [[0.0, 0.0, 10.0, 10.0], [50.0, 50.0, 60.0, 60.0]]
+    """
+    import cv2
+
+    xyxy = np.concatenate([look[0] for look in looks]).astype(np.float32).reshape(-1, 4)
+    scores = np.concatenate([look[1] for look in looks]).astype(np.float32)
+    classes = np.concatenate([look[2] for look in looks])
+    if len(scores) == 0:
+        return xyxy, scores, classes
+    corner_xywh = np.column_stack([xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2]])
+    kept = np.asarray(cv2.dnn.NMSBoxes(corner_xywh.tolist(), scores.tolist(), 0.0, iou_limit), dtype=np.int64).reshape(
+        -1
+    )
+    kept = kept[np.argsort(-scores[kept], kind="stable")]
+    return xyxy[kept], scores[kept], classes[kept]

@@ -23,7 +23,7 @@ import numpy as np
 
 from scorer.cards import Card
 from scorer.vision.backends import BoxArrays, available_backends, load_backend
-from scorer.vision.boxes import box_from_row
+from scorer.vision.boxes import box_from_row, keep_best_boxes
 from scorer.vision.crops import corner_crop
 from scorer.vision.manifest import BACKENDS, ModelError, ModelManifest
 from scorer.vision.merge import merge_corners
@@ -62,7 +62,17 @@ class CardDetector:
         :raises ValueError: for a frame that is not a BGR image (see ``check_frame``).
         """
         check_frame(image_bgr)
-        return self.boxes.predict(image_bgr, self.conf, self.manifest.iou)
+        manifest = self.manifest
+        found = self.boxes.predict(image_bgr, self.conf, manifest.iou)
+        if not manifest.detector_coarse_sizes:
+            return found
+        # A close-up's index can be a third of the frame: at the detector's size it is bigger than anything it
+        # learned from, while a coarser look (a quarter of the work at half the size) sees it at a familiar size.
+        looks = [
+            found,
+            *(self.boxes.predict(image_bgr, self.conf, manifest.iou, size) for size in manifest.detector_coarse_sizes),
+        ]
+        return keep_best_boxes(looks, manifest.iou)
 
     def name_boxes(self, image_bgr: np.ndarray, boxes: Sequence[Box]) -> list[tuple[Card | None, float]]:
         """Stage two: what the classifier reads in each box, cut from the frame as inference cuts it.

@@ -95,6 +95,7 @@ _KNOWN_KEYS = frozenset(
         "design",
         *_FILE_KEYS,
         "detector_imgsz",
+        "detector_coarse_sizes",
         "crop_size",
         "crop_pad",
         "classifier_rotations",
@@ -131,6 +132,7 @@ class ModelManifest:
     detector: str | None = None
     detector_onnx: str | None = None
     detector_imgsz: int = 640
+    detector_coarse_sizes: tuple[int, ...] = ()  # further, smaller looks at the frame: close-ups' big indices
     classifier: str | None = None
     classifier_onnx: str | None = None
     crop_size: int = CROP_SIZE
@@ -214,6 +216,7 @@ class ModelManifest:
                 "design": data.get("design", "two-stage"),
                 **{key: _optional_str(data.get(key), key) for key in _FILE_KEYS},
                 "detector_imgsz": int(data.get("detector_imgsz", 640)),
+                "detector_coarse_sizes": tuple(int(size) for size in data.get("detector_coarse_sizes", ())),
                 "crop_size": int(data.get("crop_size", CROP_SIZE)),
                 "crop_pad": float(data.get("crop_pad", CROP_PAD)),
                 "classifier_rotations": tuple(int(turn) for turn in data.get("classifier_rotations", (0,))),
@@ -240,6 +243,7 @@ class ModelManifest:
         data.update({key: getattr(self, key) for key in _FILE_KEYS if getattr(self, key)})
         data.update(
             detector_imgsz=self.detector_imgsz,
+            detector_coarse_sizes=list(self.detector_coarse_sizes),
             crop_size=self.crop_size,
             crop_pad=self.crop_pad,
             classifier_rotations=list(self.classifier_rotations),

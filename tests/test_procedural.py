@@ -1,0 +1,120 @@
+"""Procedurally drawn faces: many index styles, exact index boxes, held-out fonts, and the camera's harm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scorer.cards import Card
+from scorer.synth import camera, procedural
+from scorer.synth.faces import FacesUnavailableError
+from scorer.synth.scene import SceneConfig, render_scene
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fonts() -> None:
+    try:
+        procedural.rank_fonts("train")
+        procedural.rank_fonts("heldout")
+    except FacesUnavailableError as error:
+        pytest.skip(str(error))
+
+
+def _ink(face: np.ndarray, paper: tuple[float, float, float]) -> np.ndarray:
+    return np.abs(face[:, :, :3].astype(np.int16) - np.array(paper, np.int16)).max(axis=2) > 60
+
+
+def test_a_style_is_a_pure_function_of_its_id_and_pool() -> None:
+    assert procedural.sample_style(11) == procedural.sample_style(11)
+    assert procedural.sample_style(11) != procedural.sample_style(12)
+    assert procedural.sample_style(11, "heldout").pool == "heldout"
+    with pytest.raises(ValueError, match="pool"):
+        procedural.sample_style(1, "test")
+
+
+def test_hundreds_of_distinct_index_styles() -> None:
+    styles = [procedural.sample_style(number) for number in range(400)]
+    looks = {(s.rank_font, s.pip_font, round(s.rank_height, 2), s.corners, s.paper) for s in styles}
+    fonts = {s.rank_font for s in styles}
+    assert len(looks) >= 390 and len(fonts) >= 100
+    dark = [s for s in styles if np.mean(s.paper) < 100]
+    assert 0.12 < len(dark) / len(styles) < 0.35  # dark faces printed in light, gold or silver ink
+    assert all(np.mean(s.black_ink) > np.mean(s.paper) + 80 for s in dark)
+    assert {s.corners for s in styles} == {2, 4}
+
+
+def test_held_out_fonts_never_appear_in_training_styles() -> None:
+    train_families = {procedural.family_of(path) for path in procedural.rank_fonts("train")}
+    held_out = {procedural.sample_style(number, "heldout").rank_font for number in range(100)}
+    assert held_out and not {procedural.family_of(path) for path in held_out} & train_families
+
+
+@pytest.mark.parametrize("style_id", [3, 17, 42, 99])
+def test_index_boxes_hold_the_index_ink_in_their_corners(style_id: int) -> None:
+    style = procedural.sample_style(style_id)
+    for card in (Card.parse("10C"), Card.parse("QH"), Card.parse("AS")):
+        face, boxes = procedural.draw_face(style, card)
+        height, width = face.shape[:2]
+        ink = _ink(face, style.paper)
+        corners = {box.corner: box.box for box in boxes}
+        assert set(corners) == ({"tl", "br"} if style.corners == 2 else {"tl", "tr", "br", "bl"})
+        x1, y1, x2, y2 = corners["tl"]
+        assert x2 < 0.5 and y2 < 0.5
+        _, _, bx2, by2 = corners["br"]
+        assert abs((1 - bx2) - x1) < 0.02 and abs((1 - by2) - y1) < 0.02  # printed 180 degrees round
+        region = ink[round(y1 * height) : round(y2 * height), round(x1 * width) : round(x2 * width)]
+        assert region.mean() > 0.1  # rank and pip ink fill part of the box
+        # the box is tight: the rows just above it and the columns just left of it are blank paper
+        top, left = round(y1 * height), round(x1 * width)
+        if top >= 2 and left >= 2:
+            above = ink[top - 2 : top, left : round(x2 * width)]
+            assert above.mean() < 0.05
+
+
+def test_pips_of_the_four_suits_differ_in_shape() -> None:
+    shape = procedural.sample_style(5).pip_shape
+    masks = {suit: procedural.draw_pip_mask(suit, shape, 48) for suit in "CDHS"}
+    for first, second in (("C", "S"), ("H", "D"), ("H", "S"), ("C", "D")):
+        a, b = (np.asarray(masks[s] > 127, np.uint8) for s in (first, second))
+        resized = np.zeros((48, 48, 2), np.uint8)
+        resized[: a.shape[0], : a.shape[1], 0] = a
+        resized[: b.shape[0], : b.shape[1], 1] = b
+        overlap = (
+            np.logical_and(resized[:, :, 0], resized[:, :, 1]).sum()
+            / np.logical_or(resized[:, :, 0], resized[:, :, 1]).sum()
+        )
+        assert overlap < 0.85, (first, second)
+
+
+def test_scenes_need_no_packaged_decks_when_every_scene_is_procedural(tmp_path: Path) -> None:
+    config = SceneConfig(faces_dir=tmp_path, procedural_fraction=1.0, width_range=(640, 800), style_pool="heldout")
+    image, truth = render_scene(5, config)
+    assert truth.deck.startswith("procedural-heldout-")
+    assert image.shape[:2] == (truth.height, truth.width)
+    assert truth.labels, "a procedural scene labels its visible indices"
+    again, _ = render_scene(5, config)
+    assert np.array_equal(image, again)
+
+
+def test_a_procedural_deck_name_renders_that_style(tmp_path: Path) -> None:
+    assert procedural.parse_procedural_name("procedural-train-7") == ("train", 7)
+    with pytest.raises(FacesUnavailableError, match="procedural"):
+        procedural.parse_procedural_name("procedural-nope-x")
+    deck = procedural.procedural_deck(7)
+    assert deck.name == "procedural-train-7" and len(deck.faces) == 52 and deck.jokers and deck.backs
+
+
+def test_camera_damage_keeps_the_frame_and_adds_what_webcams_add() -> None:
+    rng = np.random.default_rng(0)
+    image = np.full((120, 160, 3), 128.0, np.float32)
+    specked = camera.salt_and_pepper(image, rng, 1.0)
+    changed = np.any(specked != image, axis=2)
+    assert changed.any() and set(np.unique(specked[changed])) <= {0.0, 255.0}
+    for effect in (camera.webcam_processing, camera.low_resolution, camera.exposure_clipping):
+        assert effect(image, rng, 1.0).shape == image.shape
+    steps = np.zeros((64, 64, 3), np.float32)
+    steps[:, 32:] = 200
+    sharpened = camera.webcam_processing(steps, np.random.default_rng(3), 1.0)
+    assert sharpened.shape == steps.shape
