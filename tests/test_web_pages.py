@@ -144,8 +144,8 @@ def test_serve_players_layout_must_be_2_to_4() -> None:
 
 
 def test_players_layout_reads_a_layout_file(tmp_path: Path) -> None:
-    from scorer.cli.web import _players_layout
     from scorer.vision.layout import TableLayout
+    from web.cli import _players_layout
 
     path = tmp_path / "layout.json"
     path.write_text(json.dumps(TableLayout.default(3).to_dict()))

@@ -1,9 +1,15 @@
 """The ``okgin`` command. Subcommands load lazily so that ``okgin solve`` never imports torch,
-OpenCV or Flask: each lives in its own module and is imported only when invoked."""
+OpenCV or Flask: each lives in its own module and is imported only when invoked.
+
+The library's own commands are listed here; packages layered above it (the web app's ``serve`` and
+``init-db``) register theirs under the ``okgin.commands`` entry-point group, so ``scorer`` never
+imports ``web`` and the CLI is assembled from whatever is installed.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import sys
 from typing import Any
 
@@ -19,21 +25,26 @@ LAZY_COMMANDS: dict[str, str] = {
     "eval": "scorer.cli.vision:evaluate",
     "watch": "scorer.cli.live:watch",
     "score-image": "scorer.cli.live:score_image",
-    "serve": "scorer.cli.web:serve",
-    "init-db": "scorer.cli.web:init_db",
 }
+PLUGIN_GROUP = "okgin.commands"
+
+
+def plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
+    """Commands other installed packages register under ``[project.entry-points."okgin.commands"]``."""
+    return {entry.name: entry for entry in importlib.metadata.entry_points(group=PLUGIN_GROUP)}
 
 
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(LAZY_COMMANDS)
+        return sorted(LAZY_COMMANDS.keys() | plugin_commands().keys())
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = LAZY_COMMANDS.get(cmd_name)
         if target is None:
-            return None
+            plugin = plugin_commands().get(cmd_name)
+            return None if plugin is None else _load_plugin(plugin)
         module_name, attribute = target.split(":")
         try:
             module = importlib.import_module(module_name)
@@ -43,6 +54,16 @@ class LazyGroup(click.Group):
             raise
         command: click.Command = getattr(module, attribute)
         return command
+
+
+def _load_plugin(entry: importlib.metadata.EntryPoint) -> click.Command:
+    try:
+        command = entry.load()
+    except ImportError as error:
+        raise click.ClickException(f"the {entry.name} command cannot load ({entry.value}): {error}") from error
+    if not isinstance(command, click.Command):
+        raise click.ClickException(f"{entry.value} (the {entry.name} command) is not a click command")
+    return command
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
