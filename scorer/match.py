@@ -20,11 +20,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scorer.cards import Card, InvalidCardError, parse_cards
+from scorer.errors import OkginError
 from scorer.melds import Meld
 from scorer.rules import InvalidHandError, RoundResult, Rules, score_round
 
 
-class MatchError(ValueError):
+class MatchError(OkginError):
     """An operation the match's state does not allow, e.g. a round after the match was won."""
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from scorer.cards import Card, InvalidCardError, ensure_distinct, format_cards, parse_cards
 from scorer.deadwood import all_best_arrangements_of_mask
+from scorer.errors import OkginError
 from scorer.layoffs import Layoff, PlayerResult, resolve_knock
 from scorer.melds import Meld, cards_mask, mask_cards, meld_from_mask
 
@@ -32,18 +33,23 @@ __all__ = [
     "PlayerResult",
     "RoundResult",
     "Rules",
+    "RulesError",
     "score_round",
 ]
 
 Outcome = Literal["knock", "undercut", "gin"]
 
 
-class IllegalKnockError(ValueError):
+class IllegalKnockError(OkginError):
     """A knock the rules do not allow: deadwood over the knock limit."""
 
 
-class InvalidHandError(ValueError):
+class InvalidHandError(OkginError):
     """Hands that cannot be scored: wrong sizes, a card in two hands, an unknown knocker."""
+
+
+class RulesError(OkginError):
+    """Rules that cannot be played: an unknown preset or option, a value out of range."""
 
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -65,7 +71,7 @@ class Rules:
     >>> Rules().knock_limit_for(Card.parse("3H")), Rules().hand_size(2)
     (3, 10)
 
-    :raises ValueError: naming any option out of range.
+    :raises RulesError: naming any option out of range.
     """
 
     preset: str = "oklahoma"
@@ -102,10 +108,10 @@ class Rules:
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
-            raise ValueError(f"unknown rules preset {self.preset!r}: choose {', '.join(PRESETS)}")
+            raise RulesError(f"unknown rules preset {self.preset!r}: choose {', '.join(PRESETS)}")
         limit = self.knock_limit
         if limit != "upcard" and not (type(limit) is int and 0 <= limit <= 10):
-            raise ValueError(f"knock_limit must be 'upcard' or a whole number 0-10, not {limit!r}")
+            raise RulesError(f"knock_limit must be 'upcard' or a whole number 0-10, not {limit!r}")
         for name in ("gin_bonus", "undercut_bonus", "box_bonus", "game_bonus", "penalty_knock_points"):
             _check_int(name, getattr(self, name), 0)
         _check_int("penalty_undercut_points", self.penalty_undercut_points, 0)
@@ -115,23 +121,23 @@ class Rules:
         if self.rounds_limit is not None:
             _check_int("rounds_limit", self.rounds_limit, 1)
         if self.target_rule not in (">=", ">"):
-            raise ValueError(f"target_rule must be '>=' or '>', not {self.target_rule!r}")
+            raise RulesError(f"target_rule must be '>=' or '>', not {self.target_rule!r}")
         if self.scoring not in ("standard", "penalty"):
-            raise ValueError(f"scoring must be 'standard' or 'penalty', not {self.scoring!r}")
+            raise RulesError(f"scoring must be 'standard' or 'penalty', not {self.scoring!r}")
         if self.scoring == "standard" and self.max_players != 2:
-            raise ValueError(f"standard scoring is for 2 players; {self.max_players} need scoring='penalty'")
+            raise RulesError(f"standard scoring is for 2 players; {self.max_players} need scoring='penalty'")
         for name in ("ace_upcard_gin_only", "spade_doubles", "shutout_doubles"):
             if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be true or false, not {getattr(self, name)!r}")
+                raise RulesError(f"{name} must be true or false, not {getattr(self, name)!r}")
 
     @classmethod
     def preset_named(cls, name: str, **options: Any) -> Rules:
         """A preset ("oklahoma", "gin-rummy", "oklahoma-multi") with options changed.
 
-        :raises ValueError: naming an unknown preset or option, or a value out of range.
+        :raises RulesError: naming an unknown preset or option, or a value out of range.
         """
         if name not in PRESETS:
-            raise ValueError(f"unknown rules preset {name!r}: choose {', '.join(PRESETS)}")
+            raise RulesError(f"unknown rules preset {name!r}: choose {', '.join(PRESETS)}")
         options = {key.replace("-", "_"): value for key, value in options.items()}
         _check_options(options)
         return cls(**{"preset": name, **PRESETS[name], **options})
@@ -144,7 +150,7 @@ class Rules:
     def from_dict(cls, data: Mapping[str, Any]) -> Rules:
         """Rules back from ``to_dict``; missing options take the defaults.
 
-        :raises ValueError: naming an unknown option or a value out of range.
+        :raises RulesError: naming an unknown option or a value out of range.
         """
         _check_options(data)
         return cls(**data)
@@ -182,7 +188,7 @@ class Rules:
 def _check_int(name: str, value: object, least: int, most: int | None = None) -> None:
     if type(value) is not int or value < least or (most is not None and value > most):
         bound = f"{least}-{most}" if most is not None else f"{least} or more"
-        raise ValueError(f"{name} must be a whole number {bound}, not {value!r}")
+        raise RulesError(f"{name} must be a whole number {bound}, not {value!r}")
 
 
 def _check_options(options: Mapping[str, Any]) -> None:
@@ -190,7 +196,7 @@ def _check_options(options: Mapping[str, Any]) -> None:
     unknown = sorted(set(options) - known)
     if unknown:
         names = ", ".join(map(repr, unknown))
-        raise ValueError(f"unknown rules option {names}: options are {', '.join(sorted(known))}")
+        raise RulesError(f"unknown rules option {names}: options are {', '.join(sorted(known))}")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from scorer.cards import CLASS_NAMES
+from scorer.errors import OkginError
 from scorer.vision.crops import CROP_PAD, CROP_SIZE, corner_crop
 from scorer.vision.types import Box
 
@@ -54,7 +55,7 @@ MODEL_FILES = {
 }
 
 
-class TrainingError(RuntimeError):
+class TrainingError(OkginError, RuntimeError):
     """The recipe cannot go on: missing data, a run that cannot resume."""
 
 

@@ -135,7 +135,7 @@ def test_serve_refuses_a_short_pin() -> None:
 def test_serve_reports_an_unusable_database(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("")
     result = CliRunner().invoke(main, ["serve", "--db", str(tmp_path / "f" / "x.db"), "--data-dir", str(tmp_path)])
-    assert result.exit_code == 1 and "cannot open the database" in result.output
+    assert result.exit_code == 2 and "cannot open the database" in result.output
 
 
 def test_serve_players_layout_must_be_2_to_4() -> None:

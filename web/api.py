@@ -11,6 +11,7 @@ from flask import Blueprint, Response, jsonify, request
 
 from scorer.cards import Card
 from scorer.deadwood import best_arrangement
+from scorer.errors import OkginError
 from scorer.rules import Rules, score_round
 from web import store
 from web.detection import detections_json, reading_json, service, table_layout
@@ -130,7 +131,7 @@ def score() -> Response:
     assert given.upcard is not None and given.hands is not None and given.knocker is not None
     try:
         result = score_round(rules, given.upcard, given.hands, given.knocker)
-    except ValueError as error:
+    except OkginError as error:
         raise ApiError(400, str(error)) from error
     return jsonify(store.result_json(result))
 

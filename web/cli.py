@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from scorer.cli import UserError
+
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 MIN_PIN_LENGTH = 4
 
@@ -80,9 +82,9 @@ def serve(
         settings = {"DATA_DIR": str(directory), "DATABASE": str(location), "PIN": pin, "MODEL_DIR": model_dir}
         app = create_app(settings | {"LAYOUT": layout})
     except (DatabaseError, ValueError) as error:
-        raise click.ClickException(str(error)) from error
+        raise UserError(str(error)) from error
     except OSError as error:
-        raise click.ClickException(f"cannot use the data directory {directory}: {error}") from error
+        raise UserError(f"cannot use the data directory {directory}: {error}") from error
     if host not in LOOPBACK_HOSTS and not pin:
         click.echo(f"warning: listening on {host} without --pin: anyone on this network can change scores", err=True)
     if camera is not None:
@@ -101,7 +103,7 @@ def serve(
 
             waitress.serve(app, host=host, port=port, threads=threads, ident="okgin")
     except OSError as error:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {error.strerror or error}") from error
+        raise UserError(f"cannot listen on {host}:{port}: {error.strerror or error}") from error
 
 
 def _serve_https(app: Any, host: str, port: int, directory: Path) -> None:
@@ -112,7 +114,7 @@ def _serve_https(app: Any, host: str, port: int, directory: Path) -> None:
     try:
         cert, key = ensure_certificate(directory / "tls", [host] if host not in ("0.0.0.0", "::") else None)
     except CertificateError as error:
-        raise click.ClickException(str(error)) from error
+        raise UserError(str(error)) from error
     click.echo(f"certificate: {cert} (self-signed: accept it once in each browser)")
     server = make_server(host, port, app, threaded=True, ssl_context=(str(cert), str(key)))
     try:
@@ -136,5 +138,5 @@ def init_db(database: str | None, data_dir: str | None) -> None:
         location = database_location(_data_dir(data_dir), database)
         version = initialise(location)
     except (DatabaseError, ValueError) as error:
-        raise click.ClickException(str(error)) from error
+        raise UserError(str(error)) from error
     click.echo(f"database ready: {location} (schema version {version})")

@@ -25,6 +25,7 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify
 
 from scorer.cards import CLASS_NAMES, Card, ensure_distinct
+from scorer.errors import OkginError
 from web.api import json_body
 from web.db import transaction
 from web.detection import service
@@ -63,7 +64,7 @@ def parse_corrected_cards(value: object, width: int, height: int) -> list[dict[s
             raise ApiError(400, f"cards[{index}] must be an object with card and box")
         try:
             card = Card.parse(str(entry.get("card", "")))
-        except ValueError as error:
+        except OkginError as error:
             raise ApiError(400, f"cards[{index}]: {error}") from error
         box = entry.get("box")
         if (
@@ -87,7 +88,7 @@ def parse_corrected_cards(value: object, width: int, height: int) -> list[dict[s
         )
     try:
         ensure_distinct((entry["card"] for entry in cards), where="the corrected frame")
-    except ValueError as error:
+    except OkginError as error:
         raise ApiError(400, str(error)) from error
     return cards
 

@@ -67,7 +67,7 @@ class DetectorService:
 
                 try:
                     self._detector = CardDetector(self._model_dir)
-                except (ModelError, OSError, ValueError) as error:
+                except (ModelError, OSError) as error:
                     raise ApiError(503, f"card recognition is unavailable: {error}") from error
             return self._detector
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorer.cards import Card, ensure_distinct, parse_cards
+from scorer.errors import OkginError
 from scorer.match import Match, MatchError, MatchRound
 from scorer.rules import RoundResult, Rules
 from web.db import get_db, transaction
@@ -100,7 +101,7 @@ class RoundInput:
                 return match.record_draw()
             assert self.upcard is not None and self.knocker is not None and self.hands is not None
             return match.record_round(self.upcard, self.hands, self.knocker)
-        except ValueError as error:
+        except OkginError as error:
             raise InputError(str(error)) from error
 
 
@@ -203,7 +204,7 @@ def build_rules(preset: object, options: object) -> Rules:
         raise InputError("options must be an object of rule options")
     try:
         return Rules.preset_named(preset, **options)
-    except (TypeError, ValueError) as error:
+    except (TypeError, OkginError) as error:
         raise InputError(f"rules: {error}") from error
 
 
@@ -216,7 +217,7 @@ def create_match(players: Sequence[str], rules: Rules, dealer: str | None) -> in
         raise InputError(f"dealer must be one of {', '.join(players)}; got {dealer!r}")
     try:
         match = Match(players, rules, dealer=dealer)
-    except ValueError as error:
+    except OkginError as error:
         raise InputError(str(error)) from error
     with transaction() as db:
         cursor = db.execute(
@@ -269,7 +270,7 @@ def replay(players: Sequence[str], rules: Rules, first_dealer: str, inputs: Sequ
         return Match.from_dict(data)
     except MatchError as error:
         raise ConflictError(str(error)) from error
-    except ValueError as error:
+    except OkginError as error:
         raise InputError(str(error)) from error
 
 
@@ -383,7 +384,7 @@ def parse_card_field(value: object, field: str) -> Card:
         raise InputError(f'{field} must be a card like "7D", got {value!r}')
     try:
         return Card.parse(value)
-    except ValueError as error:
+    except OkginError as error:
         raise InputError(f"{field}: {error}") from error
 
 
@@ -393,7 +394,7 @@ def parse_hand_field(value: object, name: str) -> list[Card]:
     try:
         cards = parse_cards(value)
         ensure_distinct(cards, where=f"{name}'s hand")
-    except ValueError as error:
+    except OkginError as error:
         raise InputError(f"{name}'s hand: {error}") from error
     return cards
 

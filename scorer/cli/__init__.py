@@ -1,6 +1,9 @@
 """The ``okgin`` command. Subcommands load lazily so that ``okgin solve`` never imports torch,
 OpenCV or Flask: each lives in its own module and is imported only when invoked.
 
+Errors: a user error (any ``scorer.errors.OkginError``, a file that cannot be read or written) is one
+line on stderr and exit status 2, from every command; exit status 1 with a traceback means a bug.
+
 The library's own commands are listed here; packages layered above it (the web app's ``serve`` and
 ``init-db``) register theirs under the ``okgin.commands`` entry-point group, so ``scorer`` never
 imports ``web`` and the CLI is assembled from whatever is installed.
@@ -11,9 +14,13 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import sys
-from typing import Any
+from typing import IO, Any, NoReturn
 
 import click
+
+from scorer.errors import OkginError
+
+USAGE_ERROR = 2
 
 # command name -> "module:attribute"; the module is imported only when the command runs.
 LAZY_COMMANDS: dict[str, str] = {
@@ -34,8 +41,40 @@ def plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
     return {entry.name: entry for entry in importlib.metadata.entry_points(group=PLUGIN_GROUP)}
 
 
+class UserError(click.ClickException):
+    """A mistake the user can fix: ``okgin: <message>`` on stderr, exit status 2, no traceback."""
+
+    exit_code = USAGE_ERROR
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"okgin: {self.format_message()}", err=True, file=file)
+
+
+def fail(message: str) -> NoReturn:
+    """Stop the command: ``okgin: <message>`` on stderr, exit status 2."""
+    raise UserError(message)
+
+
+def describe_os_error(error: OSError) -> str:
+    """An ``OSError`` as one line naming the file: ``cannot use '/x/y': Not a directory``.
+
+    >>> describe_os_error(PermissionError(13, "Permission denied", "/root/plots"))
+    "cannot use '/root/plots': Permission denied"
+    """
+    reason = error.strerror or str(error)
+    return f"cannot use {str(error.filename)!r}: {reason}" if error.filename else reason
+
+
 class LazyGroup(click.Group):
-    """A click group whose subcommands are imported on first use."""
+    """A click group whose subcommands are imported on first use, and whose user errors exit 2 in one line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OkginError as error:
+            raise UserError(str(error)) from error
+        except OSError as error:  # a file or folder the user named cannot be read or written
+            raise UserError(describe_os_error(error)) from error
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(LAZY_COMMANDS.keys() | plugin_commands().keys())

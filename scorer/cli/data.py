@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from scorer.cli import UserError
 from scorer.synth.faces import DEFAULT_FACES_DIR
 
 
@@ -49,7 +50,7 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
             for source in bar:
                 faces_module.render_deck(source, out_dir)
     except faces_module.FacesUnavailableError as error:
-        raise click.ClickException(str(error)) from error
+        raise UserError(str(error)) from error
     click.echo(f"rendered {len(chosen)} decks: {', '.join(source.name for source in chosen)}")
 
 
@@ -105,7 +106,7 @@ def generate(
         )
     rendered = available_decks(faces_dir)
     if not rendered:
-        raise click.ClickException(f"no rendered decks in {faces_dir}; run first: okgin data faces --out {faces_dir}")
+        raise UserError(f"no rendered decks in {faces_dir}; run first: okgin data faces --out {faces_dir}")
     unknown = sorted(set(decks) - set(rendered))
     if unknown:
         raise click.BadParameter(
@@ -117,7 +118,7 @@ def generate(
     try:
         summary = write_dataset(out_dir, count, seed, config, val_fraction, workers, progress=True)
     except FacesUnavailableError as error:
-        raise click.ClickException(str(error)) from error
+        raise UserError(str(error)) from error
     click.echo(
         f"wrote {summary.images['train']} train + {summary.images['val']} val images, {summary.labels} index labels "
         f"({summary.cards} cards placed) to {out_dir}; train with data={out_dir / 'data.yaml'}"
@@ -143,9 +144,9 @@ def preview(dataset: Path, out_path: Path | None, count: int) -> None:
     try:
         sheet = contact_sheet(dataset, count)
     except FileNotFoundError as error:
-        raise click.ClickException(str(error)) from error
+        raise UserError(str(error)) from error
     out_path = out_path or dataset / "preview.jpg"
     out_path.parent.mkdir(parents=True, exist_ok=True)
     if not cv2.imwrite(str(out_path), sheet):
-        raise click.ClickException(f"cannot write {out_path} (unknown image extension?)")
+        raise UserError(f"cannot write {out_path} (unknown image extension?)")
     click.echo(f"wrote {out_path}")

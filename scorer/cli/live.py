@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from scorer.cards import Card, InvalidCardError, format_cards
+from scorer.cli import USAGE_ERROR, fail
 from scorer.cli import vision as vision_cli
-from scorer.cli.vision import USAGE_ERROR, fail, model_options
+from scorer.cli.vision import model_options
+from scorer.errors import OkginError
 from scorer.rules import PRESETS, RoundResult, Rules, score_round
 from scorer.vision.types import FrameReading
 
@@ -33,7 +35,7 @@ def _rules(preset: str, players: int) -> Rules:
     try:
         rules = Rules.preset_named(preset)
         rules.hand_size(players)
-    except ValueError as error:
+    except OkginError as error:
         fail(str(error))
     return rules
 
@@ -78,7 +80,7 @@ def score_reading(rules: Rules, reading: FrameReading, upcard: Card, knocker: st
 
     Hands go to the engine in seating order (``SEATING_ORDER``), which breaks multi-player undercut ties.
 
-    :raises ValueError: (the engine's ``InvalidHandError``/``IllegalKnockError``) when the hands cannot be scored.
+    :raises OkginError: (the engine's ``InvalidHandError``/``IllegalKnockError``) when the hands cannot be scored.
     """
     seats = seat_cards(reading)
     order = sorted(seats, key=lambda seat: SEATING_ORDER.index(int(seat)) if int(seat) in SEATING_ORDER else int(seat))
@@ -152,7 +154,7 @@ def score_image(
         _unreadable(f"cannot score {str(photo)!r}: the table is inconsistent", reading)
     try:
         result = score_reading(rules, reading, up, seat)
-    except ValueError as error:
+    except OkginError as error:
         _unreadable(f"cannot score {str(photo)!r}: {error}", reading)
     if as_json:
         click.echo(json.dumps({**result.to_dict(), "seats": seat_cards(reading)}))
@@ -204,7 +206,7 @@ class _Reporter:
         for knocker in knockers:
             try:
                 result = score_reading(self.rules, reading, upcard, knocker)
-            except ValueError as error:  # IllegalKnockError, InvalidHandError: this seat cannot knock
+            except OkginError as error:  # IllegalKnockError, InvalidHandError: this seat cannot knock
                 problems.append(f"seat {knocker} knocking: {error}")
                 continue
             scored += 1

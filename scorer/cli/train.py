@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from scorer.cli import UserError
+
 
 @click.command()
 @click.option(
@@ -70,7 +72,7 @@ def train(
 
     if not (scene_dir / "images" / "train").is_dir():
         hint = f"run 'okgin data generate --out {scene_dir}'"
-        raise click.ClickException(f"{scene_dir} holds no generated scenes; {hint}")
+        raise UserError(f"{scene_dir} holds no generated scenes; {hint}")
     model_dir = init_dir or Path(__file__).resolve().parents[2] / "models"
     if stage == "tune":
         _tune(model_dir, scene_dir)
@@ -80,7 +82,7 @@ def train(
         try:
             metrics = training.validate(scene_dir, model_dir, crops if (crops / "val").is_dir() else None)
         except training.TrainingError as error:
-            raise click.ClickException(str(error)) from error
+            raise UserError(str(error)) from error
         click.echo(json.dumps({name: round(value, 4) for name, value in metrics.items()}))
         return
     init_detector = init_classifier = None
@@ -89,7 +91,7 @@ def train(
         init_classifier = init_dir / training.MODEL_FILES["classifier"]
         for path in (init_detector, init_classifier):
             if not path.exists():
-                raise click.ClickException(f"--init: no weights at {path}")
+                raise UserError(f"--init: no weights at {path}")
     try:
         detector_weights = run_dir / "detector" / "weights" / "best.pt"
         classifier_weights = run_dir / "classifier" / "weights" / "best.pt"
@@ -123,7 +125,7 @@ def train(
             _tune(ship_dir, scene_dir)
             click.echo(json.dumps(json.loads(manifest.read_text()), indent=2))
     except training.TrainingError as error:
-        raise click.ClickException(str(error)) from error
+        raise UserError(str(error)) from error
 
 
 def _tune(model_dir: Path, scene_dir: Path) -> None:
@@ -135,9 +137,9 @@ def _tune(model_dir: Path, scene_dir: Path) -> None:
         before = json.loads((model_dir / "manifest.json").read_text(encoding="utf-8"))
         scores = training.tune_thresholds(model_dir, scene_dir)
     except (OSError, json.JSONDecodeError) as error:
-        raise click.ClickException(f"cannot read {model_dir}/manifest.json: {error}") from error
+        raise UserError(f"cannot read {model_dir}/manifest.json: {error}") from error
     except training.TrainingError as error:
-        raise click.ClickException(str(error)) from error
+        raise UserError(str(error)) from error
     previous = (before.get("detector_weight", 1.0), before.get("card_conf"))
     for score in scores:
         if (score.detector_weight, score.card_conf) == previous:

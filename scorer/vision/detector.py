@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from scorer.cards import CLASS_NAMES, Card, InvalidCardError
+from scorer.errors import OkginError
 from scorer.vision.crops import CROP_PAD, CROP_SIZE, corner_crop
 from scorer.vision.merge import CornerDetection, merge_corners
 from scorer.vision.types import Box, CardDetection, Conflict
@@ -72,7 +73,7 @@ class CornerEvidence:
         return CornerDetection(self.card, self.box, confidence)
 
 
-class ModelError(RuntimeError):
+class ModelError(OkginError, RuntimeError):
     """A model that cannot be used: missing or corrupt files, a bad manifest, an unavailable backend."""
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from scorer.cards import RANKS, Card, InvalidCardError
+from scorer.errors import OkginError
 from scorer.vision.images import ImageError, load_image
 from scorer.vision.types import Box, CardDetection
 
@@ -28,7 +29,7 @@ LABEL_MARGIN = 0.25
 """A label box is widened by this share of its size on each side before testing overlap."""
 
 
-class EvalError(ValueError):
+class EvalError(OkginError):
     """A dataset that cannot be evaluated: missing folders, a bad classes file or label line."""
 
 
@@ -138,6 +139,8 @@ def read_classes(path: str | Path) -> list[Card]:
         lines = file.read_text(encoding="utf-8").splitlines()
     except OSError as error:
         raise EvalError(f"could not read classes file {str(file)!r}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise EvalError(f"classes file {str(file)!r} is not a text file of card codes") from None
     cards = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -159,7 +162,13 @@ def read_labels(path: Path, classes: Sequence[Card], width: int, height: int) ->
     if not path.exists():
         return []
     boxes: dict[Card, list[Box]] = defaultdict(list)
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise EvalError(f"could not read label file {str(path)!r}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise EvalError(f"label file {str(path)!r} is not a text file of YOLO label lines") from None
+    for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
         if not fields:
             continue

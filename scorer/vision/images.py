@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from scorer.errors import OkginError
+
 # leading bytes of the formats people actually upload; used only to word the error
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"\xff\xd8\xff", "JPEG"),
@@ -23,7 +25,7 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
 SUPPORTED_FORMATS = "JPEG, PNG, BMP, WEBP or TIFF"
 
 
-class ImageError(ValueError):
+class ImageError(OkginError):
     """A picture that cannot be read: missing, empty, truncated or not an image at all."""
 
 
