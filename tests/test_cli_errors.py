@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import FakeDetector, detection
+from test_images import png_claiming
 
 from scorer.cli import USAGE_ERROR, main
 from scorer.errors import OkginError
@@ -27,6 +28,13 @@ def fake_model(monkeypatch: pytest.MonkeyPatch) -> FakeDetector:
 def photo(tmp_path: Path) -> Path:
     path = tmp_path / "table.jpg"
     cv2.imwrite(str(path), np.full((64, 64, 3), 80, np.uint8))
+    return path
+
+
+@pytest.fixture
+def bomb(tmp_path: Path) -> Path:
+    path = tmp_path / "bomb.png"
+    path.write_bytes(png_claiming(100000, 100000))
     return path
 
 
@@ -54,6 +62,15 @@ def one_line_error(result: Any, *expected: str) -> str:
 
 def run(*args: object) -> Any:
     return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_detect_on_a_decompression_bomb(bomb: Path, fake_model: FakeDetector) -> None:
+    one_line_error(run("detect", bomb), "okgin: image ", "bomb.png' is 10000.0 MP: okgin reads images up to 40.0 MP")
+    assert fake_model.calls == 0
+
+
+def test_score_image_on_a_decompression_bomb(bomb: Path, fake_model: FakeDetector) -> None:
+    one_line_error(run("score-image", bomb, "--upcard", "KS", "--knocker", "1"), "is 10000.0 MP")
 
 
 def test_detect_annotate_into_a_path_under_a_file(photo: Path, fake_model: FakeDetector) -> None:

@@ -54,10 +54,12 @@ def uploaded_image() -> bytes:
 
 def decode(data: bytes) -> Any:
     """Decode an uploaded image, answering 400 for anything that is not one."""
-    from scorer.vision.images import ImageError, decode_image
+    from scorer.vision.images import ImageError, ImageTooLargeError, decode_image
 
     try:
         return decode_image(data)
+    except ImageTooLargeError as error:
+        raise ApiError(413, str(error)) from error
     except ImageError as error:
         raise ApiError(400, str(error)) from error
 
