@@ -39,18 +39,20 @@ def database_path_from_url(url: str) -> Path:
     >>> database_path_from_url("sqlite:///okgin.db").as_posix()
     'okgin.db'
 
-    :raises ValueError: for another scheme or an empty path.
+    :raises DatabaseError: for another scheme or an empty path.
     """
+    from web.db import DatabaseError
+
     parsed = urlparse(url)
     if parsed.scheme != "sqlite" or parsed.netloc or not parsed.path.startswith("/") or len(parsed.path) < 2:
-        raise ValueError(f"{DATABASE_URL_ENV} must look like sqlite:///path/to/okgin.db, got {url!r}")
+        raise DatabaseError(f"{DATABASE_URL_ENV} must look like sqlite:///path/to/okgin.db, got {url!r}")
     return Path(unquote(parsed.path[1:]))
 
 
 def database_location(data_dir: Path, database: str | Path | None = None) -> Path:
     """The database file: ``database`` if given, else ``$OKGIN_DATABASE_URL``, else ``<data dir>/okgin.sqlite3``.
 
-    :raises ValueError: for a malformed ``OKGIN_DATABASE_URL``.
+    :raises DatabaseError: for a malformed ``OKGIN_DATABASE_URL``.
     """
     if database:
         return Path(database)

@@ -18,11 +18,13 @@ from typing import Any
 
 from flask import Flask, current_app, g
 
+from scorer.errors import OkginError
+
 BUSY_TIMEOUT_SECONDS = 5.0
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
-class DatabaseError(RuntimeError):
+class DatabaseError(OkginError, RuntimeError):
     """The database cannot be opened or written: a message a person can act on."""
 
 
