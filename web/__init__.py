@@ -66,8 +66,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     :raises web.db.DatabaseError: when the database cannot be created or upgraded.
     """
     from web import api, correct, db, detection, errors, live, security, sheet
+    from web.request_json import DepthLimitedJSONProvider
 
     app = Flask(__name__)
+    app.json = DepthLimitedJSONProvider(app)  # every JSON body is parsed with a depth limit
     overrides = dict(test_config or {})
     data_dir = Path(overrides.get("DATA_DIR") or default_data_dir())
     app.config.from_mapping(

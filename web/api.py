@@ -16,21 +16,11 @@ from scorer.rules import Rules, score_round
 from web import store
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
+from web.request_json import json_object as json_body
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/bmp", "application/octet-stream"})
-
-
-def json_body() -> dict[str, Any]:
-    """The request's JSON object.
-
-    :raises ApiError: 400 when the body is not a JSON object.
-    """
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        raise ApiError(400, "the request body must be a JSON object (Content-Type: application/json)")
-    return body
 
 
 def uploaded_image() -> bytes:
@@ -66,7 +56,10 @@ def decode(data: bytes) -> Any:
 
 def players_arg(default: int = 2) -> int:
     value = request.args.get("players", str(default))
-    if not value.isdigit() or not store.MIN_PLAYERS <= int(value) <= store.MAX_PLAYERS:
+    if (
+        not (value.isascii() and value.isdigit() and len(value) <= 2)
+        or not store.MIN_PLAYERS <= int(value) <= store.MAX_PLAYERS
+    ):
         raise ApiError(400, f"players must be {store.MIN_PLAYERS} to {store.MAX_PLAYERS}, got {value!r}")
     return int(value)
 
@@ -169,9 +162,10 @@ def arrange() -> Response:
 @bp.post("/detect")
 def detect() -> Response:
     """Recognise the cards in one image: each card once, the seat zones, and any conflicts."""
+    players = players_arg()  # before any work: a bad count is refused before decoding and inference
     image = decode(uploaded_image())
     detections = service().detect(image)
-    reading = table_layout(players_arg()).assign(detections)
+    reading = table_layout(players).assign(detections)
     zones = reading_json(reading)
     return jsonify(
         cards=detections_json(detections.cards),

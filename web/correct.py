@@ -26,10 +26,10 @@ from flask import Blueprint, Response, current_app, jsonify
 
 from scorer.cards import CLASS_NAMES, Card, ensure_distinct
 from scorer.errors import OkginError
-from web.api import json_body
 from web.db import transaction
 from web.detection import service
 from web.errors import ApiError
+from web.request_json import json_object
 
 bp = Blueprint("correct", __name__, url_prefix="/correct")
 
@@ -51,6 +51,21 @@ def yolo_line(card: Card, box: tuple[float, float, float, float], width: int, he
     return f"{card.class_id} {cx:.6f} {cy:.6f} {(x2 - x1) / width:.6f} {(y2 - y1) / height:.6f}"
 
 
+def pixel(value: object) -> float | None:
+    """A JSON number as a finite float, or None (for true/false, text, and numbers no float holds).
+
+    >>> pixel(12), pixel(1.5), pixel(True), pixel(10**400), pixel(float("nan"))
+    (12.0, 1.5, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def parse_corrected_cards(value: object, width: int, height: int) -> list[dict[str, Any]]:
     """Validate ``[{"card": "QH", "box": [x1, y1, x2, y2], "seat": "1"?, "detected": "QD"?}, ...]``.
 
@@ -67,13 +82,10 @@ def parse_corrected_cards(value: object, width: int, height: int) -> list[dict[s
         except OkginError as error:
             raise ApiError(400, f"cards[{index}]: {error}") from error
         box = entry.get("box")
-        if (
-            not isinstance(box, list)
-            or len(box) != 4
-            or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in box)
-        ):
+        corners = [number for number in map(pixel, box) if number is not None] if isinstance(box, list) else []
+        if not isinstance(box, list) or len(box) != 4 or len(corners) != 4:
             raise ApiError(400, f"cards[{index}].box must be [x1, y1, x2, y2] in pixels")
-        x1, y1, x2, y2 = (float(v) for v in box)
+        x1, y1, x2, y2 = corners
         if not (x2 > x1 and y2 > y1 and x2 > 0 and y2 > 0 and x1 < width and y1 < height):
             raise ApiError(400, f"cards[{index}].box {box} is empty or outside the {width}x{height} frame")
         seat = entry.get("seat")
@@ -110,7 +122,7 @@ def ensure_dataset_yaml(root: Path) -> None:
 @bp.post("/examples")
 def save_example() -> tuple[Response, int]:
     """Save a frame the page showed, with the corrected cards, as a labelled training example."""
-    body = json_body()
+    body = json_object()
     frame_id = body.get("frame_id")
     frame = service().frame(frame_id) if isinstance(frame_id, str) else None
     if frame is None or not isinstance(frame_id, str):

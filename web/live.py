@@ -49,12 +49,13 @@ def table(match_id: int) -> str:
 @bp.post("/live/frame")
 def frame() -> Response:
     """One browser camera frame through this table's pipeline: cards per seat, stable or not, a frame id."""
+    players = players_arg()  # before any work: a bad count is refused before decoding and inference
     data = uploaded_image()
     image = decode(data)
     table_id = session.get("table")
     if not isinstance(table_id, str):
         table_id = session["table"] = secrets.token_hex(8)
-    stable = service().pipeline(table_id, players_arg()).process(image, time.monotonic())
+    stable = service().pipeline(table_id, players).process(image, time.monotonic())
     height, width = image.shape[:2]
     frame_id = service().remember_frame(data, width, height)
     return jsonify(frame_id=frame_id, stable=stable.stable, **reading_json(stable.reading))

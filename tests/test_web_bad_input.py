@@ -1,0 +1,116 @@
+"""The reproductions of issue 11 that once answered 500 (or worked for seconds before failing): each is a 4xx now,
+refused before any expensive work, and no error text from inside the server reaches a client."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+import web_fixtures
+from flask import Flask
+from flask.testing import FlaskClient
+from test_images import png_claiming
+from web_fixtures import ROUND, FakeDetector, jpeg, new_match
+
+from scorer.errors import OkginError
+
+app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
+
+DEEP = "[" * 1000 + "]" * 1000
+JSON_ROUTES = [
+    ("POST", "/api/matches"),
+    ("POST", "/api/matches/{match}/rounds"),
+    ("PUT", "/api/matches/{match}/rounds/1"),
+    ("POST", "/api/score"),
+    ("POST", "/api/arrange"),
+    ("POST", "/correct/examples"),
+]
+
+
+@pytest.mark.parametrize(("method", "path"), JSON_ROUTES)
+@pytest.mark.parametrize("body", [DEEP, '{"players": ' + DEEP + "}"], ids=["deep", "deep-field"])
+def test_deeply_nested_json_is_a_400_on_every_json_route(
+    client: FlaskClient, method: str, path: str, body: str
+) -> None:
+    match = new_match(client)
+    client.post(f"/api/matches/{match}/rounds", json=ROUND)
+    answer = client.open(path.format(match=match), method=method, data=body, content_type="application/json")
+    assert (answer.status_code, answer.json) == (400, {"error": "the JSON body nests deeper than 32 levels"})
+
+
+def test_brackets_inside_strings_are_not_nesting(client: FlaskClient) -> None:
+    body = '{"players": ["' + "[" * 5000 + '", "Bob"]}'
+    answer = client.post("/api/matches", data=body, content_type="application/json")
+    assert answer.status_code in (201, 400) and "nests deeper" not in str(answer.json)
+
+
+def test_json_as_deep_as_the_limit_still_parses(client: FlaskClient) -> None:
+    nested = "[" * 31 + '"Ann"' + "]" * 31
+    answer = client.post("/api/matches", data='{"players": ' + nested + "}", content_type="application/json")
+    assert answer.status_code == 400 and "nests deeper" not in answer.json["error"]
+
+
+@pytest.mark.parametrize("route", ["/api/detect", "/live/frame"])
+@pytest.mark.parametrize("players", ["²", "٣", "9" * 5000, "-2", "", "1", "5"], ids=str.__len__)
+def test_the_player_count_is_checked_before_any_inference(
+    client: FlaskClient, detector: FakeDetector, route: str, players: str
+) -> None:
+    answer = client.post(f"{route}?players={players}", data=jpeg(), content_type="image/jpeg")
+    assert answer.status_code == 400 and answer.json["error"].startswith("players must be 2 to 4")
+    assert detector.calls == 0
+
+
+@pytest.mark.parametrize("route", ["/api/detect", "/live/frame"])
+@pytest.mark.parametrize(("width", "height"), [(20000, 20000), (30000, 30000), (100000, 100000)])
+def test_a_decompression_bomb_is_413_before_decoding(
+    client: FlaskClient, detector: FakeDetector, route: str, width: int, height: int
+) -> None:
+    answer = client.post(route, data=png_claiming(width, height), content_type="image/png")
+    assert answer.status_code == 413
+    assert "okgin reads images up to 40.0 MP" in answer.json["error"]
+    assert detector.calls == 0
+
+
+def test_a_correction_with_a_400_digit_box_value_is_a_400(app: Flask, client: FlaskClient) -> None:
+    from web.detection import service
+
+    with app.app_context():
+        frame_id = service().remember_frame(jpeg(100, 100), 100, 100)
+    card = {"card": "QH", "box": [0, 0, int("9" * 400), 10]}
+    answer = client.post("/correct/examples", json={"frame_id": frame_id, "cards": [card]})
+    assert answer.status_code == 400 and "[x1, y1, x2, y2]" in answer.json["error"]
+
+
+def test_database_errors_never_reach_the_client(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object) -> None:
+        raise sqlite3.OperationalError("no such table: rounds_secret_layout")
+
+    monkeypatch.setattr("web.store.list_matches", broken)
+    answer = client.get("/api/matches")
+    assert answer.status_code == 503
+    assert answer.json == {"error": "database error; the server log has the details"}
+    assert "rounds_secret_layout" in caplog.text  # the log has it
+
+
+def test_a_bug_is_a_logged_500_even_when_it_is_a_value_error(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object) -> None:
+        raise ValueError("internal detail")
+
+    monkeypatch.setattr("web.store.list_matches", broken)
+    answer = client.get("/api/matches")
+    assert answer.status_code == 500
+    assert answer.json == {"error": "internal error; the server log has the details"}
+    assert "internal detail" in caplog.text
+
+
+def test_a_user_error_that_reaches_the_edge_is_a_400(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object) -> None:
+        raise OkginError("that table is not set up")
+
+    monkeypatch.setattr("web.store.list_matches", refuse)
+    answer = client.get("/api/matches")
+    assert (answer.status_code, answer.json) == (400, {"error": "that table is not set up"})
