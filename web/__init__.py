@@ -96,6 +96,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     errors.register_error_handlers(app)
     db.init_app(app)
+    correct.recover_corrections(Path(app.config["CORRECTIONS_DIR"]), Path(app.config["DATABASE"]))
     detection.init_app(app)
     security.init_app(app)
     for blueprint in (sheet.bp, live.bp, correct.bp, api.bp):

@@ -31,11 +31,28 @@ class DetectorLike(Protocol):
 
 @dataclass(frozen=True)
 class CachedFrame:
-    """A frame the page saw, kept briefly so a correction can be saved with the exact image."""
+    """A frame the page saw, kept briefly so a correction can be saved with the exact image.
 
-    jpeg: bytes
+    ``encoded`` is a JPEG, PNG, WEBP, BMP or TIFF file (see ``scorer.vision.images.file_type``).
+    """
+
+    encoded: bytes
     width: int
     height: int
+
+    @property
+    def suffix(self) -> str:
+        return self._type[0]
+
+    @property
+    def mimetype(self) -> str:
+        return self._type[1]
+
+    @property
+    def _type(self) -> tuple[str, str]:
+        from scorer.vision.images import file_type
+
+        return file_type(self.encoded) or (".jpg", "image/jpeg")
 
 
 class DetectorService:
@@ -99,11 +116,11 @@ class DetectorService:
                 self._pipelines.popitem(last=False)
         return pipeline
 
-    def remember_frame(self, jpeg: bytes, width: int, height: int) -> str:
+    def remember_frame(self, encoded: bytes, width: int, height: int) -> str:
         """Keep a frame for a later correction; return its server-generated id."""
         frame_id = secrets.token_hex(8)
         with self._frames_lock:
-            self._frames[frame_id] = CachedFrame(jpeg, width, height)
+            self._frames[frame_id] = CachedFrame(encoded, width, height)
             while len(self._frames) > FRAME_CACHE_SIZE:
                 dropped, _ = self._frames.popitem(last=False)
                 self._stems.pop(dropped, None)

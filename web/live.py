@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request, session
 
+from scorer.vision.images import file_type
 from web import store
 from web.api import decode, players_arg, uploaded_image
 from web.detection import reading_json, service, table_layout
@@ -57,8 +58,18 @@ def frame() -> Response:
         table_id = session["table"] = secrets.token_hex(8)
     stable = service().pipeline(table_id, players).process(image, time.monotonic())
     height, width = image.shape[:2]
-    frame_id = service().remember_frame(data, width, height)
+    frame_id = service().remember_frame(data if file_type(data) else encode_png(image), width, height)
     return jsonify(frame_id=frame_id, stable=stable.stable, **reading_json(stable.reading))
+
+
+def encode_png(image: Any) -> bytes:
+    """A decoded frame as PNG, for an upload in a format the corrections folder does not keep as it is."""
+    import cv2
+
+    ok, encoded = cv2.imencode(".png", image)
+    if not ok:
+        raise ApiError(500, "could not keep this frame")
+    return bytes(encoded.tobytes())
 
 
 class ServerCamera:
@@ -243,7 +254,7 @@ def cached_frame(frame_id: str) -> Response:
     frame = service().frame(frame_id)
     if frame is None:
         raise ApiError(404, "that frame is no longer kept")
-    return Response(frame.jpeg, mimetype="image/jpeg", headers={"Cache-Control": "private, max-age=60"})
+    return Response(frame.encoded, mimetype=frame.mimetype, headers={"Cache-Control": "private, max-age=60"})
 
 
 @bp.get("/live/camera/reading")

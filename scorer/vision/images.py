@@ -61,6 +61,27 @@ def sniff_format(data: bytes) -> str | None:
     return None
 
 
+_FILE_TYPES = {
+    "JPEG": (".jpg", "image/jpeg"),
+    "PNG": (".png", "image/png"),
+    "WEBP": (".webp", "image/webp"),
+    "BMP": (".bmp", "image/bmp"),
+    "TIFF": (".tif", "image/tiff"),
+}
+
+
+def file_type(data: bytes) -> tuple[str, str] | None:
+    """The file suffix and MIME type that name these image bytes truthfully, or None for another format.
+
+    >>> file_type(b"\x89PNG\r\n\x1a\n...."), file_type(b"RIFF....WAVEfmt "), file_type(b"GIF89a")
+    (('.png', 'image/png'), None, None)
+    """
+    kind = sniff_format(data)
+    if kind == "WEBP" and data[8:12] != b"WEBP":
+        return None
+    return _FILE_TYPES.get(kind or "")
+
+
 def _megapixels(pixels: int) -> str:
     return f"{pixels / 1e6:.1f} MP" if pixels < 10**12 else f"{pixels:.2g} pixels"
 
