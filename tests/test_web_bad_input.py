@@ -114,3 +114,52 @@ def test_a_user_error_that_reaches_the_edge_is_a_400(client: FlaskClient, monkey
     monkeypatch.setattr("web.store.list_matches", refuse)
     answer = client.get("/api/matches")
     assert (answer.status_code, answer.json) == (400, {"error": "that table is not set up"})
+
+
+# The per-field reproductions of issue 11 below belong to the API restructuring (web/store.py, web/api.py,
+# web/sheet.py): they are marked until that work lands, strictly, so a fix shows up as XPASS and the mark
+# is removed then.
+PER_FIELD = pytest.mark.xfail(strict=True, reason="per-field API validation, restructured with web/store.py")
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({"players": ["\ud800", "Bob"]}, marks=PER_FIELD, id="lone-surrogate-name"),
+        pytest.param({"players": ["A\u0000n", "Bob"]}, marks=PER_FIELD, id="nul-in-a-name"),
+    ],
+)
+def test_names_that_cannot_be_stored_are_a_400(client: FlaskClient, body: dict) -> None:
+    answer = client.post("/api/matches", json=body)
+    assert answer.status_code == 400 and "error" in answer.json
+
+
+def test_an_arrangement_of_twelve_cards_is_a_400(client: FlaskClient) -> None:
+    hand = ["AC", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "10C", "JC", "QC"]
+    answer = client.post("/api/arrange", json={"hands": {"Ann": hand}})
+    assert answer.status_code == 400 and "at most 11 cards" in answer.json["error"]
+
+
+@pytest.mark.parametrize(
+    "match",
+    [
+        pytest.param(-9223372036854775809, marks=PER_FIELD, id="below-int64"),
+        pytest.param(True, marks=PER_FIELD, id="true-is-not-match-1"),
+        pytest.param(2**63, id="above-int64"),
+    ],
+)
+def test_a_match_that_is_no_match_id_is_a_4xx(client: FlaskClient, match: object) -> None:
+    new_match(client)
+    answer = client.post("/api/score", json={"match": match, **ROUND})
+    assert answer.status_code in (400, 404) and "error" in answer.json
+
+
+@pytest.mark.parametrize(
+    "field",
+    [{"target": "--5"}, {"target": "²"}, {"dealer": "²"}, {"target": "9" * 5000}],
+    ids=["double-minus", "superscript", "superscript-dealer", "5000-digits"],
+)
+@PER_FIELD
+def test_form_fields_of_a_new_match_are_a_400(client: FlaskClient, field: dict) -> None:
+    answer = client.post("/matches", data={"player": ["Ann", "Bob"], **field}, headers={"X-Requested-With": "x"})
+    assert answer.status_code == 400
