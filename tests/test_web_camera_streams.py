@@ -146,3 +146,42 @@ def test_a_camera_that_ended_without_a_frame_says_why(tmp_path: Path) -> None:
         time.sleep(0.02)
     answer = app.test_client().get("/live/camera.mjpg")
     assert answer.status_code == 503 and "no-such-video.avi" in answer.json["error"]
+
+
+def test_detections_beyond_the_queue_never_hold_threads(tmp_path: Path) -> None:
+    """16 slow detections at once: the queue's worth wait, the rest are told 503 at once, the API stays up."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from web import create_app
+
+    class SlowDetector(web_fixtures.FakeDetector):
+        def detect(self, image_bgr: np.ndarray) -> object:
+            time.sleep(0.3)
+            return super().detect(image_bgr)
+
+    app = create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": SlowDetector(), "DETECT_QUEUE": 2})
+    served = Served(app)
+    try:
+
+        def detect() -> tuple[int, float]:
+            started = time.perf_counter()
+            connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+            connection.request(
+                "POST", "/api/detect", body=web_fixtures.jpeg(64, 64), headers={"Content-Type": "image/jpeg"}
+            )
+            status = connection.getresponse().status
+            connection.close()
+            return status, time.perf_counter() - started
+
+        with ThreadPoolExecutor(16) as pool:
+            answers = [pool.submit(detect) for _ in range(16)]
+            time.sleep(0.1)
+            started = time.perf_counter()
+            assert served.get("/api/matches")[0] == 200
+            assert time.perf_counter() - started < 1  # not behind 16 detections
+            results = [answer.result() for answer in answers]
+        statuses = sorted(status for status, _ in results)
+        assert statuses.count(200) >= 3 and statuses.count(503) >= 8
+        assert max(elapsed for status, elapsed in results if status == 503) < 1  # refused at once
+    finally:
+        served.stop()

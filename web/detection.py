@@ -89,13 +89,21 @@ class DetectorService:
             return self._detector
 
     def detect(self, image_bgr: np.ndarray) -> Any:
-        """Run one inference, queueing behind others; 503 when the queue is full or the wait too long."""
+        """Run one inference, queueing behind others; 503 when the queue is full or the wait too long.
+
+        A request that finds the queue full is answered at once rather than waiting for a place: each
+        waiting request holds a server thread, so the queue bounds how many threads detection can take.
+        """
         detector = self.detector()
-        if not self._slots.acquire(timeout=self._wait_seconds):
+        if not self._slots.acquire(blocking=False):
             raise ApiError(503, "the card detector is busy; try again in a moment")
         try:
-            with self._inference_lock:
+            if not self._inference_lock.acquire(timeout=self._wait_seconds):
+                raise ApiError(503, "the card detector is busy; try again in a moment")
+            try:
                 return detector.detect(image_bgr)
+            finally:
+                self._inference_lock.release()
         finally:
             self._slots.release()
 
