@@ -130,8 +130,8 @@ class ServerCamera:
                         self._worker.push(frame.image, frame.timestamp)
                     if not source.is_live:
                         time.sleep(FILE_FRAME_SECONDS)  # a video file plays at about its speed, not at CPU speed
-                with self._lock:
-                    self._error = self._error or f"camera {self._source} ended"
+                with self._lock:  # the end is the news; a missing model, say, is kept in brackets
+                    self._error = f"camera {self._source} ended" + (f" ({self._error})" if self._error else "")
             except Exception as error:  # reported on the page instead of killing the server
                 self._app.logger.exception("server camera %s stopped", self._source)
                 with self._lock:
