@@ -22,12 +22,10 @@ import http.client
 import json
 import os
 import re
-import shutil
 import socket
 import ssl
 import struct
 import subprocess
-import sys
 import tempfile
 import time
 import zlib
@@ -37,6 +35,10 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from bench_web import HOST, free_port, okgin_command, start_server
+
+from web import create_app
+from web.request_json import json_routes
 
 REPO = Path(__file__).resolve().parents[1]
 PIN = "4321"
@@ -45,14 +47,6 @@ ROUND = {
     "knocker": "Ann",
     "hands": {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"},
 }
-JSON_ROUTES = [
-    ("POST", "/api/matches"),
-    ("POST", "/api/matches/1/rounds"),
-    ("PUT", "/api/matches/1/rounds/1"),
-    ("POST", "/api/score"),
-    ("POST", "/api/arrange"),
-    ("POST", "/correct/examples"),
-]
 
 
 @dataclass
@@ -73,33 +67,10 @@ def report(attack: str, result: str, held: bool) -> None:
 # --- servers and clients ---------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def okgin(*args: str) -> list[str]:
-    found = shutil.which("okgin")
-    return [*([found] if found else [sys.executable, "-c", "from scorer.cli import run; run()"]), *args]
-
-
 def start(port: int, workdir: Path, *extra: str) -> subprocess.Popen[bytes]:
-    command = okgin("serve", "--port", str(port), "--data-dir", str(workdir), "--model", str(workdir / "no-model"))
-    env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    process = subprocess.Popen([*command, *extra], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"okgin serve exited: {process.stdout.read().decode() if process.stdout else ''}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return process
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise SystemExit("okgin serve did not start within 30 s")
+    """``okgin serve`` without a model (``--model`` an empty folder): every attack is refused before detection."""
+    (workdir / "no-model").mkdir(parents=True, exist_ok=True)
+    return start_server(port, workdir, str(workdir / "no-model"), *extra)
 
 
 class Client:
@@ -194,7 +165,7 @@ def write_video(path: Path, seconds: float) -> Path:
 
 
 def silent_tls_clients(https: Client, silent: int) -> None:
-    sockets = [socket.create_connection(("127.0.0.1", https.port), timeout=5) for _ in range(silent)]
+    sockets = [socket.create_connection((HOST, https.port), timeout=5) for _ in range(silent)]
     latencies = []
     for _ in range(10):
         status, _, _, elapsed = https.request("GET", "/api/matches", timeout=10)
@@ -220,7 +191,7 @@ def idle_connections(plain: Client, count: int) -> None:
     sockets = []
     for _ in range(count):
         try:
-            sockets.append(socket.create_connection(("127.0.0.1", plain.port), timeout=5))
+            sockets.append(socket.create_connection((HOST, plain.port), timeout=5))
         except OSError:
             break
     status, _, _, elapsed = plain.request("GET", "/api/matches", timeout=30)
@@ -235,7 +206,7 @@ def idle_connections(plain: Client, count: int) -> None:
 
 
 def open_stream(port: int) -> tuple[socket.socket, int]:
-    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock = socket.create_connection((HOST, port), timeout=10)
     sock.sendall(b"GET /live/camera.mjpg HTTP/1.1\r\nHost: localhost\r\n\r\n")
     head = sock.recv(256)
     match = re.match(rb"HTTP/1\.1 (\d+)", head)
@@ -327,9 +298,9 @@ def decompression_bombs(plain: Client, pid: int) -> None:
     )
 
 
-def bad_input(plain: Client) -> None:
+def bad_input(plain: Client, routes: list[tuple[str, str]]) -> None:
     deep = b"[" * 1000 + b"]" * 1000
-    statuses = [plain.request(m, p, deep, {"Content-Type": "application/json"})[0] for m, p in JSON_ROUTES]
+    statuses = [plain.request(m, p, deep, {"Content-Type": "application/json"})[0] for m, p in routes]
     report("JSON nested 1000 deep on every JSON route", f"statuses {statuses}", set(statuses) == {400})
     for route in ("/api/detect", "/live/frame"):
         for players in ("%C2%B2", "9" * 5000):
@@ -422,7 +393,7 @@ def https_cookies_and_banners(https: Client, plain: Client) -> None:
 
 
 def files_and_cli(workdir: Path, busy_port: int, bomb: Path) -> None:
-    modes = {name: oct((workdir / name).stat().st_mode & 0o777) for name in ("okgin.sqlite3", "secret_key")}
+    modes = {name: oct((workdir / name).stat().st_mode & 0o777) for name in ("bench.db", "secret_key")}
     report("database and secret key modes", f"{modes}", set(modes.values()) == {"0o600"})
     for label, args in [
         ("serve on a port in use", ["serve", "--port", str(busy_port), "--data-dir", str(workdir / "other")]),
@@ -430,7 +401,7 @@ def files_and_cli(workdir: Path, busy_port: int, bomb: Path) -> None:
         ("okgin detect on the 100000x100000 PNG", ["detect", str(bomb), "--model", str(REPO / "models")]),
     ]:
         env = os.environ | {"PYTHONPATH": str(REPO)}
-        done = subprocess.run(okgin(*args), capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+        done = subprocess.run(okgin_command(*args), capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
         lines = done.stderr.strip().splitlines()
         ok = done.returncode == 2 and len(lines) == 1 and "serving on" not in done.stdout
         report(label, f"exit {done.returncode}: {lines[-1][:60] if lines else done.stdout[:60]}", ok)
@@ -445,7 +416,6 @@ def main() -> int:
     video_seconds = 12.0
     with tempfile.TemporaryDirectory(prefix="okgin-abuse-") as folder:
         workdir = Path(folder)
-        (workdir / "no-model").mkdir()
         video = write_video(workdir / "table.avi", video_seconds)
         plain_port, https_port = free_port(), free_port()
         lan = lan_address()
@@ -454,7 +424,7 @@ def main() -> int:
         servers["https"] = start(https_port, workdir / "tls-data", "--https")
         try:
             context = ssl.create_default_context(cafile=str(workdir / "tls-data" / "tls" / "cert.pem"))
-            plain, https = Client("127.0.0.1", plain_port), Client("127.0.0.1", https_port, context)
+            plain, https = Client(HOST, plain_port), Client(HOST, https_port, context)
             print(
                 f"okgin serve: plain pid {servers['plain'].pid} :{plain_port}, https pid {servers['https'].pid} "
                 f":{https_port}; LAN address {lan or 'none'}"
@@ -465,7 +435,7 @@ def main() -> int:
             silent_tls_clients(https, options.silent)
             idle_connections(plain, options.idle)
             decompression_bombs(plain, servers["plain"].pid)
-            bad_input(plain)
+            bad_input(plain, json_routes(create_app({"DATA_DIR": str(workdir / "routes")})))
             rebinding(plain)
             https_cookies_and_banners(https, plain)
             bomb = workdir / "bomb.png"

@@ -87,11 +87,16 @@ def table_image() -> bytes:
     return encoded.tobytes()
 
 
-def start_server(port: int, workdir: Path, model: str | None) -> subprocess.Popen[bytes]:
+def okgin_command(*args: str) -> list[str]:
+    """``okgin ARGS``: the installed command, or this checkout's when none is installed."""
     okgin = shutil.which("okgin")
-    command = [okgin] if okgin else [sys.executable, "-c", "from scorer.cli import run; run()"]
-    command += ["serve", "--host", HOST, "--port", str(port), "--db", str(workdir / "bench.db")]
-    command += ["--data-dir", str(workdir)] + (["--model", model] if model else [])
+    return [*([okgin] if okgin else [sys.executable, "-c", "from scorer.cli import run; run()"]), *args]
+
+
+def start_server(port: int, workdir: Path, model: str | None, *extra: str) -> subprocess.Popen[bytes]:
+    """``okgin serve`` on ``port`` with its database in ``workdir``, once it accepts connections."""
+    command = okgin_command("serve", "--host", HOST, "--port", str(port), "--db", str(workdir / "bench.db"))
+    command += ["--data-dir", str(workdir), *(["--model", model] if model else []), *extra]
     env = os.environ | {"YOLO_OFFLINE": "1", "PYTHONPATH": str(REPO)}
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30

@@ -20,7 +20,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from web_fixtures import ROUND, jpeg
+from web_fixtures import JSON_ROUTES, ROUND, jpeg
 
 from scorer.cards import DECK
 
@@ -32,14 +32,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     database=None,
 )
-ROUTES = [
-    ("POST", "/api/matches"),
-    ("POST", "/api/matches/1/rounds"),
-    ("PUT", "/api/matches/1/rounds/1"),
-    ("POST", "/api/score"),
-    ("POST", "/api/arrange"),
-    ("POST", "/correct/examples"),
-]
+ROUTES = JSON_ROUTES
 
 scalars = (
     st.none()
@@ -183,6 +176,12 @@ def test_any_detection_upload(fuzzed_app: Flask, players: str, raw: bytes) -> No
     for route in ("/api/detect", "/live/frame"):
         assert_answered_well(client, "POST", route, query_string={"players": players}, data=raw,
                              content_type="image/jpeg")  # fmt: skip
+
+
+def test_every_json_route_is_fuzzed(fuzzed_app: Flask) -> None:
+    from web.request_json import json_routes
+
+    assert json_routes(fuzzed_app) == ROUTES
 
 
 def test_the_fuzzed_app_still_holds_its_match(fuzzed_app: Flask) -> None:

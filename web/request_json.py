@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 import numpy as np
-from flask import request
+from flask import Flask, request
 from flask.json.provider import DefaultJSONProvider
 
 from web.errors import ApiError
@@ -60,3 +60,17 @@ def json_object() -> dict[str, Any]:
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object (Content-Type: application/json)")
     return body
+
+
+def json_routes(app: Flask) -> list[tuple[str, str]]:
+    """Every route that reads a JSON body, as ``(method, path)`` with ``1`` for each id in the path.
+
+    They are the POST and PUT routes of the API and of corrections, but for the image upload; the fuzz
+    suite and ``benchmarks/bench_abuse.py`` send their bad bodies to each.
+    """
+    routes = []
+    for rule in app.url_map.iter_rules():
+        if rule.rule.startswith(("/api/", "/correct/")) and rule.endpoint != "api.detect":
+            path = "/".join("1" if part.startswith("<") else part for part in rule.rule.split("/"))
+            routes += [(method, path) for method in sorted((rule.methods or set()) & {"POST", "PUT"})]
+    return sorted(routes, key=lambda route: route[1])
