@@ -22,8 +22,10 @@ import numpy as np
 
 os.environ.setdefault("YOLO_OFFLINE", "1")
 
-from scorer.vision.detector import CardDetector, ModelError, ModelManifest, cpu_count
+from scorer.vision.backends import available_backends, cpu_count
+from scorer.vision.detector import CardDetector
 from scorer.vision.evaluate import evaluate_dataset
+from scorer.vision.manifest import ModelError, ModelManifest
 
 REAL_PHOTOS = Path(__file__).resolve().parents[1].parent / "shared" / "real-photos" / "poker-cards-fmjio"
 WIDTH, HEIGHT = 1280, 720
@@ -71,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     except ModelError as error:
         print(f"bench_detector: {error}", file=sys.stderr)
         return 2
-    backends = manifest.available_backends()
+    backends = available_backends(manifest)
     print(f"model {manifest.directory} ({manifest.design}, imgsz {manifest.detector_imgsz}); {cpu_count()} cores")
     print(f"backends shipped: {', '.join(backends) or 'none'}")
     frames = benchmark_frames(args.frames)

@@ -27,8 +27,9 @@ import cv2
 
 from scorer.cards import parse_cards
 from scorer.deadwood import best_arrangement
-from scorer.vision.detector import CardDetector, ModelError
+from scorer.vision.detector import CardDetector
 from scorer.vision.layout import TableLayout
+from scorer.vision.manifest import BACKENDS, ModelError
 from scorer.vision.pipeline import TablePipeline
 from scorer.vision.sources import CameraSource
 from scorer.vision.stabilise import Stabiliser
@@ -98,7 +99,7 @@ def model_only(detector: CardDetector, video: Path) -> tuple[int, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=None, help="model directory (default: the shipped one)")
-    parser.add_argument("--backend", default="auto", choices=("auto", "onnx", "openvino", "torch"))
+    parser.add_argument("--backend", default="auto", choices=BACKENDS)
     parser.add_argument("--frames", type=int, default=45, help="video length in frames")
     args = parser.parse_args(argv)
     try:

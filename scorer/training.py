@@ -18,15 +18,27 @@ import json
 import os
 import random
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from scorer.cards import CLASS_NAMES
 from scorer.errors import OkginError
+from scorer.vision.boxes import (
+    box_area,
+    box_centre,
+    box_from_row,
+    clip_box,
+    contains_point,
+    intersection_area,
+    scale_box,
+    shift_box,
+)
 from scorer.vision.crops import CROP_PAD, CROP_SIZE, corner_crop
+from scorer.vision.labels import LabelError, dataset_yaml, label_line, read_label_file, write_label_file
+from scorer.vision.manifest import ModelError, ModelManifest
 from scorer.vision.types import Box
 
 if TYPE_CHECKING:
@@ -85,23 +97,13 @@ def read_split(scene_dir: Path, split: str) -> Iterator[LabelledImage]:
             continue
         label_path = scene_dir / "labels" / split / f"{image_path.stem}.txt"
         height, width = _image_size(image_path)
-        labelled = read_yolo_boxes(label_path, width, height)
-        yield LabelledImage(image_path, tuple(cls for cls, _ in labelled), tuple(box for _, box in labelled))
-
-
-def read_yolo_boxes(label_path: Path, width: int, height: int) -> list[tuple[int, Box]]:
-    """(class, pixel box) per line of a YOLO label file; an absent file means no boxes."""
-    if not label_path.exists():
-        return []
-    boxes = []
-    for line in label_path.read_text().splitlines():
-        parts = line.split()
-        if len(parts) == 5:
-            cls, xc, yc, w, h = int(parts[0]), *map(float, parts[1:])
-            boxes.append(
-                (cls, ((xc - w / 2) * width, (yc - h / 2) * height, (xc + w / 2) * width, (yc + h / 2) * height))
-            )
-    return boxes
+        try:
+            labelled = read_label_file(label_path, width, height, class_count=len(CLASS_NAMES))
+        except LabelError as error:
+            raise TrainingError(str(error)) from None
+        yield LabelledImage(
+            image_path, tuple(label.class_id for label in labelled), tuple(label.box for label in labelled)
+        )
 
 
 def _image_size(path: Path) -> tuple[int, int]:
@@ -111,12 +113,6 @@ def _image_size(path: Path) -> tuple[int, int]:
     with Image.open(path) as image:
         width, height = image.size
     return height, width
-
-
-def _yolo_line(cls: int, box: Box, width: int, height: int) -> str:
-    x1, y1, x2, y2 = box
-    centre_x, centre_y = (x1 + x2) / 2 / width, (y1 + y2) / 2 / height
-    return f"{cls} {centre_x:.6f} {centre_y:.6f} {(x2 - x1) / width:.6f} {(y2 - y1) / height:.6f}"
 
 
 def make_detector_tiles(
@@ -148,7 +144,7 @@ def make_detector_tiles(
             scale = imgsz / max(image.shape[:2])
             image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
             height, width = image.shape[:2]
-            boxes = [tuple(v * scale for v in box) for box in item.boxes]
+            boxes = [scale_box(box, scale) for box in item.boxes]
             classes = item.class_ids if card_classes else (0,) * len(boxes)
             for index in range(tiles_per_image):
                 tile_w, tile_h = min(TILE_SIZE, width), min(TILE_SIZE, height)
@@ -162,22 +158,17 @@ def make_detector_tiles(
                 y0 = int(min(max(cy - tile_h / 2, 0), height - tile_h))
                 tile = image[y0 : y0 + tile_h, x0 : x0 + tile_w]
                 lines = []
-                for cls, (x1, y1, x2, y2) in zip(classes, boxes, strict=True):
-                    cx1, cy1 = max(x1 - x0, 0), max(y1 - y0, 0)
-                    cx2, cy2 = min(x2 - x0, tile_w), min(y2 - y0, tile_h)
-                    inside = max(cx2 - cx1, 0) * max(cy2 - cy1, 0)
-                    if inside >= 0.6 * (x2 - x1) * (y2 - y1):
-                        lines.append(_yolo_line(cls, (cx1, cy1, cx2, cy2), tile_w, tile_h))
+                for cls, box in zip(classes, boxes, strict=True):
+                    inside = clip_box(shift_box(box, -x0, -y0), tile_w, tile_h)
+                    if box_area(inside) >= 0.6 * box_area(box):
+                        lines.append(label_line(cls, inside, tile_w, tile_h))
                 name = f"{item.image_path.stem}_{index}"
                 cv2.imwrite(str(out_dir / "images" / split / f"{name}.jpg"), tile, [cv2.IMWRITE_JPEG_QUALITY, 95])
-                (out_dir / "labels" / split / f"{name}.txt").write_text("\n".join(lines) + ("\n" if lines else ""))
+                write_label_file(out_dir / "labels" / split / f"{name}.txt", lines)
     names = CLASS_NAMES if card_classes else ("corner",)
     yaml_path = out_dir / "data.yaml"
-    yaml_path.write_text(
-        f"# corner tiles cut from {scene_dir} by scorer.training.make_detector_tiles\n"
-        f"path: {out_dir.resolve()}\ntrain: images/train\nval: images/val\nnames:\n"
-        + "".join(f"  {index}: {name}\n" for index, name in enumerate(names))
-    )
+    comment = f"corner tiles cut from {scene_dir} by scorer.training.make_detector_tiles"
+    yaml_path.write_text(dataset_yaml(out_dir.resolve(), names, "images/train", "images/val", comment))
     return yaml_path
 
 
@@ -200,14 +191,9 @@ def _jittered(box: Box, rng: random.Random) -> Box:
     return (cx - w * sw / 2, cy - h * sh / 2, cx + w * sw / 2, cy + h * sh / 2)
 
 
-def _overlaps(box: Box, others: list[Box]) -> bool:
-    x1, y1, x2, y2 = box
-    area = (x2 - x1) * (y2 - y1)
-    for ox1, oy1, ox2, oy2 in others:
-        inter = max(min(x2, ox2) - max(x1, ox1), 0) * max(min(y2, oy2) - max(y1, oy1), 0)
-        if inter > 0.15 * area:
-            return True
-    return False
+def _covers_a_corner(box: Box, corners: list[Box]) -> bool:
+    """Whether a candidate negative crop holds more than a sliver (15% of its area) of some labelled corner."""
+    return any(intersection_area(box, corner) > 0.15 * box_area(box) for corner in corners)
 
 
 def make_classifier_crops(
@@ -266,7 +252,7 @@ def make_classifier_crops(
                 else:
                     x1, y1 = rng.uniform(0, max(width - w, 1)), rng.uniform(0, max(height - h, 1))
                 candidate = (x1, y1, x1 + w, y1 + h)
-                if _overlaps(candidate, boxes):
+                if _covers_a_corner(candidate, boxes):
                     continue
                 crop = corner_crop(image, candidate, crop_size, crop_pad)
                 cv2.imwrite(str(out_dir / split / NONE_CLASS / f"{item.image_path.stem}_n{made}.png"), crop)
@@ -297,7 +283,10 @@ def make_correction_crops(corrections_dir: Path, model_dir: Path | None, out_dir
 
     from scorer.vision.detector import CardDetector
 
-    detector = CardDetector(model_dir)
+    try:
+        detector = CardDetector(model_dir)
+    except ModelError as error:
+        raise TrainingError(f"corrections need the model that read them: {error}") from None
     if detector.classifier is None:
         raise TrainingError("corrections retrain the classifier of a two-stage model; this model has none")
     written = 0
@@ -307,12 +296,14 @@ def make_correction_crops(corrections_dir: Path, model_dir: Path | None, out_dir
         if image is None or not label_path.exists():
             continue
         height, width = image.shape[:2]
-        cards = read_yolo_boxes(label_path, width, height)
+        try:
+            cards = read_label_file(label_path, width, height, class_count=len(CLASS_NAMES))
+        except LabelError as error:
+            raise TrainingError(str(error)) from None
         xyxy, _, _ = detector.boxes.predict(image, detector.conf, detector.manifest.iou)
         for index, row in enumerate(xyxy):
-            box = (float(row[0]), float(row[1]), float(row[2]), float(row[3]))
-            cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-            inside = [cls for cls, (x1, y1, x2, y2) in cards if x1 <= cx <= x2 and y1 <= cy <= y2]
+            box = box_from_row(row)
+            inside = [card.class_id for card in cards if contains_point(card.box, box_centre(box))]
             if len(inside) > 1:
                 continue  # overlapping cards: the corner's owner is ambiguous
             name = CLASS_NAMES[inside[0]] if inside else NONE_CLASS
@@ -424,20 +415,24 @@ def validate(scene_dir: Path, model_dir: Path, crops_dir: Path | None = None) ->
     offline_environment()
     from ultralytics import YOLO
 
-    for needed in (scene_dir / "data.yaml", model_dir / "manifest.json"):
-        if not needed.exists():
-            raise TrainingError(f"cannot validate: {needed} does not exist")
-    manifest = json.loads((model_dir / "manifest.json").read_text())
-    detector = YOLO(str(model_dir / manifest["detector"]))
+    if not (scene_dir / "data.yaml").exists():
+        raise TrainingError(f"cannot validate: {scene_dir / 'data.yaml'} does not exist")
+    try:
+        manifest = ModelManifest.load(model_dir)
+        detector_weights = manifest.file(manifest.detector, "detector weights")
+        classifier_weights = manifest.file(manifest.classifier, "classifier weights") if crops_dir else None
+    except ModelError as error:
+        raise TrainingError(f"cannot validate: {error}") from None
+    detector = YOLO(str(detector_weights))
     metrics = detector.val(
-        data=str(scene_dir / "data.yaml"), imgsz=manifest["detector_imgsz"], batch=8, single_cls=True,
+        data=str(scene_dir / "data.yaml"), imgsz=manifest.detector_imgsz, batch=8, single_cls=True,
         plots=False, device="cpu", verbose=False, workers=0,
     )  # fmt: skip
     result = {"detector_map50": float(metrics.box.map50), "detector_map50_95": float(metrics.box.map)}
     if crops_dir is not None:
-        classifier = YOLO(str(model_dir / manifest["classifier"]))
+        classifier = YOLO(str(classifier_weights))
         top = classifier.val(
-            data=str(crops_dir), imgsz=manifest["crop_size"], batch=256, plots=False, device="cpu", verbose=False,
+            data=str(crops_dir), imgsz=manifest.crop_size, batch=256, plots=False, device="cpu", verbose=False,
             workers=0,
         )  # fmt: skip
         result["classifier_top1"] = float(top.top1)
@@ -455,11 +450,12 @@ def export_onnx(weights: Path, imgsz: int) -> Path:
     return Path(exported)
 
 
-def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, extra: dict[str, object]) -> Path:
+def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, provenance: dict[str, Any]) -> Path:
     """Copy weights into ``models_dir``, export each copy to ONNX beside it, write ``manifest.json``.
 
     Exporting the copies (not the sources) leaves the source folders untouched, even when they
-    are another shipped ``models/``.
+    are another shipped ``models/``. ``provenance`` (``trained_on``, ``train_command`` ...) is
+    recorded in the manifest as given.
     """
     offline_environment()
     from ultralytics import YOLO
@@ -473,40 +469,55 @@ def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, ext
     for weights, imgsz in ((detector, DETECTOR_IMGSZ), (classifier, CROP_SIZE)):
         export_onnx(weights, imgsz)  # written beside the copy as <stem>.onnx: the manifest's ONNX names
     classifier_names = YOLO(str(classifier)).names
-    manifest = {
-        "design": "two-stage",
-        **MODEL_FILES,
-        "detector_imgsz": DETECTOR_IMGSZ,
-        "crop_size": CROP_SIZE,
-        "crop_pad": CROP_PAD,
-        "classifier_rotations": list(CLASSIFIER_ROTATIONS),
-        "classifier_names": [classifier_names[i] for i in range(len(classifier_names))],
-        "none_class": NONE_CLASS,
+    manifest = ModelManifest(
+        models_dir,
+        design="two-stage",
+        detector=MODEL_FILES["detector"],
+        detector_onnx=MODEL_FILES["detector_onnx"],
+        classifier=MODEL_FILES["classifier"],
+        classifier_onnx=MODEL_FILES["classifier_onnx"],
+        detector_imgsz=DETECTOR_IMGSZ,
+        crop_size=CROP_SIZE,
+        crop_pad=CROP_PAD,
+        classifier_rotations=CLASSIFIER_ROTATIONS,
+        classifier_names=tuple(classifier_names[i] for i in range(len(classifier_names))),
+        none_class=NONE_CLASS,
         # a low corner threshold, since the classifier's none class vetoes false alarms; the card
         # threshold and fusion are placeholders until tune_thresholds chooses them for these weights
-        "conf": 0.05,
-        "card_conf": 0.1,
-        "detector_weight": 1.0,
-        **extra,
-    }
-    path = models_dir / "manifest.json"
-    path.write_text(json.dumps(manifest, indent=2) + "\n")
-    return path
+        conf=0.05,
+        card_conf=0.1,
+        detector_weight=1.0,
+        provenance=provenance,
+    )
+    return manifest.save()
 
 
-def tune_thresholds(model_dir: Path, scene_dir: Path) -> list[ThresholdScore]:
+@dataclasses.dataclass(frozen=True)
+class Tuning:
+    """What ``tune_thresholds`` chose: every pair's score (best first) and the manifest's pair before."""
+
+    scores: tuple[ThresholdScore, ...]
+    before: ThresholdScore | None  # None when the previous pair was not among those tried
+
+    @property
+    def best(self) -> ThresholdScore:
+        return self.scores[0]
+
+
+def tune_thresholds(model_dir: Path, scene_dir: Path) -> Tuning:
     """Choose ``card_conf`` and ``detector_weight`` for the model in ``model_dir`` on the val
     scenes of ``scene_dir`` (``scorer.vision.tuning``) and write them into its manifest.
 
-    Returns every pair's score, best first; the manifest records the choice and where it was made.
+    The manifest records the choice and where it was made.
+
+    :raises TrainingError: for a missing model or unreadable scenes.
     """
-    from scorer.cards import Card
-    from scorer.vision.detector import CardDetector, ModelError
-    from scorer.vision.evaluate import EvalError, dataset_images, read_labels
+    from scorer.vision.detector import CardDetector
+    from scorer.vision.evaluate import ClassList, EvalError, dataset_images, read_labels
     from scorer.vision.images import ImageError, load_image
     from scorer.vision.tuning import LabelledReading, score_thresholds
 
-    classes = [Card.parse(name) for name in CLASS_NAMES]
+    classes = ClassList.okgin().cards
     readings = []
     try:
         detector = CardDetector(model_dir)
@@ -514,20 +525,21 @@ def tune_thresholds(model_dir: Path, scene_dir: Path) -> list[ThresholdScore]:
             image = load_image(photo)
             height, width = image.shape[:2]
             labels = read_labels(scene_dir / "labels" / "val" / f"{photo.stem}.txt", classes, width, height)
-            readings.append(LabelledReading(photo.name, tuple(detector.read_corners(image)), tuple(labels)))
+            readings.append(LabelledReading(photo.name, tuple(detector.read_corners(image)), labels.cards))
     except (ModelError, EvalError, ImageError) as error:
         raise TrainingError(str(error)) from None
     scores = score_thresholds(readings)
+    manifest = detector.manifest
+    previous = (manifest.detector_weight, manifest.card_conf)
+    before = next((s for s in scores if (s.detector_weight, s.card_conf) == previous), None)
     best = scores[0]
-    path = model_dir / "manifest.json"
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    manifest.update(
+    chosen_on = {"scenes": str(scene_dir), **best.to_dict()}
+    manifest.replace(
         card_conf=best.card_conf,
         detector_weight=best.detector_weight,
-        thresholds_chosen_on={"scenes": str(scene_dir), **best.to_dict()},
-    )
-    path.write_text(json.dumps(manifest, indent=2) + "\n")
-    return scores
+        provenance={**manifest.provenance, "thresholds_chosen_on": chosen_on},
+    ).save()
+    return Tuning(tuple(scores), before)
 
 
 def crops_dataset_is_complete(out_dir: Path) -> bool:
@@ -538,3 +550,100 @@ def crops_dataset_is_complete(out_dir: Path) -> bool:
 def class_balance(out_dir: Path, split: str = "train") -> dict[str, int]:
     """Crops per class, to see which cards the generator under-represents."""
     return {name: sum(1 for _ in (out_dir / split / name).glob("*.png")) for name in (*CLASS_NAMES, NONE_CLASS)}
+
+
+# --- the whole recipe -----------------------------------------------------------------------------------------------
+
+STAGES = ("all", "detector", "classifier")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """One run of the recipe: ``okgin train``'s options, for callers without a command line.
+
+    ``stage`` trains both models (``all``) or one; ``init_dir`` fine-tunes from the weights
+    shipped there instead of starting from scratch; ``ship_dir`` exports the result there
+    and tunes its thresholds on the val scenes; ``provenance`` goes into the shipped manifest.
+    """
+
+    scene_dir: Path
+    run_dir: Path = Path("runs/corners")
+    detector_epochs: int = 30
+    classifier_epochs: int = 15
+    batch: int = 32
+    tiles_per_image: int = 3
+    crops_per_corner: int = 2
+    init_dir: Path | None = None
+    device: str = "cpu"
+    workers: int = 2
+    stage: str = "all"
+    ship_dir: Path | None = None
+    corrections_dir: Path | None = None
+    seed: int = 0
+    provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    """Where a run left its weights and, when it shipped, the manifest and the threshold choice."""
+
+    detector_weights: Path
+    classifier_weights: Path
+    manifest: Path | None = None
+    tuning: Tuning | None = None
+
+
+def check_scenes(scene_dir: Path) -> None:
+    """:raises TrainingError: unless ``scene_dir`` holds scenes from ``okgin data generate``."""
+    if not (scene_dir / "images" / "train").is_dir():
+        raise TrainingError(f"{scene_dir} holds no generated scenes; run 'okgin data generate --out {scene_dir}'")
+
+
+def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResult:
+    """Run the recipe: cut tiles and crops (once), train or resume each stage, ship when asked.
+
+    Re-running the same config resumes: tiles and crops already cut are kept, and a stage
+    whose run stopped part-way resumes from its last checkpoint. ``log`` hears each step.
+
+    :raises TrainingError: for missing scenes or initial weights, or a run that cannot go on.
+    """
+    check_scenes(config.scene_dir)
+    if config.stage not in STAGES:
+        raise TrainingError(f"unknown stage {config.stage!r}: choose one of {', '.join(STAGES)}")
+    init_detector = init_classifier = None
+    if config.init_dir is not None:
+        init_detector = config.init_dir / MODEL_FILES["detector"]
+        init_classifier = config.init_dir / MODEL_FILES["classifier"]
+        for path in (init_detector, init_classifier):
+            if not path.exists():
+                raise TrainingError(f"cannot fine-tune from {config.init_dir}: no weights at {path}")
+    run_dir = config.run_dir
+    detector_weights = run_dir / "detector" / "weights" / "best.pt"
+    classifier_weights = run_dir / "classifier" / "weights" / "best.pt"
+    if config.stage in {"all", "detector"}:
+        tiles_yaml = run_dir / "tiles" / "data.yaml"
+        if not tiles_yaml.exists():
+            log("cutting detector tiles ...")
+            make_detector_tiles(config.scene_dir, run_dir / "tiles", config.tiles_per_image, config.seed)
+        detector_weights = train_stage(
+            "detect", tiles_yaml, run_dir / "detector", config.detector_epochs, TILE_SIZE, config.batch,
+            init_detector, config.device, config.workers,
+        )  # fmt: skip
+    if config.stage in {"all", "classifier"}:
+        crops = run_dir / "crops"
+        if not crops_dataset_is_complete(crops):
+            log("cutting classifier crops ...")
+            make_classifier_crops(config.scene_dir, crops, config.seed, config.crops_per_corner)
+        if config.corrections_dir is not None:
+            added = make_correction_crops(config.corrections_dir, config.init_dir, crops)
+            log(f"added {added} crops from the corrections in {config.corrections_dir}")
+        classifier_weights = train_stage(
+            "classify", crops, run_dir / "classifier", config.classifier_epochs, CROP_SIZE, config.batch * 4,
+            init_classifier, config.device, config.workers,
+        )  # fmt: skip
+    if config.ship_dir is None:
+        return TrainResult(detector_weights, classifier_weights)
+    manifest = ship(detector_weights, classifier_weights, config.ship_dir, config.provenance)
+    log(f"choosing the card threshold of {config.ship_dir} on the val scenes of {config.scene_dir} ...")
+    tuning = tune_thresholds(config.ship_dir, config.scene_dir)
+    return TrainResult(detector_weights, classifier_weights, manifest, tuning)

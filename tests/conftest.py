@@ -163,6 +163,11 @@ def detection(card: str, centre: tuple[float, float], size: tuple[float, float] 
     return CardDetection(Card.parse(card), box, conf)
 
 
+def seat_cards(reading_json: dict[str, Any]) -> dict[str, list[str]]:
+    """The card names per seat of a reading's JSON form (``FrameReading.to_dict``)."""
+    return {zone: [c["card"] for c in cards] for zone, cards in reading_json["zones"].items() if zone.isdigit()}
+
+
 def row_of(cards: str, y: float, x0: float = 100, step: float = 60) -> list[CardDetection]:
     """Cards laid in a row at height ``y``, one every ``step`` pixels from ``x0``."""
     return [detection(str(card), (x0 + i * step, y)) for i, card in enumerate(parse_cards(cards))]
@@ -183,7 +188,7 @@ class FakeDetector:
         self.calls = 0
 
     def detect(self, image_bgr: np.ndarray) -> Any:
-        from scorer.vision.detector import Detections
+        from scorer.vision.types import Detections
 
         item = self.frames[min(self.calls, len(self.frames) - 1)]
         self.calls += 1
@@ -222,8 +227,8 @@ def write_video(tmp_path: Path) -> Callable[..., Path]:
 
 def truth_detections(truth: Any) -> Any:
     """What a perfect corner detector would report for a rendered scene: its labelled indices, merged."""
-    from scorer.vision.detector import Detections
-    from scorer.vision.merge import CornerDetection, merge_corners
+    from scorer.vision.merge import merge_corners
+    from scorer.vision.types import CornerDetection, Detections
 
     corners = [CornerDetection(label.card, label.box, 0.99) for label in truth.labels]
     cards, conflicts = merge_corners(corners)

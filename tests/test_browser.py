@@ -19,8 +19,7 @@ import numpy as np
 import pytest
 
 from scorer.cards import Card, parse_cards
-from scorer.vision.detector import Detections
-from scorer.vision.types import CardDetection
+from scorer.vision.types import CardDetection, Detections
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import REAL_PHOTOS, FakeDetector, detection, row_of, shipped_model_or_skip
+from conftest import REAL_PHOTOS, FakeDetector, detection, row_of, seat_cards, shipped_model_or_skip
 
 from scorer.cards import Card, parse_cards
 from scorer.cli import main
@@ -141,6 +141,7 @@ def test_eval_scores_cards_and_writes_plots(
         "missed": ["QH"],
         "invented": ["QD"],
         "confusions": [["QH", "QD"]],
+        "on_non_cards": [],
     }
     assert (tmp_path / "plots" / "confusions.png").stat().st_size > 1000
 
@@ -160,8 +161,11 @@ def test_eval_json_and_a_perfect_score(runner: CliRunner, labelled_set: Path, fa
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        (lambda root: (root / "classes.txt").write_text("10C\nXX\n"), "classes.txt:2: unknown card 'XX'"),
-        (lambda root: (root / "labels" / "a.txt").write_text("7 0.5 0.5 0.1 0.1\n"), "a.txt:1: expected 'class"),
+        (lambda root: (root / "classes.txt").write_text("10C\nQX\n"), "classes.txt: class 1: unknown card 'QX'"),
+        (
+            lambda root: (root / "labels" / "a.txt").write_text("7 0.5 0.5 0.1 0.1\n"),
+            "a.txt:1: class 7 is not below the 4 classes named",
+        ),
         (lambda root: (root / "images" / "a.jpg").write_bytes(b"junk"), "could not decode image"),
     ],
 )
@@ -173,17 +177,44 @@ def test_eval_names_bad_data(runner: CliRunner, labelled_set: Path, fake_model: 
     assert message in result.output and "Traceback" not in result.output
 
 
+def test_eval_stages_need_corner_labels(runner: CliRunner, labelled_set: Path, fake_model: Any) -> None:
+    args = ["--images", labelled_set / "images", "--labels", labelled_set / "labels"]
+    result = invoke(runner, "eval", *args, "--classes", labelled_set / "classes.txt", "--stages")
+    assert result.exit_code == 2
+    assert "box whole cards (no photo labels a card twice); per-stage figures need corner-index boxes" in result.stderr
+
+
+@pytest.mark.slow
+def test_eval_stages_with_a_tiny_model(runner: CliRunner, tiny_models: Path, tmp_path: Path) -> None:
+    # generated-scene style: labels in okgin's class order (no --classes), a card labelled at two corners
+    for folder in ("images", "labels"):
+        (tmp_path / folder).mkdir()
+    cv2.imwrite(str(tmp_path / "images" / "s.jpg"), np.random.default_rng(1).integers(0, 255, (480, 640, 3), np.uint8))
+    (tmp_path / "labels" / "s.txt").write_text("37 0.1 0.1 0.03 0.025\n37 0.6 0.7 0.03 0.04\n0 0.3 0.3 0.05 0.1\n")
+    args = ["--images", tmp_path / "images", "--labels", tmp_path / "labels", "--json"]
+    result = invoke(runner, "eval", *args, "--model", tiny_models / "two-stage", "--backend", "onnx")
+    assert result.exit_code == 0, result.output
+    stages = json.loads(result.stdout)["stages"]
+    assert stages["indices"] == 3 and stages["by_height"][-1]["labelled"] == 3
+    assert [row["height"] for row in stages["by_height"]] == ["<16 px", "16-25 px", "25-60 px", "all"]
+    assert sum(stages["by_height"][-1][key] for key in ("right", "other_card", "none", "club_as_spade",
+               "spade_as_club", "heart_as_diamond", "diamond_as_heart")) == 3  # fmt: skip
+    text = invoke(runner, "eval", *args[:-1], "--model", tiny_models / "two-stage", "--no-stages")
+    assert text.exit_code == 0 and "detector recall" not in text.stdout
+
+
 # --- score-image ---------------------------------------------------------------------------------------------------
 
 
-def test_score_image_json_is_the_engine_result_plus_seats(runner: CliRunner, photo: Path, fake_model: Any) -> None:
+def test_score_image_json_is_the_result_plus_the_reading(runner: CliRunner, photo: Path, fake_model: Any) -> None:
     result = invoke(runner, "score-image", photo, "--upcard", "KS", "--knocker", "1", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     expected = score_round(
         Rules(), Card.parse("KS"), {"1": parse_cards(ANN), "2": parse_cards(BOB)}, knocker="1"
     ).to_dict()
-    assert data == {**expected, "seats": {"1": ANN.split(), "2": BOB.split()}}
+    assert data == {**expected, "reading": data["reading"]}
+    assert seat_cards(data["reading"]) == {"1": ANN.split(), "2": BOB.split()}
     assert data["outcome"] == "knock" and data["points"]["knocker"] > 0
 
 
@@ -238,12 +269,12 @@ def test_watch_a_video_prints_changes_and_the_score(runner: CliRunner, fake_mode
     assert result.exit_code == 0, result.output
     events = [json.loads(line) for line in result.stdout.splitlines()]
     readings = [e for e in events if e["event"] == "reading"]
-    assert readings[0]["seats"] == {"1": [], "2": []}
+    assert readings[0]["zones"] == {"1": [], "2": [], "upcard": [], "unassigned": []}
     assert all("5C" not in json.dumps(e) for e in readings), "the ghost card never shows"
     scores = [e for e in events if e["event"] == "score"]
     assert len(scores) == 1, "scored once, when stable"
     assert scores[0]["knocker_name"] == "1" and scores[0]["upcard"] == "KS"
-    assert scores[0]["seats"] == {"1": ANN.split(), "2": BOB.split()}
+    assert seat_cards(scores[0]["reading"]) == {"1": ANN.split(), "2": BOB.split()}
 
 
 def test_watch_uses_the_given_upcard_and_knocker(runner: CliRunner, fake_model: Any, write_video: Any) -> None:
@@ -334,6 +365,6 @@ def test_score_image_for_three_players(runner: CliRunner, photo: Path, fake_mode
     result = invoke(runner, "score-image", photo, "--upcard", "KH", "--knocker", "1", "--players", "3", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert data["seats"]["3"] == left_hand.split(" ")
+    assert seat_cards(data["reading"])["3"] == left_hand.split(" ")
     assert list(data["players"]) == ["1", "3", "2"], "hands go to the engine in seating order"
     assert data["knocker_name"] == "1" and data["outcome"] in ("knock", "undercut")

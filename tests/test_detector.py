@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -13,18 +14,17 @@ import numpy as np
 import pytest
 
 from scorer.cards import CLASS_NAMES
-from scorer.vision.detector import (
-    CardDetector,
-    ModelError,
-    ModelManifest,
+from scorer.vision.backends import (
     OnnxBoxModel,
     OnnxCropModel,
     UltralyticsBoxModel,
     UltralyticsCropModel,
-    check_frame,
+    available_backends,
     decode_yolo,
     letterbox,
 )
+from scorer.vision.detector import CardDetector, check_frame
+from scorer.vision.manifest import ModelError, ModelManifest, default_model_dir
 
 
 def write_manifest(directory: Path, **fields: object) -> Path:
@@ -93,6 +93,43 @@ def test_model_dir_env_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("OKGIN_MODEL_DIR", str(tmp_path / "elsewhere"))
     with pytest.raises(ModelError, match="elsewhere"):
         CardDetector()
+
+
+def test_a_checkout_finds_its_models_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OKGIN_MODEL_DIR", raising=False)
+    assert default_model_dir() == Path(__file__).resolve().parents[1] / "models"
+
+
+def test_an_installed_package_is_told_where_the_model_is(tmp_path: Path) -> None:
+    # the package alone, as a wheel installs it: no pyproject.toml, no models/ beside it
+    site = tmp_path / "site-packages"
+    shutil.copytree(
+        Path(__file__).resolve().parents[1] / "scorer", site / "scorer", ignore=shutil.ignore_patterns("*.pyc")
+    )
+    code = "from scorer.vision.manifest import default_model_dir; print(default_model_dir())"
+    env = {key: value for key, value in os.environ.items() if key != "OKGIN_MODEL_DIR"} | {"PYTHONPATH": str(site)}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert run.returncode != 0
+    assert "ModelError: no model directory: okgin is installed without its models/ folder" in run.stderr
+    assert "set OKGIN_MODEL_DIR to the folder holding manifest.json" in run.stderr
+    env["OKGIN_MODEL_DIR"] = str(tmp_path / "weights")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert run.stdout.strip() == str(tmp_path / "weights")
+
+
+def test_a_manifest_writes_and_reads_itself_back(tmp_path: Path) -> None:
+    provenance = {"trained_on": "gen61", "thresholds_chosen_on": {"f1": 0.9}}
+    names = tuple(sorted([*CLASS_NAMES, "none"]))
+    manifest = ModelManifest(
+        tmp_path / "m", classifier_onnx="c.onnx", detector_onnx="d.onnx", classifier_names=names, provenance=provenance
+    )
+    manifest.replace(card_conf=0.35, classifier_rotations=(0, 180)).save()
+    again = ModelManifest.load(tmp_path / "m")
+    assert again == manifest.replace(card_conf=0.35, classifier_rotations=(0, 180))
+    assert again.provenance == provenance and again.classifier_classes == manifest.classifier_classes
+    assert json.loads((tmp_path / "m" / "manifest.json").read_text())["classifier_rotations"] == [0, 180]
+    with pytest.raises(ModelError, match=r"detector_weight 2 is outside \(0, 1\]"):
+        manifest.replace(detector_weight=2)
 
 
 def test_classifier_names_in_any_order_map_to_cards(tmp_path: Path) -> None:
@@ -176,6 +213,46 @@ def test_onnx_backend_matches_ultralytics_on_the_same_onnx_file(tiny_models: Pat
     assert len(ours[0]) == len(theirs[0]) > 0
     assert np.allclose(ours[0], theirs[0], atol=0.05)
     assert np.allclose(ours[1], theirs[1], atol=1e-5)
+
+
+WITHOUT_TORCH = """
+import importlib.abc, sys
+
+class NoTorch(importlib.abc.MetaPathFinder):
+    # as if okgin were installed without the [train] extra: torch and ultralytics cannot be imported
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"torch", "torchvision", "ultralytics"}:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+sys.meta_path.insert(0, NoTorch())
+import numpy as np
+from scorer.vision.detector import CardDetector
+from scorer.vision.manifest import ModelError
+
+detector = CardDetector(sys.argv[1], conf=0.01)
+frame = np.random.default_rng(3).integers(0, 255, (720, 1280, 3), dtype=np.uint8)
+found = detector.detect(frame)
+try:
+    CardDetector(sys.argv[1], backend="torch")
+except ModelError as error:
+    print("torch backend:", error)
+print(detector.backend_name, len(detector.read_corners(frame)), len(found.cards))
+print(" ".join(sorted(sys.modules)))
+"""
+
+
+@pytest.mark.slow
+def test_onnx_serving_needs_neither_torch_nor_ultralytics(tiny_models: Path, tmp_path: Path) -> None:
+    model = copy_models(tiny_models / "two-stage", tmp_path / "m", classifier_conf=0.0)
+    run = subprocess.run([sys.executable, "-c", WITHOUT_TORCH, str(model)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    message, reading, modules = run.stdout.splitlines()
+    assert "the torch and openvino backends need ultralytics (pip install 'okgin[train]')" in message
+    backend, corners, cards = reading.split()
+    assert backend == "onnx" and int(corners) > 0 and int(cards) > 0
+    assert "onnxruntime" in modules.split()
+    assert not {"torch", "ultralytics"} & set(modules.split())
 
 
 @pytest.mark.slow
@@ -273,7 +350,7 @@ def test_shipped_backends_agree_on_rendered_tables(render_scene: Any) -> None:
     from conftest import shipped_model_or_skip
 
     model = shipped_model_or_skip()
-    backends = ModelManifest.load(model).available_backends()
+    backends = available_backends(ModelManifest.load(model))
     if len(backends) < 2:
         pytest.skip(f"only {backends} shipped: nothing to compare")
     detectors = [CardDetector(model, backend=backend) for backend in backends]
@@ -292,7 +369,7 @@ def test_shipped_onnx_classifier_matches_torch() -> None:
     from conftest import shipped_model_or_skip
 
     manifest = ModelManifest.load(shipped_model_or_skip())
-    if manifest.design != "two-stage" or not {"onnx", "torch"} <= set(manifest.available_backends()):
+    if manifest.design != "two-stage" or not {"onnx", "torch"} <= set(available_backends(manifest)):
         pytest.skip("needs a two-stage model shipped as both .pt and .onnx")
     rng = np.random.default_rng(5)
     size = manifest.crop_size

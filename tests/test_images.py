@@ -112,3 +112,19 @@ def test_no_more_than_two_pictures_decode_at_once(monkeypatch: pytest.MonkeyPatc
     for thread in threads:
         thread.join()
     assert most == images.MAX_CONCURRENT_DECODES == 2
+
+
+def test_junk_is_named_even_after_ultralytics_wrapped_pillow(monkeypatch: pytest.MonkeyPatch) -> None:
+    from PIL import Image
+
+    real_open = Image.open
+
+    def wrapped(*args: object, **kwargs: object) -> object:  # what ultralytics' patch does without pi-heif
+        try:
+            return real_open(*args, **kwargs)  # type: ignore[arg-type]
+        except Image.UnidentifiedImageError:
+            raise ModuleNotFoundError("No module named 'pi_heif'") from None
+
+    monkeypatch.setattr(Image, "open", wrapped)
+    with pytest.raises(ImageError, match="not a JPEG, PNG, BMP, WEBP or TIFF image"):
+        decode_image(b"junk")

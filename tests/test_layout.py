@@ -8,9 +8,8 @@ import pytest
 from conftest import detection, row_of, truth_detections
 
 from scorer.cards import parse_cards
-from scorer.vision.detector import Detections
 from scorer.vision.layout import LayoutError, TableLayout, Zone, points_in_polygon
-from scorer.vision.types import Conflict
+from scorer.vision.types import Conflict, Detections
 
 
 def detections(cards: list[Any], conflicts: tuple[Conflict, ...] = ()) -> Detections:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scorer.cards import Card
-from scorer.vision.merge import CornerDetection, merge_corners, same_card_distance
+from scorer.vision.merge import merge_corners, same_card_distance
+from scorer.vision.types import CornerDetection
 
 
 def corner(card: str, x: float, y: float, conf: float = 0.9, size: tuple[float, float] = (12, 26)) -> CornerDetection:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import shipped_model_or_skip
+from conftest import seat_cards, shipped_model_or_skip
 
 from scorer.cards import CLASS_NAMES, Card, parse_cards
 from scorer.cli import main
@@ -63,7 +63,7 @@ def test_score_image_scores_a_rendered_table(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["score-image", str(photo), "--upcard", "KS", "--knocker", "1", "--json"])
     assert result.exit_code == 0, result.output
     answer = json.loads(result.stdout)
-    assert {seat: sorted(cards) for seat, cards in answer["seats"].items()} == {
+    assert {seat: sorted(cards) for seat, cards in seat_cards(answer["reading"]).items()} == {
         str(seat): sorted(map(str, cards)) for seat, cards in truth.hands().items()
     }
     # seat 1 melds AS-2S-3S, 7s, 9C-10C-JC (KD 10); seat 2 melds the queens or 10-J-Q spades
@@ -121,7 +121,7 @@ def test_watch_reads_a_rendered_video_and_scores_it_once_stable(tmp_path: Path) 
     events = [json.loads(line) for line in result.stdout.splitlines()]
     scores = [event for event in events if event["event"] == "score"]
     assert len(scores) == 1, "scored once, when the reading settled"
-    assert {seat: sorted(cards) for seat, cards in scores[0]["seats"].items()} == {
+    assert {seat: sorted(cards) for seat, cards in seat_cards(scores[0]["reading"]).items()} == {
         str(seat): sorted(map(str, cards)) for seat, cards in truth.hands().items()
     }
     assert scores[0]["outcome"] == "knock"

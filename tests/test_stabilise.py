@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import pytest
 from conftest import detection, row_of
 
-from scorer.vision.stabilise import Stabiliser, StableReading, iou
+from scorer.vision.boxes import iou
+from scorer.vision.stabilise import Stabiliser, StableReading
 from scorer.vision.types import Conflict, FrameReading
 
 HAND = row_of("AS 2S 3S", y=650)
@@ -99,8 +100,9 @@ def test_a_replayed_stream_starts_afresh() -> None:
 def test_json_form() -> None:
     result = feed(Stabiliser(window=1, settle_seconds=0), [reading(HAND, upcard=[detection("7H", (880, 360))])])[0]
     data = result.to_dict()
-    assert [c["card"] for c in data["seats"]["1"]] == ["AS", "2S", "3S"]
-    assert data["upcard"][0]["card"] == "7H" and data["stable"] is True
+    assert [c["card"] for c in data["zones"]["1"]] == ["AS", "2S", "3S"]
+    assert data["zones"]["upcard"][0]["card"] == "7H" and data["stable"] is True
+    assert data == {**result.reading.to_dict(), "stable": True, "changed_at": 0.0}
 
 
 @pytest.mark.parametrize(("window", "settle"), [(0, 1.0), (3, -1.0)])

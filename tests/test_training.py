@@ -11,7 +11,16 @@ from click.testing import CliRunner
 
 from scorer.cards import CLASS_NAMES
 from scorer.cli import main
-from scorer.training import NONE_CLASS, TILE_SIZE, make_classifier_crops, make_detector_tiles, read_split
+from scorer.training import (
+    NONE_CLASS,
+    TILE_SIZE,
+    TrainConfig,
+    make_classifier_crops,
+    make_detector_tiles,
+    read_split,
+    train,
+)
+from scorer.vision.manifest import ModelManifest
 
 pytestmark = pytest.mark.slow
 
@@ -50,23 +59,28 @@ def test_crops_hold_every_labelled_corner_and_negatives(scenes: Path, tmp_path: 
     assert len(list((tmp_path / "crops" / "train" / NONE_CLASS).glob("*.png"))) == 3 * 6
 
 
-def test_train_command_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> None:
+def test_the_recipe_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> None:
     run = tmp_path / "run"
     models = tmp_path / "models"
-    args = ["train", "--data", str(scenes), "--run", str(run), "--detector-epochs", "1", "--classifier-epochs", "1"]
-    args += ["--batch", "4", "--tiles-per-image", "1", "--crops-per-corner", "1", "--ship", str(models)]
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0, result.output
+    config = TrainConfig(
+        scenes, run, detector_epochs=1, classifier_epochs=1, batch=4, tiles_per_image=1, crops_per_corner=1,
+        ship_dir=models, provenance={"trained_on": "eight test scenes"},
+    )  # fmt: skip
+    said: list[str] = []
+    result = train(config, log=said.append)  # no command line needed
+    assert said[:2] == ["cutting detector tiles ...", "cutting classifier crops ..."]
+    assert result.manifest == models / "manifest.json"
     manifest = json.loads((models / "manifest.json").read_text())
-    assert manifest["design"] == "two-stage"
+    assert manifest["design"] == "two-stage" and manifest["trained_on"] == "eight test scenes"
     assert sorted(manifest["classifier_names"]) == sorted([*CLASS_NAMES, NONE_CLASS])
     for key in ("detector", "detector_onnx", "classifier", "classifier_onnx"):
         assert (models / manifest[key]).stat().st_size > 100_000
     # the shipped copy's card threshold was chosen for these weights on the val scenes
-    assert "wrote card_conf" in result.output
+    assert result.tuning is not None
     chosen = manifest["thresholds_chosen_on"]
     assert chosen["scenes"] == str(scenes) and chosen["images"] == 2
     assert (manifest["card_conf"], manifest["detector_weight"]) == (chosen["card_conf"], chosen["detector_weight"])
+    assert ModelManifest.load(models).card_conf == result.tuning.best.card_conf
     import numpy as np
     import onnxruntime
 
@@ -74,10 +88,14 @@ def test_train_command_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> N
     crops = np.zeros((3, 3, manifest["crop_size"], manifest["crop_size"]), np.float32)  # dynamic batch: 3 crops at once
     (probabilities,) = session.run(None, {session.get_inputs()[0].name: crops})
     assert probabilities.shape == (3, len(manifest["classifier_names"]))
-    # a second run finds both stages finished and only ships again
+    # the same run from the command line finds both stages finished and only ships again
+    args = ["train", "--data", str(scenes), "--run", str(run), "--detector-epochs", "1", "--classifier-epochs", "1"]
+    args += ["--batch", "4", "--tiles-per-image", "1", "--crops-per-corner", "1", "--ship", str(models)]
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 0, again.output
     assert "cutting" not in again.output
+    assert "wrote card_conf" in again.output
+    assert json.loads(again.output[again.output.index("{\n") :])["train_command"].startswith("okgin train")
 
 
 def test_train_refuses_a_folder_without_scenes(tmp_path: Path) -> None:
@@ -89,4 +107,4 @@ def test_train_refuses_a_folder_without_scenes(tmp_path: Path) -> None:
 def test_tune_names_a_folder_without_a_model(scenes: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["train", "--data", str(scenes), "--stage", "tune", "--init", str(tmp_path)])
     assert result.exit_code == 2
-    assert f"cannot read {tmp_path}/manifest.json" in result.output
+    assert f"no model in '{tmp_path}': manifest.json is missing" in result.output

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from scorer.cards import Card
-from scorer.vision.detector import CornerEvidence
 from scorer.vision.evaluate import LabelledCard
 from scorer.vision.tuning import LabelledReading, score_thresholds
+from scorer.vision.types import CornerEvidence
 
 SEVEN, TWO = Card.parse("7C"), Card.parse("2S")
 

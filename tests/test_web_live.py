@@ -14,8 +14,7 @@ from flask.testing import FlaskClient
 from web_fixtures import ANN, BOB, FakeDetector, jpeg
 
 from scorer.cards import CLASS_NAMES, Card
-from scorer.vision.detector import Detections
-from scorer.vision.types import Conflict
+from scorer.vision.types import Conflict, Detections
 
 app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
 SCRIPT = {"X-Requested-With": "test"}
@@ -78,6 +77,19 @@ def test_detect_without_a_model_is_503_naming_the_model(tmp_path: Path) -> None:
     answer = app.test_client().post("/api/detect", data=jpeg(), content_type="image/jpeg")
     assert answer.status_code == 503
     assert "card recognition is unavailable" in answer.json["error"] and "no-model" in answer.json["error"]
+
+
+def test_the_detector_service_raises_what_went_wrong_not_http(tmp_path: Path) -> None:
+    from scorer.vision.manifest import ModelError
+    from web.detection import DetectorBusy, DetectorService
+
+    frame = np.zeros((72, 128, 3), np.uint8)
+    with pytest.raises(ModelError, match="no-model"):  # no app, no request: a plain error the edge maps to 503
+        DetectorService(None, str(tmp_path / "no-model"), queue_limit=0, wait_seconds=0.01).detect(frame)
+    busy = DetectorService(FakeDetector([]), None, queue_limit=0, wait_seconds=0.01)
+    busy._slots.acquire()  # one frame in inference, none may wait
+    with pytest.raises(DetectorBusy, match="busy"):
+        busy.detect(frame)
 
 
 def test_detect_bad_players_count(client: FlaskClient) -> None:

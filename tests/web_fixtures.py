@@ -17,8 +17,7 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from scorer.cards import parse_cards
-from scorer.vision.detector import Detections
-from scorer.vision.types import CardDetection, Conflict
+from scorer.vision.types import CardDetection, Conflict, Detections
 
 ANN = "8C 9C 10C JC 9H 10H JH 2S 2D AC"
 BOB = "QS QC QH 10S JS 3D 5H 7S AD 7D"

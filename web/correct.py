@@ -23,6 +23,7 @@ import json
 import math
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ from flask import Blueprint, Response, current_app, jsonify
 
 from scorer.cards import CLASS_NAMES, Card, ensure_distinct
 from scorer.errors import OkginError
+from scorer.vision.boxes import clip_box
+from scorer.vision.labels import dataset_yaml, label_line, write_label_file
 from web.db import connect, transaction
 from web.detection import service
 from web.errors import ApiError
@@ -43,17 +46,6 @@ PARTIAL_SUFFIX = ".partial"
 
 def corrections_dir() -> Path:
     return Path(current_app.config["CORRECTIONS_DIR"])
-
-
-def yolo_line(card: Card, box: tuple[float, float, float, float], width: int, height: int) -> str:
-    """A YOLO label line for a pixel box, clipped to the frame.
-
-    >>> yolo_line(Card.parse("QH"), (100, 50, 300, 250), 1000, 500)
-    '37 0.200000 0.300000 0.200000 0.400000'
-    """
-    x1, y1, x2, y2 = (max(0.0, min(v, limit)) for v, limit in zip(box, (width, height, width, height), strict=True))
-    cx, cy = (x1 + x2) / 2 / width, (y1 + y2) / 2 / height
-    return f"{card.class_id} {cx:.6f} {cy:.6f} {(x2 - x1) / width:.6f} {(y2 - y1) / height:.6f}"
 
 
 def pixel(value: object) -> float | None:
@@ -115,13 +107,11 @@ def ensure_dataset_yaml(root: Path) -> None:
     path = root / "data.yaml"
     if path.exists():
         return
-    names = "\n".join(f"  {index}: {name}" for index, name in enumerate(CLASS_NAMES))
-    path.write_text(
-        "# Frames corrected by players in the okgin web app (click-to-correct).\n"
-        "# Boxes are whole-card boxes (union of the card's corner boxes) with corrected class ids.\n"
-        f"path: {root}\ntrain: images\nval: images\nnames:\n{names}\n",
-        encoding="utf-8",
+    comment = (
+        "Frames corrected by players in the okgin web app (click-to-correct).\n"
+        "Boxes are whole-card boxes (union of the card's corner boxes) with corrected class ids."
     )
+    path.write_text(dataset_yaml(root, CLASS_NAMES, "images", "images", comment), encoding="utf-8")
 
 
 @bp.post("/examples")
@@ -136,7 +126,8 @@ def save_example() -> tuple[Response, int]:
     now = datetime.datetime.now(datetime.UTC)
     stem = service().example_stem(frame_id, lambda: f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(4)}")
     created_at = now.isoformat(timespec="microseconds")
-    lines = [yolo_line(entry["card"], entry["box"], frame.width, frame.height) for entry in cards]
+    width, height = frame.width, frame.height
+    lines = [label_line(e["card"].class_id, clip_box(e["box"], width, height), width, height) for e in cards]
     meta = {
         "created_at": created_at,
         "width": frame.width,
@@ -147,10 +138,10 @@ def save_example() -> tuple[Response, int]:
         ],
     }
     root = corrections_dir()
-    files = {  # the meta file last: recovery reads it to tell a committed save from an abandoned one
-        root / "images" / f"{stem}{frame.suffix}": frame.encoded,
-        root / "labels" / f"{stem}.txt": "".join(f"{line}\n" for line in lines).encode(),
-        root / "meta" / f"{stem}.json": json.dumps(meta, indent=1).encode(),
+    files: dict[Path, Callable[[Path], object]] = {  # meta last: recovery reads it to tell a committed save
+        root / "images" / f"{stem}{frame.suffix}": lambda path: path.write_bytes(frame.encoded),
+        root / "labels" / f"{stem}.txt": lambda path: write_label_file(path, lines),
+        root / "meta" / f"{stem}.json": lambda path: path.write_text(json.dumps(meta, indent=1), encoding="utf-8"),
     }
     staged = stage_example(root, files)
     try:
@@ -169,8 +160,9 @@ def save_example() -> tuple[Response, int]:
     return jsonify(saved=stem, cards=len(cards)), 201
 
 
-def stage_example(root: Path, files: dict[Path, bytes]) -> list[tuple[Path, Path]]:
-    """Write each file under a partial name (``<name>.<token>.partial``), flushed to disk; return (partial, final).
+def stage_example(root: Path, files: dict[Path, Callable[[Path], object]]) -> list[tuple[Path, Path]]:
+    """Write each file (``files`` maps its name to what writes it) under a partial name
+    (``<name>.<token>.partial``), flushed to disk; return (partial, final) pairs.
 
     The example exists once its row commits; only then do the files take their names, so a kill at any
     moment leaves either a complete example or partial files that ``recover_corrections`` clears.
@@ -183,12 +175,11 @@ def stage_example(root: Path, files: dict[Path, bytes]) -> list[tuple[Path, Path
         for folder in ("images", "labels", "meta"):
             (root / folder).mkdir(parents=True, exist_ok=True)
         ensure_dataset_yaml(root)
-        for final, data in files.items():
+        for final, write in files.items():
             partial = final.with_name(f"{final.name}.{token}{PARTIAL_SUFFIX}")
             staged.append((partial, final))
-            with partial.open("wb") as file:
-                file.write(data)
-                file.flush()
+            write(partial)
+            with partial.open("rb+") as file:
                 os.fsync(file.fileno())
     except OSError as error:
         for partial, _ in staged:

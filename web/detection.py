@@ -3,7 +3,8 @@
 The model is loaded on the first detection request (unless a test passes ``DETECTOR``), so the server
 starts in a second and ``okgin serve`` without weights still serves the score sheet and typed hands.
 Inference is serialised (the backends already use every core); requests beyond ``DETECT_QUEUE`` waiting
-ones are answered 503 instead of piling up.
+ones are refused instead of piling up. The service raises what went wrong (``ModelError``, ``DetectorBusy``);
+``init_app`` maps both to 503 answers at the edge.
 """
 
 from __future__ import annotations
@@ -13,20 +14,26 @@ import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from flask import Flask, current_app
 
-from scorer.vision.types import CardDetection, Conflict, FrameReading
-from web.errors import ApiError
+from scorer.vision.manifest import ModelError
+from scorer.vision.types import CardDetection, Detector, FrameReading
+from web.errors import error_response
 
 FRAME_CACHE_SIZE = 24
 QUEUE_WAIT_SECONDS = 20.0
 
 
-class DetectorLike(Protocol):
-    def detect(self, image_bgr: np.ndarray) -> Any: ...
+class DetectorBusy(RuntimeError):
+    """More frames wait for the detector than the queue holds, or one waited too long."""
+
+
+def unavailable(error: ModelError) -> str:
+    """What a user is told when there is no card recognition (the model is missing or broken)."""
+    return f"card recognition is unavailable: {error}"
 
 
 @dataclass(frozen=True)
@@ -58,9 +65,7 @@ class CachedFrame:
 class DetectorService:
     """Owns the detector, the per-table pipelines and the recent-frame cache for one app."""
 
-    def __init__(
-        self, detector: DetectorLike | None, model_dir: str | None, queue_limit: int, wait_seconds: float
-    ) -> None:
+    def __init__(self, detector: Detector | None, model_dir: str | None, queue_limit: int, wait_seconds: float) -> None:
         self._detector = detector
         self._wait_seconds = wait_seconds
         self._model_dir = model_dir
@@ -73,33 +78,33 @@ class DetectorService:
         self._pipelines: collections.OrderedDict[tuple[str, int], Any] = collections.OrderedDict()
         self._pipelines_lock = threading.Lock()
 
-    def detector(self) -> DetectorLike:
+    def detector(self) -> Detector:
         """The detector, loading the model on first use.
 
-        :raises ApiError: 503 naming the missing or broken model.
+        :raises ModelError: naming the missing or broken model.
         """
         with self._build_lock:
             if self._detector is None:
-                from scorer.vision.detector import CardDetector, ModelError
+                from scorer.vision.detector import CardDetector
 
-                try:
-                    self._detector = CardDetector(self._model_dir)
-                except (ModelError, OSError) as error:
-                    raise ApiError(503, f"card recognition is unavailable: {error}") from error
+                self._detector = CardDetector(self._model_dir)
             return self._detector
 
     def detect(self, image_bgr: np.ndarray) -> Any:
-        """Run one inference, queueing behind others; 503 when the queue is full or the wait too long.
+        """Run one inference, queueing behind others.
 
         A request that finds the queue full is answered at once rather than waiting for a place: each
         waiting request holds a server thread, so the queue bounds how many threads detection can take.
+
+        :raises DetectorBusy: when the queue is full or the wait too long.
+        :raises ModelError: when there is no usable model.
         """
         detector = self.detector()
         if not self._slots.acquire(blocking=False):
-            raise ApiError(503, "the card detector is busy; try again in a moment")
+            raise DetectorBusy("the card detector is busy; try again in a moment")
         try:
             if not self._inference_lock.acquire(timeout=self._wait_seconds):
-                raise ApiError(503, "the card detector is busy; try again in a moment")
+                raise DetectorBusy("the card detector is busy; try again in a moment")
             try:
                 return detector.detect(image_bgr)
             finally:
@@ -165,6 +170,9 @@ def service(app: Flask | None = None) -> DetectorService:
 
 
 def init_app(app: Flask) -> None:
+    """Give the app its detector service, and answer its errors 503 (the server is fine, recognition is not)."""
+    app.register_error_handler(ModelError, lambda error: error_response(503, unavailable(error)))
+    app.register_error_handler(DetectorBusy, lambda error: error_response(503, str(error)))
     app.extensions["okgin_detector"] = DetectorService(
         app.config.get("DETECTOR"),
         app.config.get("MODEL_DIR"),
@@ -186,22 +194,10 @@ def table_layout(players: int) -> Any:
 
 
 def detections_json(cards: tuple[CardDetection, ...] | list[CardDetection]) -> list[dict[str, object]]:
+    """The cards' JSON forms (``CardDetection.to_dict``), as ``/api/detect`` lists them."""
     return [card.to_dict() for card in cards]
 
 
-def conflicts_json(conflicts: tuple[Conflict, ...] | list[Conflict]) -> list[dict[str, object]]:
-    return [conflict.to_dict() for conflict in conflicts]
-
-
 def reading_json(reading: FrameReading) -> dict[str, Any]:
-    """Cards per seat, the upcard zone and what fits nowhere, as the page and ``/api/detect`` send them."""
-    return {
-        "zones": {
-            **{str(seat): detections_json(cards) for seat, cards in sorted(reading.by_player.items())},
-            "upcard": detections_json(reading.upcard),
-            "unassigned": detections_json(reading.unassigned),
-        },
-        "conflicts": conflicts_json(reading.conflicts),
-        "width": reading.width,
-        "height": reading.height,
-    }
+    """The reading's one JSON form, ``FrameReading.to_dict`` (the CLI prints the same)."""
+    return reading.to_dict()

@@ -24,9 +24,11 @@ from typing import Any, cast
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request, session
 
 from scorer.vision.images import file_type
+from scorer.vision.manifest import ModelError
+from scorer.vision.types import FrameReading, StableReading
 from web import store
 from web.api import decode, players_arg, uploaded_image
-from web.detection import reading_json, service, table_layout
+from web.detection import service, table_layout, unavailable
 from web.errors import ApiError
 
 bp = Blueprint("live", __name__)
@@ -59,7 +61,7 @@ def frame() -> Response:
     stable = service().pipeline(table_id, players).process(image, time.monotonic())
     height, width = image.shape[:2]
     frame_id = service().remember_frame(data if file_type(data) else encode_png(image), width, height)
-    return jsonify(frame_id=frame_id, stable=stable.stable, **reading_json(stable.reading))
+    return jsonify(frame_id=frame_id, **stable.to_dict())
 
 
 def encode_png(image: Any) -> bytes:
@@ -108,9 +110,9 @@ class ServerCamera:
             try:
                 try:
                     detector = service(self._app).detector()
-                except ApiError as error:  # no model: the picture still streams, readings say why they are missing
+                except ModelError as error:  # no model: the picture still streams, readings say why they are missing
                     with self._lock:
-                        self._error = error.message
+                        self._error = unavailable(error)
                 else:
                     pipeline = TablePipeline(detector, table_layout(self._players), Stabiliser())
                     self._worker = LatestFrameWorker(cast(Any, _TrackingPipeline(pipeline, self._processed))).start()
@@ -166,9 +168,9 @@ class ServerCamera:
         if error:
             raise ApiError(503, error)
         latest = None if self._worker is None else self._worker.latest()
-        if latest is None:
-            return {"frame_id": frame_id, "stable": False, "zones": {}, "conflicts": [], "width": 0, "height": 0}
-        return {"frame_id": frame_id, "stable": latest.stable, **reading_json(latest.reading)}
+        if latest is None:  # nothing read yet: an empty, unsettled reading
+            latest = StableReading(FrameReading(by_player={}), stable=False, changed_at=0.0)
+        return {"frame_id": frame_id, **latest.to_dict()}
 
 
 class _TrackingPipeline:

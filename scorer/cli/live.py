@@ -25,7 +25,7 @@ from scorer.rules import PRESETS, RoundResult, Rules, score_round
 from scorer.vision.types import FrameReading
 
 if TYPE_CHECKING:
-    from scorer.vision.stabilise import StableReading
+    from scorer.vision.types import StableReading
 
 
 def _rules(preset: str, players: int) -> Rules:
@@ -54,7 +54,8 @@ def _seat(knocker: str | None, players: int) -> str | None:
 
 
 def seat_cards(reading: FrameReading) -> dict[str, list[str]]:
-    """Cards per seat as text, seat numbers as keys: ``{"1": ["AS", ...], "2": [...]}``."""
+    """Cards per seat as text, seat numbers as keys: ``{"1": ["AS", ...], "2": [...]}``: the hands to score
+    (JSON output prints the whole reading, ``FrameReading.to_dict``)."""
     return {str(seat): [str(c.card) for c in cards] for seat, cards in sorted(reading.by_player.items())}
 
 
@@ -119,7 +120,7 @@ def _unreadable(reason: str, reading: FrameReading) -> None:
 @click.option("--knocker", required=True, help="The knocker's seat number (1 = bottom of the picture).")
 @click.option("--players", type=click.IntRange(2, 4), default=2, show_default=True)
 @click.option("--rules", "preset", type=click.Choice(sorted(PRESETS)), default="oklahoma", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help='Print `okgin score --json` output plus "seats".')
+@click.option("--json", "as_json", is_flag=True, help='Print `okgin score --json` output plus the "reading".')
 @model_options
 def score_image(
     photo: Path,
@@ -157,7 +158,7 @@ def score_image(
     except OkginError as error:
         _unreadable(f"cannot score {str(photo)!r}: {error}", reading)
     if as_json:
-        click.echo(json.dumps({**result.to_dict(), "seats": seat_cards(reading)}))
+        click.echo(json.dumps({**result.to_dict(), "reading": reading.to_dict()}))
     else:
         click.echo("\n".join([*describe_reading(reading), *result_lines(result)]))
 
@@ -211,7 +212,7 @@ class _Reporter:
                 continue
             scored += 1
             if self.as_json:
-                self.echo(json.dumps({"event": "score", "seats": seat_cards(reading), **result.to_dict()}))
+                self.echo(json.dumps({"event": "score", "reading": reading.to_dict(), **result.to_dict()}))
             else:
                 self.echo("\n".join(result_lines(result)))
         if scored:

@@ -1,26 +1,37 @@
-"""``okgin train``: the whole detector recipe, each stage skipped when done and resumed when cut short."""
+"""``okgin train``: the detector recipe (``scorer.training.train``) from the command line, each stage
+skipped when done and resumed when cut short."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from scorer.cli import UserError
+from scorer.training import STAGES, TrainConfig
+
+if TYPE_CHECKING:
+    from scorer.training import Tuning
+
+
+def _default(name: str) -> Any:
+    """The recipe's own default for an option, so the command and ``TrainConfig`` never disagree."""
+    return TrainConfig.__dataclass_fields__[name].default
 
 
 @click.command()
 @click.option(
     "--data", "scene_dir", type=click.Path(path_type=Path), required=True, help="Scenes from 'okgin data generate'."
 )
-@click.option("--run", "run_dir", type=click.Path(path_type=Path), default=Path("runs/corners"), show_default=True)
-@click.option("--detector-epochs", type=int, default=30, show_default=True)
-@click.option("--classifier-epochs", type=int, default=15, show_default=True)
-@click.option("--batch", type=int, default=32, show_default=True)
-@click.option("--tiles-per-image", type=int, default=3, show_default=True)
-@click.option("--crops-per-corner", type=int, default=2, show_default=True)
+@click.option("--run", "run_dir", type=click.Path(path_type=Path), default=_default("run_dir"), show_default=True)
+@click.option("--detector-epochs", type=int, default=_default("detector_epochs"), show_default=True)
+@click.option("--classifier-epochs", type=int, default=_default("classifier_epochs"), show_default=True)
+@click.option("--batch", type=int, default=_default("batch"), show_default=True)
+@click.option("--tiles-per-image", type=int, default=_default("tiles_per_image"), show_default=True)
+@click.option("--crops-per-corner", type=int, default=_default("crops_per_corner"), show_default=True)
 @click.option(
     "--init",
     "init_dir",
@@ -28,14 +39,17 @@ from scorer.cli import UserError
     default=None,
     help="Fine-tune from the weights shipped in this models/ folder instead of starting from scratch.",
 )
-@click.option("--device", default="cpu", show_default=True, help="cpu, or a CUDA index such as 0 on a GPU machine.")
-@click.option("--workers", type=int, default=2, show_default=True)
+@click.option(
+    "--device", default=_default("device"), show_default=True, help="cpu, or a CUDA index such as 0 on a GPU machine."
+)
+@click.option("--workers", type=int, default=_default("workers"), show_default=True)
 @click.option(
     "--stage",
-    type=click.Choice(["all", "detector", "classifier", "validate", "tune"]),
-    default="all",
+    type=click.Choice([*STAGES, "validate", "tune"]),
+    default=_default("stage"),
     show_default=True,
-    help="validate: print the synthetic validation metrics of the model in --init (default models/); "
+    help="validate: print the synthetic validation metrics of the model in --init "
+    "(default: $OKGIN_MODEL_DIR or the checkout's models/); "
     "tune: choose that model's card threshold on the --data val scenes and write it into its manifest.",
 )
 @click.option("--ship", "ship_dir", type=click.Path(path_type=Path), default=None, help="Export the result to here.")
@@ -46,7 +60,7 @@ from scorer.cli import UserError
     default=None,
     help="Add the web page's corrected frames (its corrections/ folder) to the classifier's examples.",
 )
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=_default("seed"), show_default=True)
 def train(
     scene_dir: Path,
     run_dir: Path,
@@ -69,82 +83,51 @@ def train(
     stage whose run stopped part-way resumes from its last checkpoint.
     """
     from scorer import training
+    from scorer.vision.manifest import ModelError, default_model_dir
 
-    if not (scene_dir / "images" / "train").is_dir():
-        hint = f"run 'okgin data generate --out {scene_dir}'"
-        raise UserError(f"{scene_dir} holds no generated scenes; {hint}")
-    model_dir = init_dir or Path(__file__).resolve().parents[2] / "models"
-    if stage == "tune":
-        _tune(model_dir, scene_dir)
-        return
-    if stage == "validate":
-        crops = run_dir / "crops"
-        try:
-            metrics = training.validate(scene_dir, model_dir, crops if (crops / "val").is_dir() else None)
-        except training.TrainingError as error:
-            raise UserError(str(error)) from error
-        click.echo(json.dumps({name: round(value, 4) for name, value in metrics.items()}))
-        return
-    init_detector = init_classifier = None
-    if init_dir is not None:
-        init_detector = init_dir / training.MODEL_FILES["detector"]
-        init_classifier = init_dir / training.MODEL_FILES["classifier"]
-        for path in (init_detector, init_classifier):
-            if not path.exists():
-                raise UserError(f"--init: no weights at {path}")
     try:
-        detector_weights = run_dir / "detector" / "weights" / "best.pt"
-        classifier_weights = run_dir / "classifier" / "weights" / "best.pt"
-        if stage in {"all", "detector"}:
-            tiles_yaml = run_dir / "tiles" / "data.yaml"
-            if not tiles_yaml.exists():
-                click.echo("cutting detector tiles ...")
-                training.make_detector_tiles(scene_dir, run_dir / "tiles", tiles_per_image, seed)
-            detector_weights = training.train_stage(
-                "detect", tiles_yaml, run_dir / "detector", detector_epochs, training.TILE_SIZE, batch,
-                init_detector, device, workers,
-            )  # fmt: skip
-        if stage in {"all", "classifier"}:
-            crops = run_dir / "crops"
-            if not training.crops_dataset_is_complete(crops):
-                click.echo("cutting classifier crops ...")
-                training.make_classifier_crops(scene_dir, crops, seed, crops_per_corner)
-            if corrections_dir is not None:
-                added = training.make_correction_crops(corrections_dir, init_dir, crops)
-                click.echo(f"added {added} crops from the corrections in {corrections_dir}")
-            classifier_weights = training.train_stage(
-                "classify", crops, run_dir / "classifier", classifier_epochs, training.CROP_SIZE, batch * 4,
-                init_classifier, device, workers,
-            )  # fmt: skip
-        if ship_dir is not None:
-            extra: dict[str, object] = {
-                "trained_on": str(scene_dir),
-                "train_command": "okgin train " + " ".join(sys.argv[2:]),
-            }
-            manifest = training.ship(detector_weights, classifier_weights, ship_dir, extra)
-            _tune(ship_dir, scene_dir)
-            click.echo(json.dumps(json.loads(manifest.read_text()), indent=2))
-    except training.TrainingError as error:
+        training.check_scenes(scene_dir)
+        if stage in {"tune", "validate"}:
+            model_dir = init_dir or default_model_dir()
+            if stage == "tune":
+                click.echo(f"choosing the card threshold of {model_dir} on the val scenes of {scene_dir} ...")
+                _report(training.tune_thresholds(model_dir, scene_dir), model_dir)
+            else:
+                crops = run_dir / "crops"
+                metrics = training.validate(scene_dir, model_dir, crops if (crops / "val").is_dir() else None)
+                click.echo(json.dumps({name: round(value, 4) for name, value in metrics.items()}))
+            return
+        config = training.TrainConfig(
+            scene_dir=scene_dir,
+            run_dir=run_dir,
+            detector_epochs=detector_epochs,
+            classifier_epochs=classifier_epochs,
+            batch=batch,
+            tiles_per_image=tiles_per_image,
+            crops_per_corner=crops_per_corner,
+            init_dir=init_dir,
+            device=device,
+            workers=workers,
+            stage=stage,
+            ship_dir=ship_dir,
+            corrections_dir=corrections_dir,
+            seed=seed,
+            provenance={"trained_on": str(scene_dir), "train_command": "okgin train " + " ".join(sys.argv[2:])},
+        )
+        result = training.train(config, log=click.echo)
+    except (training.TrainingError, ModelError) as error:
         raise UserError(str(error)) from error
+    if result.tuning is not None and ship_dir is not None:
+        _report(result.tuning, ship_dir)
+    if result.manifest is not None:
+        click.echo(result.manifest.read_text(encoding="utf-8").rstrip())
 
 
-def _tune(model_dir: Path, scene_dir: Path) -> None:
-    """Choose the card threshold of the model in ``model_dir`` and say what was chosen and what it beat."""
-    from scorer import training
-
-    click.echo(f"choosing the card threshold of {model_dir} on the val scenes of {scene_dir} ...")
-    try:
-        before = json.loads((model_dir / "manifest.json").read_text(encoding="utf-8"))
-        scores = training.tune_thresholds(model_dir, scene_dir)
-    except (OSError, json.JSONDecodeError) as error:
-        raise UserError(f"cannot read {model_dir}/manifest.json: {error}") from error
-    except training.TrainingError as error:
-        raise UserError(str(error)) from error
-    previous = (before.get("detector_weight", 1.0), before.get("card_conf"))
-    for score in scores:
-        if (score.detector_weight, score.card_conf) == previous:
-            click.echo("before: " + json.dumps(score.to_dict()))
-    for score in scores[:5]:
+def _report(tuning: Tuning, model_dir: Path) -> None:
+    """Say which card threshold was chosen and what it beat."""
+    if tuning.before is not None:
+        click.echo("before: " + json.dumps(tuning.before.to_dict()))
+    for score in tuning.scores[:5]:
         click.echo(json.dumps(score.to_dict()))
-    best = scores[0]
+    best = tuning.best
     click.echo(f"wrote card_conf {best.card_conf}, detector_weight {best.detector_weight} to {model_dir}/manifest.json")

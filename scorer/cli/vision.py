@@ -13,17 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from scorer.vision.manifest import BACKENDS
+
 if TYPE_CHECKING:
-    from scorer.vision.pipeline import Detector
+    from scorer.vision.types import Detector
 
 from scorer.cli import USAGE_ERROR, describe_os_error, fail
-
-BACKEND_CHOICES = ("auto", "onnx", "openvino", "torch")
 
 
 def load_detector(model_dir: Path | None, backend: str, conf: float | None) -> Detector:
     """The card detector for a command, or exit 2 naming what is wrong with the model."""
-    from scorer.vision.detector import CardDetector, ModelError
+    from scorer.vision.detector import CardDetector
+    from scorer.vision.manifest import ModelError
 
     try:
         return CardDetector(model_dir, backend=backend, conf=conf)
@@ -38,7 +39,7 @@ def model_options(command: Any) -> Any:
     )(command)
     command = click.option(
         "--backend",
-        type=click.Choice(BACKEND_CHOICES),
+        type=click.Choice(BACKENDS),
         default="auto",
         show_default=True,
         help="Inference engine; auto takes the fastest shipped.",
@@ -48,7 +49,7 @@ def model_options(command: Any) -> Any:
         "model_dir",
         type=click.Path(path_type=Path),
         default=None,
-        help="Model directory with manifest.json (default: $OKGIN_MODEL_DIR or the repository's models/).",
+        help="Model directory with manifest.json (default: $OKGIN_MODEL_DIR, else the checkout's models/).",
     )(command)
 
 
@@ -124,7 +125,14 @@ def _write_annotated(image: Any, found: Any, target: Path) -> None:
 @click.command()
 @click.option("--images", "images_dir", required=True, type=click.Path(path_type=Path), help="Folder of photos.")
 @click.option("--labels", "labels_dir", required=True, type=click.Path(path_type=Path), help="YOLO label folder.")
-@click.option("--classes", "classes_file", required=True, type=click.Path(path_type=Path), help="Class codes file.")
+@click.option(
+    "--classes",
+    "classes_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="classes.txt: one class name a line, in class-id order; names that are not cards (joker, back) "
+    "mark things that must not be read as cards. Default: okgin's own order, as 'okgin data generate' writes.",
+)
 @click.option(
     "--plots",
     "plots_dir",
@@ -133,13 +141,20 @@ def _write_annotated(image: Any, found: Any, target: Path) -> None:
     help="Write confusions.png and per-image.json here.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the totals as JSON.")
+@click.option(
+    "--stages/--no-stages",
+    default=None,
+    help="Per-stage figures (detector recall of the labelled indices, classifier accuracy on them, by index "
+    "height); needs corner-index labels. Default: on when the labels box corner indices.",
+)
 @model_options
 def evaluate(
     images_dir: Path,
     labels_dir: Path,
-    classes_file: Path,
+    classes_file: Path | None,
     plots_dir: Path | None,
     as_json: bool,
+    stages: bool | None,
     model_dir: Path | None,
     backend: str,
     conf: float | None,
@@ -147,7 +162,10 @@ def evaluate(
     """Card-level precision, recall, F1 and exact photos against YOLO-labelled photos.
 
     A predicted card counts when the photo is labelled with it and it lies on the label's
-    box (whole-card or corner boxes alike). The table ends with
+    box (whole-card or corner boxes alike); a card read on a label that is not a card (a
+    joker) is invented. With corner-index labels, a per-stage table follows: per index
+    height, how many indices the detector found and what the classifier named them
+    (right, club/spade and heart/diamond swaps, another card, none). The output ends with
     "precision P recall R F1 F exact-images K/N".
     """
     from scorer.vision.evaluate import EvalError, evaluate_dataset, format_report, write_plots
@@ -156,7 +174,7 @@ def evaluate(
         _ensure_folder(plots_dir, "--plots")
     detector = load_detector(model_dir, backend, conf)
     try:
-        report = evaluate_dataset(detector, images_dir, labels_dir, classes_file)
+        report = evaluate_dataset(detector, images_dir, labels_dir, classes_file, stages=stages)
     except EvalError as error:
         fail(str(error))
     click.echo(json.dumps(report.to_dict()) if as_json else format_report(report))

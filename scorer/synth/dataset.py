@@ -21,6 +21,7 @@ import numpy as np
 
 from scorer.cards import CLASS_NAMES
 from scorer.synth.scene import DEFAULT_CONFIG, SceneConfig, render_scene
+from scorer.vision.labels import dataset_yaml, write_label_file
 
 SPLITS = ("train", "val")
 
@@ -50,8 +51,7 @@ def split_of(number: int, count: int, val_fraction: float) -> str:
 
 def data_yaml(root: Path) -> str:
     """The ultralytics dataset file for a dataset at ``root``; class names in ``scorer.cards`` order."""
-    names = "\n".join(f"  {class_id}: {name}" for class_id, name in enumerate(CLASS_NAMES))
-    return f"path: {root.resolve()}\ntrain: images/train\nval: images/val\nnames:\n{names}\n"
+    return dataset_yaml(root.resolve(), CLASS_NAMES, "images/train", "images/val")
 
 
 def _render_one(job: tuple[int, int, SceneConfig]) -> tuple[int, bytes, list[str], str, int]:
@@ -115,7 +115,7 @@ def write_dataset(
             split = split_of(number, count, val_fraction)
             name = f"s{seed}_{number:06d}"
             (root / "images" / split / f"{name}.jpg").write_bytes(jpeg)
-            (root / "labels" / split / f"{name}.txt").write_text("".join(line + "\n" for line in lines))
+            write_label_file(root / "labels" / split / f"{name}.txt", lines)
             (root / "meta" / split / f"{name}.json").write_text(meta)
             images[split] += 1
             labels += len(lines)

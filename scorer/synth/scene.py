@@ -35,6 +35,7 @@ from scorer.synth.faces import (
     load_deck,
 )
 from scorer.synth.geometry import bounding_box, camera_homography, polygon_mask, project, rotation, scaling, translation
+from scorer.vision.labels import label_line
 
 CARD_WIDTH_CM = 6.3
 SEAT_ANGLES = {1: 0.0, 2: 180.0, 3: 90.0, 4: -90.0}
@@ -121,14 +122,7 @@ class SceneTruth:
 
     def yolo_lines(self) -> list[str]:
         """Ultralytics label lines: ``class cx cy w h`` normalised to the frame, one per labelled index."""
-        lines = []
-        for label in self.labels:
-            x1, y1, x2, y2 = label.box
-            cx, cy = (x1 + x2) / 2 / self.width, (y1 + y2) / 2 / self.height
-            lines.append(
-                f"{label.card.class_id} {cx:.6f} {cy:.6f} {(x2 - x1) / self.width:.6f} {(y2 - y1) / self.height:.6f}"
-            )
-        return lines
+        return [label_line(label.card.class_id, label.box, self.width, self.height) for label in self.labels]
 
     def to_json(self) -> dict[str, Any]:
         """The full truth as plain JSON data (the dataset's ``meta/*.json`` sidecar)."""

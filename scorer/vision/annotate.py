@@ -8,14 +8,10 @@ Hershey font, so nothing is downloaded.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scorer.vision.types import CardDetection, Conflict, FrameReading
-
-if TYPE_CHECKING:
-    from scorer.vision.detector import Detections
+from scorer.vision.types import CardDetection, Conflict, Detections, FrameReading
 
 Colour = tuple[int, int, int]  # BGR
 

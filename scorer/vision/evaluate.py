@@ -1,36 +1,129 @@
-"""How well the detector reads real photos: card-level precision, recall, F1 and exact images.
+"""How well the detector reads labelled photos: card-level precision, recall, F1 and exact images,
+and for corner-index labels what each of the two stages does.
 
 The yardstick is a folder of photos with YOLO label files (``class xc yc w h``,
 normalised), whose boxes may cover whole cards or corner indices. What matters to a
 player is the card, so scoring is per card and per image: a predicted card is right when
 the photo is labelled with that card and (labels having boxes) the prediction lies on
 it, generously. A photo is *exact* when nothing is missed and nothing invented.
+
+Datasets are taken as they come: a class that is not a card (``joker``, ``back``, ``JOKER``
+...) labels something that must not be read as a card, so a card read there is invented.
+
+Per stage, on corner-index labels (boxes around each printed rank and pip): the detector's
+recall of the labelled indices, and the classifier's accuracy on the labelled boxes
+themselves, cut as inference cuts them, with the look-alike suits (club and spade, heart and
+diamond) counted apart and everything split by how tall the index is in the picture. A
+labelled index is found when a detector box and the label each hold the other's centre:
+datasets draw index boxes looser or tighter than the detector does (on rf-zk7wu-phone
+close-ups a label often has twice the area of the detector's box on the same glyphs, an
+IoU under 0.5), and that must not count as a miss. The share also found at IoU >= 0.5 is
+reported beside it, as a measure of how tightly the boxes fit.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from scorer.cards import RANKS, Card, InvalidCardError
+from scorer.cards import CLASS_NAMES, RANKS, Card, InvalidCardError
 from scorer.errors import OkginError
+from scorer.vision.boxes import box_centre, box_from_row, box_height, contains_point, iou, overlaps, widen_box
 from scorer.vision.images import ImageError, load_image
-from scorer.vision.types import Box, CardDetection
+from scorer.vision.labels import LabelError, read_class_names, read_label_file
+from scorer.vision.types import Box, CardDetection, Detector
 
 if TYPE_CHECKING:
-    from scorer.vision.pipeline import Detector
+    import numpy as np
+
+    from scorer.vision.backends import BoxArrays
+    from scorer.vision.manifest import ModelManifest
+    from scorer.vision.types import CornerEvidence, Detections
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
 LABEL_MARGIN = 0.25
 """A label box is widened by this share of its size on each side before testing overlap."""
 
+INDEX_MATCH_IOU = 0.5
+"""The overlap at which a detector box also fits a labelled index tightly (``detector_recall_iou``)."""
+
+HEIGHT_BUCKETS: tuple[tuple[str, float], ...] = (
+    ("<16 px", 16),
+    ("16-25 px", 25),
+    ("25-60 px", 60),
+    (">60 px", math.inf),
+)
+"""Index heights reported apart (name, upper bound in pixels): below 16 px a club's three lobes are a few pixels."""
+
+_CARD_CODE = re.compile(r"^(10|[1-9AJQKT])\S$", re.IGNORECASE)
+"""A rank and one more character: a class name of this shape that is no card is a typo, not a joker."""
+
 
 class EvalError(OkginError):
     """A dataset that cannot be evaluated: missing folders, a bad classes file or label line."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassList:
+    """A dataset's classes: the card each class id names, or None for a class that is not a card.
+
+    >>> classes = ClassList.from_names(["AS", "joker", "10h"])
+    >>> classes.cards, classes.non_cards
+    ((Card.parse('AS'), None, Card.parse('10H')), ('joker',))
+
+    :raises EvalError: for a name shaped like a card code that names no card, or no card at all.
+    """
+
+    names: tuple[str, ...]
+    cards: tuple[Card | None, ...] = dataclasses.field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        cards: list[Card | None] = []
+        for class_id, name in enumerate(self.names):
+            try:
+                cards.append(Card.parse(name))
+            except InvalidCardError as error:
+                if _CARD_CODE.match(name):
+                    raise EvalError(f"class {class_id}: {error}") from None
+                cards.append(None)
+        if not any(cards):
+            raise EvalError(f"the classes ({', '.join(self.names) or 'none'}) name no card")
+        object.__setattr__(self, "cards", tuple(cards))
+
+    @classmethod
+    def from_names(cls, names: Sequence[str]) -> ClassList:
+        return cls(tuple(names))
+
+    @classmethod
+    def read(cls, path: str | Path) -> ClassList:
+        """The classes of a ``classes.txt``: one name a line, in class-id order.
+
+        :raises EvalError: naming the file and the class that is wrong.
+        """
+        try:
+            names = read_class_names(path)
+        except LabelError as error:
+            raise EvalError(str(error)) from None
+        try:
+            return cls(tuple(names))
+        except EvalError as error:
+            raise EvalError(f"{path}: {error}") from None
+
+    @classmethod
+    def okgin(cls) -> ClassList:
+        """okgin's own class order (``scorer.cards.CLASS_NAMES``), as ``okgin data generate`` labels scenes."""
+        return cls(CLASS_NAMES)
+
+    @property
+    def non_cards(self) -> tuple[str, ...]:
+        """The names of the classes that are not cards."""
+        return tuple(name for name, card in zip(self.names, self.cards, strict=True) if card is None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +132,14 @@ class LabelledCard:
 
     card: Card
     boxes: tuple[Box, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageLabels:
+    """What one photo is labelled with: its cards, and the boxes of things that are not cards."""
+
+    cards: tuple[LabelledCard, ...]
+    non_cards: tuple[Box, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +152,7 @@ class ImageResult:
     missed: tuple[Card, ...]
     invented: tuple[Card, ...]
     confusions: tuple[tuple[Card, Card], ...] = ()  # (labelled, predicted) on the same spot
+    on_non_cards: tuple[Card, ...] = ()  # invented cards read on a label that is not a card (a joker, a back)
 
     @property
     def exact(self) -> bool:
@@ -65,6 +167,7 @@ class ImageResult:
             "missed": [str(c) for c in self.missed],
             "invented": [str(c) for c in self.invented],
             "confusions": [[str(a), str(b)] for a, b in self.confusions],
+            "on_non_cards": [str(c) for c in self.on_non_cards],
         }
 
 
@@ -78,6 +181,8 @@ class EvalReport:
 
     images: tuple[ImageResult, ...]
     errors: tuple[str, ...] = ()
+    non_card_classes: tuple[str, ...] = ()  # classes of the dataset that are not cards
+    stages: StageReport | None = None  # per-stage figures, for corner-index labels
 
     @property
     def true_positives(self) -> int:
@@ -122,81 +227,46 @@ class EvalReport:
             "cards_found": self.true_positives,
             "cards_missed": sum(len(r.missed) for r in self.images),
             "cards_invented": sum(len(r.invented) for r in self.images),
+            "cards_read_on_non_cards": sum(len(r.on_non_cards) for r in self.images),
+            "non_card_classes": list(self.non_card_classes),
             "confusions": [
                 {"labelled": str(a), "predicted": str(b), "count": n} for (a, b), n in self.confusions().most_common()
             ],
             "errors": list(self.errors),
+            **({} if self.stages is None else {"stages": self.stages.to_dict()}),
         }
 
 
-def read_classes(path: str | Path) -> list[Card]:
-    """The card of each class id, one code per line (``10C``, ``AS``...), in any order.
-
-    :raises EvalError: naming the file and line of a code that is not a card.
-    """
-    file = Path(path)
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise EvalError(f"could not read classes file {str(file)!r}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise EvalError(f"classes file {str(file)!r} is not a text file of card codes") from None
-    cards = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            cards.append(Card.parse(line.strip()))
-        except InvalidCardError as error:
-            raise EvalError(f"{file}:{number}: {error}") from None
-    if not cards:
-        raise EvalError(f"classes file {str(file)!r} lists no classes")
-    return cards
-
-
-def read_labels(path: Path, classes: Sequence[Card], width: int, height: int) -> list[LabelledCard]:
-    """The labelled cards of one photo; a missing label file means a photo without cards.
+def read_labels(path: Path, classes: Sequence[Card | None], width: int, height: int) -> ImageLabels:
+    """The labelled cards of one photo, and its labels that are not cards (``classes[id]`` None);
+    a missing label file means a photo without labels.
 
     :raises EvalError: naming the file and line of a malformed label.
     """
-    if not path.exists():
-        return []
-    boxes: dict[Card, list[Box]] = defaultdict(list)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise EvalError(f"could not read label file {str(path)!r}: {error.strerror or error}") from None
-    except UnicodeDecodeError:
-        raise EvalError(f"label file {str(path)!r} is not a text file of YOLO label lines") from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
-        if not fields:
-            continue
-        try:
-            class_id = int(fields[0])
-            xc, yc, w, h = (float(v) for v in fields[1:5])
-            card = classes[class_id]
-        except (ValueError, IndexError):
-            raise EvalError(f"{path}:{number}: expected 'class xc yc w h' with a class below {len(classes)}") from None
-        boxes[card].append(((xc - w / 2) * width, (yc - h / 2) * height, (xc + w / 2) * width, (yc + h / 2) * height))
-    return [LabelledCard(card, tuple(found)) for card, found in boxes.items()]
-
-
-def _widened(box: Box, margin: float = LABEL_MARGIN) -> Box:
-    dx, dy = (box[2] - box[0]) * margin, (box[3] - box[1]) * margin
-    return (box[0] - dx, box[1] - dy, box[2] + dx, box[3] + dy)
-
-
-def _overlaps(a: Box, b: Box) -> bool:
-    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+        labels = read_label_file(path, width, height, class_count=len(classes))
+    except LabelError as error:
+        raise EvalError(str(error)) from None
+    boxes: dict[Card, list[Box]] = defaultdict(list)
+    non_cards = []
+    for label in labels:
+        card = classes[label.class_id]
+        if card is None:
+            non_cards.append(label.box)
+        else:
+            boxes[card].append(label.box)
+    return ImageLabels(tuple(LabelledCard(card, tuple(found)) for card, found in boxes.items()), tuple(non_cards))
 
 
 def _lies_on(predicted: Box, label: LabelledCard) -> bool:
-    return not label.boxes or any(_overlaps(predicted, _widened(box)) for box in label.boxes)
+    return not label.boxes or any(overlaps(predicted, widen_box(box, LABEL_MARGIN)) for box in label.boxes)
 
 
-def match_image(image: str, predicted: Sequence[CardDetection], labelled: Sequence[LabelledCard]) -> ImageResult:
-    """Compare one photo's predicted cards with its labels (see the module docstring).
+def match_image(
+    image: str, predicted: Sequence[CardDetection], labelled: Sequence[LabelledCard], non_cards: Sequence[Box] = ()
+) -> ImageResult:
+    """Compare one photo's predicted cards with its labels (see the module docstring); ``non_cards``
+    are the boxes of labelled things that are not cards, where any card read is invented.
 
     >>> qh, qd = Card.parse("QH"), Card.parse("QD")
     >>> result = match_image("p.jpg", [CardDetection(qd, (0, 0, 10, 10), 0.9)], [LabelledCard(qh, ((0, 0, 50, 80),))])
@@ -225,6 +295,9 @@ def match_image(image: str, predicted: Sequence[CardDetection], labelled: Sequen
         missed=tuple(sorted(label.card for label in missed)),
         invented=tuple(sorted(d.card for d in invented)),
         confusions=tuple(confusions),
+        on_non_cards=tuple(
+            sorted(d.card for d in invented if any(overlaps(d.box, widen_box(box, LABEL_MARGIN)) for box in non_cards))
+        ),
     )
 
 
@@ -242,34 +315,284 @@ def dataset_images(images_dir: str | Path) -> list[Path]:
     return photos
 
 
+# --- per stage: corner-index labels ----------------------------------------------------------------------------------
+
+LOOK_ALIKES = {"C": "S", "S": "C", "H": "D", "D": "H"}
+"""The suit each suit is most easily misread as: the other suit of its colour, told apart by a few pixels."""
+
+OUTCOMES = ("right", "club_as_spade", "spade_as_club", "heart_as_diamond", "diamond_as_heart", "other_card", "none")
+"""What the classifier made of a labelled index (``IndexReading.outcome``)."""
+
+_SUIT_WORDS = {"C": "club", "D": "diamond", "H": "heart", "S": "spade"}
+
+
+@dataclasses.dataclass(frozen=True)
+class IndexReading:
+    """One labelled corner index and what each stage made of it."""
+
+    card: Card
+    height: float  # the labelled box's height in the picture, in pixels
+    detected: bool  # some detector box and the labelled box hold each other's centre
+    named: Card | None  # what the classifier reads in the labelled box; None: its no-card class, or too unsure
+    fitted: bool = False  # some detector box overlaps it by INDEX_MATCH_IOU
+
+    @property
+    def outcome(self) -> str:
+        """One of ``OUTCOMES``: right, a look-alike suit (same rank), another card, or no card.
+
+        >>> IndexReading(Card.parse("JC"), 20, True, Card.parse("JS")).outcome
+        'club_as_spade'
+        """
+        if self.named is None:
+            return "none"
+        if self.named == self.card:
+            return "right"
+        if self.named.rank == self.card.rank and LOOK_ALIKES[self.card.suit] == self.named.suit:
+            return f"{_SUIT_WORDS[self.card.suit]}_as_{_SUIT_WORDS[self.named.suit]}"
+        return "other_card"
+
+    @property
+    def bucket(self) -> str:
+        """The name of its ``HEIGHT_BUCKETS`` row."""
+        return next(name for name, upper in HEIGHT_BUCKETS if self.height < upper)
+
+
+@dataclasses.dataclass(frozen=True)
+class StageReport:
+    """Per-stage figures over a dataset's labelled corner indices.
+
+    ``non_card_boxes`` counts the labelled boxes of things that are not cards (jokers, backs),
+    ``non_card_boxes_named`` those the classifier reads as some card all the same.
+    """
+
+    indices: tuple[IndexReading, ...]
+    non_card_boxes: int = 0
+    non_card_boxes_named: int = 0
+
+    @property
+    def detector_recall(self) -> float:
+        """The share of labelled indices the detector found."""
+        return _ratio(sum(r.detected for r in self.indices), len(self.indices))
+
+    @property
+    def detector_recall_iou(self) -> float:
+        """The share of labelled indices a detector box also overlaps by ``INDEX_MATCH_IOU``."""
+        return _ratio(sum(r.fitted for r in self.indices), len(self.indices))
+
+    @property
+    def classifier_accuracy(self) -> float:
+        """The share of labelled index boxes the classifier named right."""
+        return _ratio(sum(r.outcome == "right" for r in self.indices), len(self.indices))
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per index height (``HEIGHT_BUCKETS``, empty ones left out) and a last row for all."""
+        groups = [(name, [r for r in self.indices if r.bucket == name]) for name, _ in HEIGHT_BUCKETS]
+        rows = []
+        for name, readings in [*((n, g) for n, g in groups if g), ("all", list(self.indices))]:
+            outcomes = Counter(r.outcome for r in readings)
+            rows.append(
+                {
+                    "height": name,
+                    "labelled": len(readings),
+                    "detected": sum(r.detected for r in readings),
+                    **{outcome: outcomes[outcome] for outcome in OUTCOMES},
+                }
+            )
+        return rows
+
+    def confusions(self) -> Counter[tuple[Card, Card]]:
+        """How often the classifier read each labelled index as another card."""
+        return Counter((r.card, r.named) for r in self.indices if r.named is not None and r.named != r.card)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "indices": len(self.indices),
+            "detector_recall": round(self.detector_recall, 4),
+            "detector_recall_iou": round(self.detector_recall_iou, 4),
+            "match_iou": INDEX_MATCH_IOU,
+            "classifier_accuracy": round(self.classifier_accuracy, 4),
+            "by_height": self.rows(),
+            "confusions": [
+                {"labelled": str(a), "predicted": str(b), "count": n} for (a, b), n in self.confusions().most_common()
+            ],
+            "non_card_boxes": self.non_card_boxes,
+            "non_card_boxes_named": self.non_card_boxes_named,
+        }
+
+
+def read_indices(
+    labels: ImageLabels, detector_boxes: Sequence[Box], named: Sequence[Card | None]
+) -> list[IndexReading]:
+    """What both stages made of one photo's labelled corner indices.
+
+    ``named`` is the classifier's reading of each labelled box, in the order of
+    ``labels.cards`` and their boxes.
+
+    >>> labels = ImageLabels((LabelledCard(Card.parse("QC"), ((10, 10, 20, 30), (80, 80, 90, 100))),))
+    >>> [(r.detected, r.outcome) for r in read_indices(labels, [(12, 14, 18, 26)], [Card.parse("QS"), None])]
+    [(True, 'club_as_spade'), (False, 'none')]
+
+    :raises ValueError: when there is not one reading per labelled box.
+    """
+    boxes = [(label.card, box) for label in labels.cards for box in label.boxes]
+    if len(named) != len(boxes):
+        raise ValueError(f"{len(named)} classifier readings for {len(boxes)} labelled boxes")
+    return [
+        IndexReading(
+            card,
+            box_height(box),
+            detected=any(_same_index(box, found) for found in detector_boxes),
+            named=name,
+            fitted=any(iou(box, found) >= INDEX_MATCH_IOU for found in detector_boxes),
+        )
+        for (card, box), name in zip(boxes, named, strict=True)
+    ]
+
+
+def _same_index(label: Box, found: Box) -> bool:
+    """Whether a detector box is on a labelled index: each holds the other's centre (see the module docstring)."""
+    return contains_point(label, box_centre(found)) and contains_point(found, box_centre(label))
+
+
+def labels_are_corners(labels_dir: str | Path, classes: ClassList) -> bool:
+    """Whether a label folder boxes corner indices rather than whole cards: some photo labels
+    one card more than once (a card shows its index in two or four corners, but is one card).
+
+    :raises EvalError: for an unreadable label file.
+    """
+    for path in sorted(Path(labels_dir).glob("*.txt")):
+        try:
+            # the size does not matter here: only how often each class is labelled
+            labels = read_label_file(path, 1, 1, class_count=len(classes.cards))
+        except LabelError as error:
+            raise EvalError(str(error)) from None
+        seen = Counter(label.class_id for label in labels if classes.cards[label.class_id] is not None)
+        if any(count > 1 for count in seen.values()):
+            return True
+    return False
+
+
+class StagedDetector(Protocol):
+    """A two-stage detector whose stages can be run apart: ``scorer.vision.detector.CardDetector``."""
+
+    manifest: ModelManifest
+    classifier: Any
+
+    def find_corners(self, image_bgr: np.ndarray) -> BoxArrays: ...
+
+    def read_corners(self, image_bgr: np.ndarray, found: BoxArrays | None = None) -> list[CornerEvidence]: ...
+
+    def cards_from(self, corners: Sequence[CornerEvidence], width: int, height: int) -> Detections: ...
+
+    def name_boxes(self, image_bgr: np.ndarray, boxes: Sequence[Box]) -> list[tuple[Card | None, float]]: ...
+
+
+def _staged(detector: Detector) -> StagedDetector | None:
+    """The detector, if it has two stages that can be run apart (else None, with the reason in ``_why_not_staged``)."""
+    return detector if _why_not_staged(detector) is None else None  # type: ignore[return-value]
+
+
+def _why_not_staged(detector: Detector) -> str | None:
+    if not all(hasattr(detector, name) for name in ("find_corners", "name_boxes", "cards_from", "manifest")):
+        return "per-stage figures need okgin's two-stage detector (CardDetector)"
+    if getattr(detector, "classifier", None) is None:
+        manifest = detector.manifest  # type: ignore[attr-defined]
+        return f"per-stage figures need a two-stage model; the one in {manifest.directory} is {manifest.design}"
+    return None
+
+
+def _read_in_stages(
+    detector: StagedDetector, image: np.ndarray, labels: ImageLabels
+) -> tuple[Detections, list[IndexReading], int]:
+    """One photo through both stages: its cards (as ``detect`` reads them), what each stage made of its
+    labelled indices, and how many of its non-card boxes the classifier reads as a card."""
+    height, width = image.shape[:2]
+    found = detector.find_corners(image)
+    detections = detector.cards_from(detector.read_corners(image, found), width, height)
+    index_boxes = [box for label in labels.cards for box in label.boxes]
+    threshold = detector.manifest.classifier_conf
+    named = [
+        card if probability >= threshold else None
+        for card, probability in detector.name_boxes(image, [*index_boxes, *labels.non_cards])
+    ]
+    readings = read_indices(labels, [box_from_row(row) for row in found[0]], named[: len(index_boxes)])
+    return detections, readings, sum(card is not None for card in named[len(index_boxes) :])
+
+
 def evaluate_dataset(
     detector: Detector,
     images_dir: str | Path,
     labels_dir: str | Path,
-    classes_file: str | Path,
+    classes: str | Path | ClassList | None = None,
     progress: Callable[[Iterable[Path]], Iterable[Path]] = iter,
+    stages: bool | None = False,
 ) -> EvalReport:
     """Run ``detector`` over every photo in ``images_dir`` and score it against ``labels_dir/<stem>.txt``.
 
+    ``classes`` is a ``classes.txt`` (or a ``ClassList``); None means okgin's own class order, as
+    ``okgin data generate`` labels scenes. ``stages=True`` adds per-stage figures (``StageReport``;
+    the labels must box corner indices, and the detector be a two-stage ``CardDetector``); None adds
+    them when the labels box corner indices (``labels_are_corners``). For generated validation scenes:
+    ``evaluate_dataset(CardDetector(), "gen/images/val", "gen/labels/val", stages=True)``.
     A photo that cannot be read is listed in ``errors`` and left out of the totals.
 
-    :raises EvalError: for a missing folder or a malformed classes or label file.
+    :raises EvalError: for a missing folder, a malformed classes or label file, or per-stage figures
+        asked of whole-card labels or of a detector without two stages.
     """
-    classes = read_classes(classes_file)
+    if classes is None:
+        class_list = ClassList.okgin()
+    else:
+        class_list = classes if isinstance(classes, ClassList) else ClassList.read(classes)
     labels_folder = Path(labels_dir)
     if not labels_folder.is_dir():
         raise EvalError(f"labels folder {str(labels_folder)!r} does not exist")
-    results, errors = [], []
-    for photo in progress(dataset_images(images_dir)):
+    photos = dataset_images(images_dir)
+    corners = stages is not False and labels_are_corners(labels_folder, class_list)
+    if stages and not corners:
+        raise EvalError(
+            f"the labels in {str(labels_folder)!r} box whole cards (no photo labels a card twice); "
+            "per-stage figures need corner-index boxes"
+        )
+    if stages and (reason := _why_not_staged(detector)) is not None:
+        raise EvalError(reason)
+    staged = _staged(detector) if corners else None  # asked for, or corner labels and a detector that can
+    results, errors, indices, non_card_boxes, non_cards_named = [], [], [], 0, 0
+    for photo in progress(photos):
         try:
             image = load_image(photo)
         except ImageError as error:
             errors.append(str(error))
             continue
         height, width = image.shape[:2]
-        labelled = read_labels(labels_folder / f"{photo.stem}.txt", classes, width, height)
-        results.append(match_image(photo.name, detector.detect(image).cards, labelled))
-    return EvalReport(tuple(results), tuple(errors))
+        labels = read_labels(labels_folder / f"{photo.stem}.txt", class_list.cards, width, height)
+        if staged is None:
+            detections = detector.detect(image)
+        else:
+            detections, readings, named = _read_in_stages(staged, image, labels)
+            indices.extend(readings)
+            non_card_boxes += len(labels.non_cards)
+            non_cards_named += named
+        results.append(match_image(photo.name, detections.cards, labels.cards, labels.non_cards))
+    report = StageReport(tuple(indices), non_card_boxes, non_cards_named) if staged is not None else None
+    return EvalReport(tuple(results), tuple(errors), class_list.non_cards, report)
+
+
+def format_stages(report: StageReport) -> str:
+    """The per-stage table: per index height, how many were labelled, detected, and what the classifier said."""
+    columns = ("labelled", "detected", *OUTCOMES)
+    titles = ("labelled", "detected", "right", "C->S", "S->C", "H->D", "D->H", "other", "none")
+    lines = [f"{'index height':<13}" + "".join(f"{title:>9}" for title in titles)]
+    for row in report.rows():
+        lines.append(f"{row['height']:<13}" + "".join(f"{row[column]:>9}" for column in columns))
+    for (labelled, named), count in report.confusions().most_common(5):
+        lines.append(f"classifier read {labelled} as {named} x{count}")
+    if report.non_card_boxes:
+        lines.append(f"non-card boxes read as a card: {report.non_card_boxes_named}/{report.non_card_boxes}")
+    lines.append(
+        f"detector recall {report.detector_recall:.2f} ({report.detector_recall_iou:.2f} at IoU >= {INDEX_MATCH_IOU}), "
+        f"classifier accuracy {report.classifier_accuracy:.2f} on {len(report.indices)} labelled indices"
+    )
+    return "\n".join(lines)
 
 
 def format_report(report: EvalReport) -> str:
@@ -292,7 +615,13 @@ def format_report(report: EvalReport) -> str:
             )
     for (labelled, predicted), count in report.confusions().most_common(5):
         lines.append(f"confused {labelled} -> {predicted} x{count}")
+    on_non_cards = sum(len(r.on_non_cards) for r in report.images)
+    if report.non_card_classes:
+        names = ", ".join(report.non_card_classes)
+        lines.append(f"not cards: {names} ({on_non_cards} cards read on them, counted as invented)")
     lines.extend(f"unreadable: {error}" for error in report.errors)
+    if report.stages is not None:
+        lines.append(format_stages(report.stages))
     lines.append(report.summary_line())
     return "\n".join(lines)
 

@@ -73,7 +73,7 @@ _FILE_TYPES = {
 def file_type(data: bytes) -> tuple[str, str] | None:
     """The file suffix and MIME type that name these image bytes truthfully, or None for another format.
 
-    >>> file_type(b"\x89PNG\r\n\x1a\n...."), file_type(b"RIFF....WAVEfmt "), file_type(b"GIF89a")
+    >>> file_type(b"\\x89PNG\\r\\n\\x1a\\n...."), file_type(b"RIFF....WAVEfmt "), file_type(b"GIF89a")
     (('.png', 'image/png'), None, None)
     """
     kind = sniff_format(data)
@@ -115,7 +115,9 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
         counted = re.search(r"\((\d+) pixels\)", str(error))
         size = _megapixels(int(counted.group(1))) if counted else "too large"
         raise ImageTooLargeError(f"{name} is {size}: {limit}") from None
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, struct.error):  # Pillow's ways to say no
+    # Pillow's ways to say no; ImportError: ultralytics, once imported, wraps Image.open to load a HEIF
+    # plugin on files Pillow does not know, and that plugin may not be installed
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, struct.error, ImportError):
         raise ImageError(_undecodable(data, name)) from None
     if width * height > max_pixels:
         raise ImageTooLargeError(f"{name} is {width}x{height} ({_megapixels(width * height)}): {limit}")

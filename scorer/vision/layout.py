@@ -22,16 +22,13 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from scorer.cards import Card
 from scorer.errors import OkginError
-from scorer.vision.types import CardDetection, Conflict, FrameReading
-
-if TYPE_CHECKING:
-    from scorer.vision.detector import Detections
+from scorer.vision.types import CardDetection, Conflict, Detections, FrameReading
 
 Point = tuple[float, float]
 

@@ -8,13 +8,13 @@ true of one deck and is reported as a ``Conflict`` rather than silently dropped.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import defaultdict
 from collections.abc import Sequence
 
 from scorer.cards import Card
-from scorer.vision.types import Box, CardDetection, Conflict
+from scorer.vision.boxes import box_centre, union_box
+from scorer.vision.types import Box, CardDetection, Conflict, CornerDetection
 
 INDICES_PER_CARD = 4
 """The most corner indices one card prints: two on most decks (top-left and bottom-right),
@@ -36,38 +36,6 @@ On the same rendered scenes the two indices of one card lie a median 4.1 and a 9
 percentile 6.4 index sides apart; 1.35 x 5.6 = 7.6 index sides keeps them together
 while two copies at different places of the table stay apart.
 """
-
-
-@dataclasses.dataclass(frozen=True)
-class CornerDetection:
-    """One corner index seen in a frame: the card it names, its pixel box and a score in 0..1."""
-
-    card: Card
-    box: Box
-    confidence: float
-
-
-def box_centre(box: Box) -> tuple[float, float]:
-    """The centre of a box.
-
-    >>> box_centre((0, 0, 10, 20))
-    (5.0, 10.0)
-    """
-    return ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
-
-
-def union_box(boxes: Sequence[Box]) -> Box:
-    """The smallest box holding every box given.
-
-    >>> union_box([(0, 0, 2, 2), (5, 1, 6, 9)])
-    (0, 0, 6, 9)
-    """
-    return (
-        min(b[0] for b in boxes),
-        min(b[1] for b in boxes),
-        max(b[2] for b in boxes),
-        max(b[3] for b in boxes),
-    )
 
 
 def same_card_distance(a: Box, b: Box) -> float:

@@ -12,24 +12,14 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from scorer.vision.layout import TableLayout
-from scorer.vision.stabilise import Stabiliser, StableReading
-from scorer.vision.types import FrameReading
-
-if TYPE_CHECKING:
-    from scorer.vision.detector import Detections
+from scorer.vision.stabilise import Stabiliser
+from scorer.vision.types import Detections, Detector, FrameReading, StableReading
 
 log = logging.getLogger(__name__)
-
-
-class Detector(Protocol):
-    """Anything that finds cards in a BGR frame: ``CardDetector`` or a test's fake."""
-
-    def detect(self, image_bgr: np.ndarray) -> Detections: ...
 
 
 class TablePipeline:

@@ -15,13 +15,12 @@ the table hides cards for a moment. Scoring such noise would be wrong, so:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter, deque
-from typing import Any
 
 from scorer.cards import Card
-from scorer.vision.types import Box, CardDetection, Conflict, FrameReading
+from scorer.vision.boxes import iou
+from scorer.vision.types import CardDetection, Conflict, FrameReading, StableReading
 
 Place = str
 """Where a card lies: a seat number as text, "upcard" or "unassigned"."""
@@ -30,43 +29,6 @@ Key = tuple[Place, Card]
 _UPCARD, _UNASSIGNED = "upcard", "unassigned"
 SAME_SPOT_IOU = 0.3
 """Two labels whose boxes overlap this much describe the same physical card."""
-
-
-@dataclasses.dataclass(frozen=True)
-class StableReading:
-    """The stabilised reading of the table, whether it has settled, and since when it is unchanged."""
-
-    reading: FrameReading
-    stable: bool
-    changed_at: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form: seats (by number as text), upcard, unassigned, conflicts, stable, changed_at."""
-        reading = self.reading
-        return {
-            "seats": {str(seat): [c.to_dict() for c in cards] for seat, cards in reading.by_player.items()},
-            "upcard": [c.to_dict() for c in reading.upcard],
-            "unassigned": [c.to_dict() for c in reading.unassigned],
-            "conflicts": [c.to_dict() for c in reading.conflicts],
-            "width": reading.width,
-            "height": reading.height,
-            "stable": self.stable,
-            "changed_at": self.changed_at,
-        }
-
-
-def iou(a: Box, b: Box) -> float:
-    """Intersection over union of two boxes.
-
-    >>> iou((0, 0, 10, 10), (5, 0, 15, 10))
-    0.3333333333333333
-    """
-    width = min(a[2], b[2]) - max(a[0], b[0])
-    height = min(a[3], b[3]) - max(a[1], b[1])
-    if width <= 0 or height <= 0:
-        return 0.0
-    inter = width * height
-    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
 
 
 def _places(reading: FrameReading) -> dict[Key, CardDetection]:

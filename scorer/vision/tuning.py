@@ -16,9 +16,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from scorer.vision.detector import CornerEvidence
 from scorer.vision.evaluate import EvalReport, LabelledCard, match_image
 from scorer.vision.merge import merge_corners
+from scorer.vision.types import CornerEvidence
 
 DETECTOR_WEIGHTS: tuple[float, ...] = (1.0, 0.75, 0.5, 0.35, 0.25)
 CARD_THRESHOLDS: tuple[float, ...] = tuple(round(0.05 * step, 2) for step in range(1, 19))  # 0.05 .. 0.90

@@ -1,0 +1,302 @@
+"""Inference engines for the shipped model: ONNX Runtime, PyTorch (ultralytics) and OpenVINO (ultralytics).
+
+The ONNX backend is this module's own letterbox, decoding and NMS around onnxruntime and OpenCV:
+it never imports torch or ultralytics, so a server installed without the ``[train]`` extra
+serves the ONNX model. The ``torch`` and ``openvino`` backends go through ultralytics, imported
+only when one of them is built (never at import time), with downloads switched off first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from scorer.vision.boxes import centre_xywh_to_corner_xywh, xywh_to_xyxy
+from scorer.vision.manifest import ModelError, ModelManifest
+
+MAX_DETECTIONS = 300
+LETTERBOX_FILL = 114  # grey used by ultralytics' LetterBox, so both backends see the same pixels
+STRIDE = 32  # largest YOLO stride: a dynamic-shape input must be a multiple of it
+
+BoxArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""(xyxy float32 (N, 4) in frame pixels, score float32 (N,), model class int (N,))."""
+
+
+class BoxModel(Protocol):
+    """A YOLO detector: boxes, scores and model class indices for one BGR frame."""
+
+    def predict(self, image: np.ndarray, conf: float, iou: float) -> BoxArrays: ...
+
+
+class CropModel(Protocol):
+    """A YOLO classifier: class probabilities (N, classes) for N BGR crops, in one batch."""
+
+    def predict(self, crops: Sequence[np.ndarray]) -> np.ndarray: ...
+
+
+def available_backends(manifest: ModelManifest) -> list[str]:
+    """The backends whose files are all shipped (and whose runtime is installed), fastest first."""
+    two_stage = manifest.design == "two-stage"
+    found = []
+    if manifest.shipped(manifest.detector_onnx) and (not two_stage or manifest.shipped(manifest.classifier_onnx)):
+        found.append("onnx")
+    detector_ov, classifier_ov = manifest.openvino_dir(manifest.detector), manifest.openvino_dir(manifest.classifier)
+    if (
+        importlib.util.find_spec("openvino") is not None
+        and detector_ov is not None
+        and detector_ov.is_dir()
+        and (not two_stage or (classifier_ov is not None and classifier_ov.is_dir()))
+    ):
+        found.append("openvino")
+    if manifest.shipped(manifest.detector) and (not two_stage or manifest.shipped(manifest.classifier)):
+        found.append("torch")
+    return found
+
+
+def load_backend(manifest: ModelManifest, backend: str) -> tuple[BoxModel, CropModel | None]:
+    """The corner (or card) detector and, for a two-stage model, the classifier, run by ``backend``.
+
+    :raises ModelError: when a file is missing or unusable, or the backend's runtime is not installed.
+    """
+    two_stage = manifest.design == "two-stage"
+    if backend == "onnx":
+        detector_file = manifest.file(manifest.detector_onnx, "ONNX detector")
+        boxes: BoxModel = OnnxBoxModel(detector_file, manifest.detector_imgsz)
+        if not two_stage:
+            return boxes, None
+        return boxes, OnnxCropModel(manifest.file(manifest.classifier_onnx, "ONNX classifier"), manifest.crop_size)
+    if backend == "openvino":
+        if importlib.util.find_spec("openvino") is None:
+            raise ModelError("the openvino backend needs the 'openvino' package, which is not installed")
+        detector_path, classifier_path = manifest.openvino_dir(manifest.detector), None
+        if two_stage:
+            classifier_path = manifest.openvino_dir(manifest.classifier)
+    else:
+        detector_path = manifest.file(manifest.detector, "detector weights")
+        classifier_path = manifest.file(manifest.classifier, "classifier weights") if two_stage else None
+    for path in (detector_path, classifier_path):
+        if path is not None and not path.exists():
+            raise ModelError(f"{backend} model {str(path)!r} is missing")
+    assert detector_path is not None
+    detector = UltralyticsBoxModel(detector_path, manifest.detector_imgsz)
+    classifier = UltralyticsCropModel(classifier_path, manifest.crop_size) if classifier_path else None
+    return detector, classifier
+
+
+# --- PyTorch and OpenVINO, through ultralytics ------------------------------------------------------------------------
+
+
+def _load_ultralytics(path: Path, task: str) -> Any:
+    """An ultralytics YOLO model from a local file; never downloads (YOLO_OFFLINE is set first)."""
+    os.environ.setdefault("YOLO_OFFLINE", "1")
+    try:
+        from ultralytics import YOLO
+    except ImportError as error:
+        raise ModelError(
+            f"the torch and openvino backends need ultralytics (pip install 'okgin[train]'): {error}"
+        ) from None
+    try:
+        model = YOLO(str(path), task=task)
+    except Exception as error:  # ultralytics raises many types for a bad file; all mean "unusable model"
+        raise ModelError(f"could not load model {str(path)!r}: {type(error).__name__}: {error}") from None
+    if model.task != task:
+        raise ModelError(f"model {str(path)!r} is a {model.task} model, expected a {task} model")
+    return model
+
+
+class UltralyticsBoxModel:
+    """Detection through ultralytics ``predict`` (``.pt`` weights or an OpenVINO directory)."""
+
+    def __init__(self, path: Path, imgsz: int) -> None:
+        self.model = _load_ultralytics(path, "detect")
+        self.imgsz = imgsz
+
+    def predict(self, image: np.ndarray, conf: float, iou: float) -> BoxArrays:
+        result = self.model.predict(
+            image,
+            imgsz=self.imgsz,
+            conf=conf,
+            iou=iou,
+            agnostic_nms=True,
+            max_det=MAX_DETECTIONS,
+            verbose=False,
+            device="cpu",
+        )[0]
+        boxes = result.boxes
+        return (
+            boxes.xyxy.cpu().numpy().astype(np.float32).reshape(-1, 4),
+            boxes.conf.cpu().numpy().astype(np.float32),
+            boxes.cls.cpu().numpy().astype(np.int64),
+        )
+
+
+class UltralyticsCropModel:
+    """Classification through ultralytics ``predict``: one call for all crops."""
+
+    def __init__(self, path: Path, imgsz: int) -> None:
+        self.model = _load_ultralytics(path, "classify")
+        self.imgsz = imgsz
+
+    def predict(self, crops: Sequence[np.ndarray]) -> np.ndarray:
+        if not crops:
+            return np.zeros((0, 0), dtype=np.float32)
+        results = self.model.predict(list(crops), imgsz=self.imgsz, verbose=False, device="cpu")
+        return np.stack([r.probs.data.cpu().numpy() for r in results]).astype(np.float32)
+
+
+# --- ONNX Runtime ---------------------------------------------------------------------------------------------------
+
+
+def cpu_count() -> int:
+    """Cores this process may use (affinity-aware where the OS tells)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _onnx_session(path: Path) -> Any:
+    """An onnxruntime CPU session using every core for one inference (intra-op threads), without spinning."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = cpu_count()
+    options.inter_op_num_threads = 1
+    # idle worker threads sleep instead of spinning: on a shared CPU (the web server, a camera
+    # thread) spinning doubled inference time here, and it only saves microseconds when idle
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    try:
+        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as error:  # onnxruntime raises its own Fail/InvalidProtobuf types
+        raise ModelError(f"could not load ONNX model {str(path)!r}: {error}") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class Letterbox:
+    """How a frame was resized and padded into the network input, to map boxes back."""
+
+    gain_x: float
+    gain_y: float
+    pad_x: int
+    pad_y: int
+
+
+def letterbox(image: np.ndarray, size: tuple[int, int], minimal: bool) -> tuple[np.ndarray, Letterbox]:
+    """Resize keeping aspect ratio and pad with grey, exactly as ultralytics' ``LetterBox`` does.
+
+    ``size`` is (height, width). With ``minimal`` the padding only reaches the next multiple
+    of the stride (a 1280x720 frame at 640 becomes 640x384), which a dynamic-shape model allows.
+
+    >>> out, lb = letterbox(np.zeros((720, 1280, 3), np.uint8), (640, 640), minimal=True)
+    >>> out.shape, lb
+    ((384, 640, 3), Letterbox(gain_x=0.5, gain_y=0.5, pad_x=0, pad_y=12))
+    """
+    import cv2
+
+    height, width = image.shape[:2]
+    ratio = min(size[0] / height, size[1] / width)
+    new_w, new_h = max(round(width * ratio), 1), max(round(height * ratio), 1)
+    pad_w, pad_h = size[1] - new_w, size[0] - new_h
+    if minimal:
+        pad_w, pad_h = pad_w % STRIDE, pad_h % STRIDE
+    if (new_w, new_h) != (width, height):
+        image = cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_LINEAR)
+    top, bottom = round(pad_h / 2 - 0.1), round(pad_h / 2 + 0.1)
+    left, right = round(pad_w / 2 - 0.1), round(pad_w / 2 + 0.1)
+    padded = cv2.copyMakeBorder(image, top, bottom, left, right, cv2.BORDER_CONSTANT, value=(LETTERBOX_FILL,) * 3)
+    return padded, Letterbox(new_w / width, new_h / height, left, top)
+
+
+def decode_yolo(output: np.ndarray, conf: float, iou: float, max_det: int = MAX_DETECTIONS) -> BoxArrays:
+    """Decode a YOLO detect head output (1, 4 + classes, anchors) into boxes after class-agnostic NMS.
+
+    Boxes stay in network-input pixels; scores are the best class score per anchor.
+
+    >>> raw = np.zeros((1, 5, 3), np.float32)
+    >>> raw[0, :, 0] = [50, 50, 20, 20, 0.9]; raw[0, :, 1] = [52, 50, 20, 20, 0.8]; raw[0, :, 2] = [9, 9, 4, 4, 0.1]
+    >>> boxes, scores, classes = decode_yolo(raw, conf=0.25, iou=0.5)
+    >>> boxes.tolist(), [round(float(s), 2) for s in scores], classes.tolist()
+    ([[40.0, 40.0, 60.0, 60.0]], [0.9], [0])
+    """
+    import cv2
+
+    predictions = output[0]
+    class_scores = predictions[4:]
+    classes = class_scores.argmax(axis=0)
+    scores = class_scores.max(axis=0)
+    keep = scores > conf
+    xywh, scores, classes = predictions[:4, keep].T, scores[keep], classes[keep]
+    if not len(scores):
+        return np.zeros((0, 4), np.float32), np.zeros(0, np.float32), np.zeros(0, np.int64)
+    corner_xywh = centre_xywh_to_corner_xywh(xywh).astype(np.float32)
+    nms: Any = cv2.dnn.NMSBoxes  # OpenCV's stubs type boxes as nested lists; an (N, 4) array is accepted
+    scores = scores.astype(np.float32)
+    # OpenCV's top_k limits the candidates, not the survivors; cap the survivors as ultralytics does
+    chosen = np.asarray(nms(corner_xywh, scores, conf, iou), dtype=np.int64).reshape(-1)[:max_det]
+    xyxy = xywh_to_xyxy(corner_xywh[chosen])
+    return xyxy.astype(np.float32), scores[chosen].astype(np.float32), classes[chosen].astype(np.int64)
+
+
+def _is_fixed(dimension: Any) -> bool:
+    return isinstance(dimension, int) and dimension > 0
+
+
+class OnnxBoxModel:
+    """Detection with onnxruntime: letterbox, one inference, vectorised decoding, OpenCV NMS."""
+
+    def __init__(self, path: Path, imgsz: int) -> None:
+        self.session = _onnx_session(path)
+        model_input = self.session.get_inputs()[0]
+        self.input_name = model_input.name
+        _, _, height, width = model_input.shape
+        # a fixed-shape export must get exactly its size; a dynamic one gets ultralytics' minimal rectangle
+        self.dynamic = not (_is_fixed(height) and _is_fixed(width))
+        self.size = (imgsz, imgsz) if self.dynamic else (int(height), int(width))
+
+    def predict(self, image: np.ndarray, conf: float, iou: float) -> BoxArrays:
+        import cv2
+
+        padded, box = letterbox(image, self.size, minimal=self.dynamic)
+        blob = cv2.dnn.blobFromImage(padded, scalefactor=1 / 255, swapRB=True)
+        output = self.session.run(None, {self.input_name: blob})[0]
+        xyxy, scores, classes = decode_yolo(output, conf, iou)
+        # from network-input pixels back to the frame's, cut to the frame
+        xyxy[:, [0, 2]] = ((xyxy[:, [0, 2]] - box.pad_x) / box.gain_x).clip(0, image.shape[1])
+        xyxy[:, [1, 3]] = ((xyxy[:, [1, 3]] - box.pad_y) / box.gain_y).clip(0, image.shape[0])
+        return xyxy, scores, classes
+
+
+class OnnxCropModel:
+    """Classification with onnxruntime: crops as RGB, /255, CHW, exactly what ultralytics feeds YOLO-cls."""
+
+    def __init__(self, path: Path, imgsz: int) -> None:
+        self.session = _onnx_session(path)
+        model_input = self.session.get_inputs()[0]
+        self.input_name = model_input.name
+        batch, _, height, width = model_input.shape
+        self.size = (int(height), int(width)) if _is_fixed(height) and _is_fixed(width) else (imgsz, imgsz)
+        self.fixed_batch = int(batch) if _is_fixed(batch) else None
+
+    def predict(self, crops: Sequence[np.ndarray]) -> np.ndarray:
+        import cv2
+
+        if not crops:
+            return np.zeros((0, 0), dtype=np.float32)
+        blob = cv2.dnn.blobFromImages(list(crops), scalefactor=1 / 255, size=self.size[::-1], swapRB=True)
+        if self.fixed_batch is None:
+            return np.asarray(self.session.run(None, {self.input_name: blob})[0], dtype=np.float32)
+        # a fixed-batch export (ultralytics' default) takes its batch size per call; pad the last chunk
+        step = self.fixed_batch
+        chunks = []
+        for start in range(0, len(blob), step):
+            chunk = blob[start : start + step]
+            filled = np.concatenate([chunk, np.zeros((step - len(chunk), *chunk.shape[1:]), chunk.dtype)])
+            chunks.append(self.session.run(None, {self.input_name: filled})[0][: len(chunk)])
+        return np.concatenate(chunks).astype(np.float32)

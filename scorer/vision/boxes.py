@@ -1,0 +1,185 @@
+"""Box geometry, in one place: every box is ``(x1, y1, x2, y2)`` in pixels (``scorer.vision.types.Box``).
+
+Detection, merging, stabilising, evaluation, training and the label files all measure boxes
+the same way through these functions, so an overlap means one thing everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from scorer.vision.types import Box
+
+
+def box_from_row(row: Sequence[float] | np.ndarray) -> Box:
+    """A plain-float box from the first four values of an array row.
+
+    >>> box_from_row(np.array([1, 2, 3, 4], np.float32))
+    (1.0, 2.0, 3.0, 4.0)
+    """
+    return (float(row[0]), float(row[1]), float(row[2]), float(row[3]))
+
+
+def box_area(box: Box) -> float:
+    """The area of a box; an inverted box has none.
+
+    >>> box_area((0, 0, 4, 5)), box_area((4, 0, 0, 5))
+    (20, 0)
+    """
+    return max(box[2] - box[0], 0) * max(box[3] - box[1], 0)
+
+
+def box_centre(box: Box) -> tuple[float, float]:
+    """The centre of a box.
+
+    >>> box_centre((0, 0, 10, 20))
+    (5.0, 10.0)
+    """
+    return ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+
+
+def box_height(box: Box) -> float:
+    """How tall a box is, in pixels.
+
+    >>> box_height((3, 10, 9, 34))
+    24
+    """
+    return box[3] - box[1]
+
+
+def contains_point(box: Box, point: tuple[float, float]) -> bool:
+    """Whether a point lies in a box, edges included.
+
+    >>> contains_point((0, 0, 10, 10), (10, 5)), contains_point((0, 0, 10, 10), (11, 5))
+    (True, False)
+    """
+    return box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
+
+
+def union_box(boxes: Iterable[Box]) -> Box:
+    """The smallest box holding every box given.
+
+    >>> union_box([(0, 0, 2, 2), (5, 1, 6, 9)])
+    (0, 0, 6, 9)
+    """
+    boxes = list(boxes)
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
+def intersection_area(a: Box, b: Box) -> float:
+    """The area two boxes share.
+
+    >>> intersection_area((0, 0, 10, 10), (5, 5, 20, 20))
+    25
+    """
+    return max(min(a[2], b[2]) - max(a[0], b[0]), 0) * max(min(a[3], b[3]) - max(a[1], b[1]), 0)
+
+
+def iou(a: Box, b: Box) -> float:
+    """Intersection over union of two boxes.
+
+    >>> iou((0, 0, 10, 10), (5, 0, 15, 10))
+    0.3333333333333333
+    """
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    if width <= 0 or height <= 0:
+        return 0.0
+    inter = width * height
+    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+
+
+def overlaps(a: Box, b: Box) -> bool:
+    """Whether two boxes share some area (touching edges do not count).
+
+    >>> overlaps((0, 0, 10, 10), (9, 9, 20, 20)), overlaps((0, 0, 10, 10), (10, 0, 20, 10))
+    (True, False)
+    """
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def widen_box(box: Box, margin: float) -> Box:
+    """The box grown on each side by ``margin`` times its size along that axis.
+
+    >>> widen_box((10, 10, 20, 30), 0.25)
+    (7.5, 5.0, 22.5, 35.0)
+    """
+    dx, dy = (box[2] - box[0]) * margin, (box[3] - box[1]) * margin
+    return (box[0] - dx, box[1] - dy, box[2] + dx, box[3] + dy)
+
+
+def shift_box(box: Box, dx: float, dy: float) -> Box:
+    """The box moved by ``(dx, dy)``.
+
+    >>> shift_box((10, 10, 20, 30), -10, 5)
+    (0, 15, 10, 35)
+    """
+    return (box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy)
+
+
+def scale_box(box: Box, scale_x: float, scale_y: float | None = None) -> Box:
+    """The box in an image resized by ``scale_x`` (and ``scale_y``, default the same).
+
+    >>> scale_box((10, 10, 20, 30), 0.5)
+    (5.0, 5.0, 10.0, 15.0)
+    """
+    scale_y = scale_x if scale_y is None else scale_y
+    return (box[0] * scale_x, box[1] * scale_y, box[2] * scale_x, box[3] * scale_y)
+
+
+def clip_box(box: Box, width: float, height: float) -> Box:
+    """The box cut to a ``width`` x ``height`` frame.
+
+    >>> clip_box((-5, 10, 120, 30), 100, 50)
+    (0.0, 10, 100, 30)
+    """
+    return (
+        max(0.0, min(box[0], width)),
+        max(0.0, min(box[1], height)),
+        max(0.0, min(box[2], width)),
+        max(0.0, min(box[3], height)),
+    )
+
+
+def to_normalised_xywh(box: Box, width: float, height: float) -> tuple[float, float, float, float]:
+    """Centre, width and height as shares of the frame: the YOLO label form.
+
+    >>> to_normalised_xywh((100, 50, 300, 250), 1000, 500)
+    (0.2, 0.3, 0.2, 0.4)
+    """
+    x1, y1, x2, y2 = box
+    return ((x1 + x2) / 2 / width, (y1 + y2) / 2 / height, (x2 - x1) / width, (y2 - y1) / height)
+
+
+def from_normalised_xywh(xc: float, yc: float, w: float, h: float, width: float, height: float) -> Box:
+    """A pixel box from the YOLO label form (``to_normalised_xywh`` read back).
+
+    >>> from_normalised_xywh(0.25, 0.5, 0.25, 0.5, 1000, 500)
+    (125.0, 125.0, 375.0, 375.0)
+    """
+    return ((xc - w / 2) * width, (yc - h / 2) * height, (xc + w / 2) * width, (yc + h / 2) * height)
+
+
+def xywh_to_xyxy(boxes: np.ndarray) -> np.ndarray:
+    """Rows of top-left corner plus size (N, 4) as corner boxes (N, 4).
+
+    >>> xywh_to_xyxy(np.array([[40.0, 40.0, 20.0, 20.0]])).tolist()
+    [[40.0, 40.0, 60.0, 60.0]]
+    """
+    return np.column_stack([boxes[:, :2], boxes[:, :2] + boxes[:, 2:4]])
+
+
+def centre_xywh_to_corner_xywh(boxes: np.ndarray) -> np.ndarray:
+    """Rows of centre plus size (N, 4), as YOLO heads give them, as top-left corner plus size.
+
+    >>> centre_xywh_to_corner_xywh(np.array([[50.0, 50.0, 20.0, 20.0]])).tolist()
+    [[40.0, 40.0, 20.0, 20.0]]
+    """
+    return np.column_stack([boxes[:, :2] - boxes[:, 2:4] / 2, boxes[:, 2:4]])
