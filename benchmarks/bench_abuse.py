@@ -250,8 +250,8 @@ def camera_viewers(plain: Client, viewers: int, video_seconds: float) -> None:
     ended_at = None
     deadline = time.monotonic() + video_seconds + 20
     while time.monotonic() < deadline:
-        status, _, payload, _ = plain.request("GET", "/live/camera/reading")
-        if status == 503 and b"ended" in payload:
+        status = plain.request("GET", "/live/camera/reading")[0]
+        if status == 410:  # the camera has ended, said once and for good
             ended_at = time.monotonic()
             break
         time.sleep(0.2)

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from scorer.cards import Card, InvalidCardError, ensure_distinct, format_cards, parse_cards
-from scorer.deadwood import all_best_arrangements_of_mask
+from scorer.deadwood import all_best_arrangements_of_mask, best_arrangement_of_mask
 from scorer.errors import OkginError
 from scorer.layoffs import Layoff, PlayerResult, resolve_knock
 from scorer.melds import Meld, cards_mask, mask_cards, meld_from_mask
@@ -29,11 +29,13 @@ __all__ = [
     "PRESETS",
     "IllegalKnockError",
     "InvalidHandError",
+    "KnockOption",
     "Layoff",
     "PlayerResult",
     "RoundResult",
     "Rules",
     "RulesError",
+    "knock_option",
     "score_round",
 ]
 
@@ -60,6 +62,12 @@ PRESETS: dict[str, dict[str, Any]] = {
     # 2-4 players, 7 cards each for 3-4, penalty scoring (seed R).
     "oklahoma-multi": {"max_players": 4, "scoring": "penalty"},
 }
+PRESET_TITLES: dict[str, str] = {
+    "oklahoma": "Oklahoma Gin",
+    "gin-rummy": "Gin Rummy",
+    "oklahoma-multi": "Multi-player Oklahoma Gin",
+}
+"""Each preset's name as players know it, for messages and forms."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -142,6 +150,15 @@ class Rules:
         _check_options(options)
         return cls(**{"preset": name, **PRESETS[name], **options})
 
+    @property
+    def title(self) -> str:
+        """The preset's name as players know it.
+
+        >>> Rules.preset_named("oklahoma-multi").title
+        'Multi-player Oklahoma Gin'
+        """
+        return PRESET_TITLES[self.preset]
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form: every option by name."""
         return dataclasses.asdict(self)
@@ -168,7 +185,9 @@ class Rules:
         """
         if not 2 <= players <= self.max_players:
             allowed = "2 players" if self.max_players == 2 else f"2 to {self.max_players} players"
-            raise InvalidHandError(f"{self.preset} is for {allowed}, not {players}")
+            fits = [PRESET_TITLES[id_] for id_, extra in PRESETS.items() if 2 <= players <= extra.get("max_players", 2)]
+            hint = f": choose {' or '.join(fits)}" if fits else ""
+            raise InvalidHandError(f"{self.title} is for {allowed}, not {players}{hint}")
         return 10 if players == 2 else 7
 
     def wins_match(self, total: int) -> bool:
@@ -182,7 +201,81 @@ class Rules:
             return f"only gin (knock limit 0) with ace upcard {upcard}"
         if self.knock_limit == "upcard":
             return f"the knock limit {limit} set by upcard {upcard}"
-        return f"the knock limit {limit} ({self.preset}; upcard {upcard})"
+        return f"the knock limit {limit} ({self.title}; upcard {upcard})"
+
+
+@dataclasses.dataclass(frozen=True)
+class KnockOption:
+    """What one hand could lay down if its player knocked now, and whether that knock is allowed."""
+
+    cards: tuple[Card, ...]
+    melds: tuple[Meld, ...]
+    deadwood: tuple[Card, ...]
+    points: int | None
+    """The least deadwood; None for a hand with more cards than a knocker may hold."""
+    discard: Card | None
+    """For a hand of one card more than dealt: the discard that leaves the least deadwood."""
+    can_knock: bool
+    problem: str | None
+    """Why the hand cannot take part as it is (too few or too many cards), or None."""
+
+
+def knock_option(rules: Rules, hand: Sequence[Card], players: int, upcard: Card | None) -> KnockOption:
+    """The least deadwood ``hand`` can show (after the best discard when it holds one card extra), and
+    whether it may knock: a knocker holds the dealt number of cards (or one more, before discarding)
+    and no more deadwood than the knock limit.
+
+    >>> option = knock_option(Rules(), parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC KD"), 2, Card.parse("KS"))
+    >>> option.points, str(option.discard), option.can_knock
+    (5, 'KD', True)
+    >>> multi = Rules.preset_named("oklahoma-multi")
+    >>> knock_option(multi, parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC"), 3, None).problem
+    '10 cards: Multi-player Oklahoma Gin deals 7 (a knocker holds 8 before the discard)'
+
+    :raises InvalidHandError: when these rules do not allow that many players.
+    """
+    size = rules.hand_size(players)
+    cards = tuple(hand)
+    if len(cards) > size + 1:
+        problem = f"{len(cards)} cards: {rules.title} deals {size} (a knocker holds {size + 1} before the discard)"
+        return KnockOption(cards, (), (), None, None, False, problem)
+    if len(cards) == size + 1:
+        best = min(_knocker_choices("", cards, size, None), key=lambda choice: choice.points)
+        melds, deadwood, points, discard = best.melds, best.deadwood, best.points, best.discard
+    else:
+        arrangement = best_arrangement_of_mask(cards_mask(cards))
+        melds, deadwood, points, discard = arrangement.melds, arrangement.deadwood, arrangement.points, None
+    short = None if len(cards) >= size else f"{len(cards)} cards: {rules.title} deals {size}"
+    can_knock = upcard is not None and short is None and points <= rules.knock_limit_for(upcard)
+    return KnockOption(cards, melds, deadwood, points, discard, can_knock, short)
+
+
+def knock_to_propose(
+    rules: Rules, upcard: Card | None, options: Mapping[str, KnockOption], players: int
+) -> tuple[str | None, str | None]:
+    """The knock to propose without being asked (from each hand's ``knock_option``), or None and why not:
+    exactly one player may knock and every other hand holds the dealt number of cards, so the table could
+    be scored as it lies.
+
+    >>> hands = {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"}
+    >>> options = {name: knock_option(Rules(), parse_cards(hand), 2, Card.parse("KS")) for name, hand in hands.items()}
+    >>> knock_to_propose(Rules(), Card.parse("KS"), options, 2)
+    ('Ann', None)
+    """
+    size = rules.hand_size(players)
+    knockers = [name for name, option in options.items() if option.can_knock]
+    if upcard is None:
+        return None, "no upcard yet"
+    if not knockers:
+        return None, "nobody may knock yet"
+    if len(knockers) > 1:
+        return None, f"{' and '.join(knockers)} may each knock: say who knocked"
+    wrong = [
+        f"{name} holds {len(option.cards)} cards, not {size}"
+        for name, option in options.items()
+        if name != knockers[0] and len(option.cards) != size
+    ]
+    return (None, "; ".join(wrong)) if wrong else (knockers[0], None)
 
 
 def _check_int(name: str, value: object, least: int, most: int | None = None) -> None:
@@ -284,11 +377,11 @@ def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker:
             holder[card] = name
         if name == knocker and len(hand) not in (size, size + 1):
             raise InvalidHandError(
-                f"{name} holds {len(hand)} cards; {rules.preset} needs {size} after the knocker's discard "
+                f"{name} holds {len(hand)} cards; {rules.title} needs {size} after the knocker's discard "
                 f"(or {size + 1} to choose the discard)"
             )
         if name != knocker and len(hand) != size:
-            raise InvalidHandError(f"{name} holds {len(hand)} cards; {rules.preset} needs {size}")
+            raise InvalidHandError(f"{name} holds {len(hand)} cards; {rules.title} needs {size}")
         checked[name] = hand
     return checked
 

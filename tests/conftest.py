@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
 
 from scorer.cards import CLASS_NAMES, Card, parse_cards
 from scorer.vision.types import Box, CardDetection, Conflict
+
+if TYPE_CHECKING:
+    from scorer.synth.scene import SceneConfig
 
 os.environ.setdefault("YOLO_OFFLINE", "1")  # ultralytics reads this at import: no network, ever
 os.environ.setdefault("YOLO_AUTOINSTALL", "false")
@@ -28,14 +32,63 @@ TINY_CROP_SIZE = 32
 NONE_CLASS = "none"
 
 
-@pytest.fixture(scope="session", autouse=True)
-def rendered_faces() -> Path:
-    """Card faces rendered once per machine (a fresh clone has none: they are never committed)."""
+SCENE_DECKS = ("anglo", "simplistic", "bellot", "paris", "kde-standard")
+"""The card designs of the tests' rendered scenes: aisleriot's and KDE's, two and four indices."""
+
+
+@pytest.fixture(scope="session")
+def faces_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``SCENE_DECKS`` rendered into a fresh folder once per session (a few seconds), for the tests that ask.
+
+    Never the checkout's ``datasets/faces``, which may hold any subset of decks or none; skips,
+    naming the install command, where the Debian decks or ``rsvg-convert`` are absent.
+    """
     from scorer.synth import faces
 
-    if not faces.available_decks():
-        faces.render_decks(faces.DEFAULT_FACES_DIR)
-    return faces.DEFAULT_FACES_DIR
+    folder = tmp_path_factory.mktemp("faces")
+    try:
+        faces.render_decks(folder, SCENE_DECKS)
+    except faces.FacesUnavailableError as error:
+        pytest.skip(f"cannot render the test decks: {error}")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def scene_config(faces_dir: Path) -> SceneConfig:
+    """A ``SceneConfig`` drawing only on ``SCENE_DECKS``, so a seed gives the same scene on every machine."""
+    from scorer.synth.scene import SceneConfig
+
+    return SceneConfig(faces_dir=faces_dir, decks=SCENE_DECKS)
+
+
+TRAIN_EXTRA_MODULES = {
+    "ultralytics": "ultralytics",
+    "torch": "torch",
+    "torchvision": "torchvision",  # brought by ultralytics
+    "pillow": "PIL",
+    "matplotlib": "matplotlib",
+}
+"""The packages of pyproject's ``train`` extra, distribution -> module: what the light install lacks."""
+REFUSED_IMPORT = "refused import of the train extra:"
+_REFUSE_TRAIN_EXTRA = f"""
+import importlib.abc, sys
+
+class TrainExtraAbsent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {sorted(TRAIN_EXTRA_MODULES.values())!r}:
+            print({REFUSED_IMPORT!r}, name, file=sys.stderr, flush=True)
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, TrainExtraAbsent())
+"""
+
+
+def without_train_extra(code: str, *args: str) -> list[str]:
+    """The command line that runs ``code`` (with ``args`` in ``sys.argv[1:]``) as if okgin were installed
+    without the ``train`` extra: importing any of ``TRAIN_EXTRA_MODULES`` fails, and each refused import is
+    reported on stderr after ``REFUSED_IMPORT``, so that even an import the code catches can be seen."""
+    return [sys.executable, "-c", _REFUSE_TRAIN_EXTRA + code, *args]
 
 
 def shipped_model_or_skip() -> Path:
@@ -235,25 +288,37 @@ def truth_detections(truth: Any) -> Any:
     return Detections(tuple(cards), tuple(conflicts), truth.width, truth.height)
 
 
-@pytest.fixture
-def render_scene() -> Callable[..., tuple[np.ndarray, Any]]:
-    """``render(seed, hands={seat: "cards"}, upcard="QH", **options)`` -> (BGR image, SceneTruth).
+TABLE_HANDS = {1: parse_cards("AS 2S 3S 7H 7D 7C 9C 10C JC KD"), 2: parse_cards("QS QC QH 10S JS 3D 5H 7S AD 6D")}
+TABLE_UPCARD = Card.parse("KS")
 
-    Skips the test when the renderer or its deck faces are unavailable.
+
+def table_scene(config: SceneConfig, seed: int, deck: str = "anglo", **options: Any) -> tuple[np.ndarray, Any]:
+    """``TABLE_HANDS`` laid down and ``TABLE_UPCARD`` turned up on a mildly tilted table, in ``deck``'s design:
+    what the shipped-model tests read. Returns (BGR image, SceneTruth)."""
+    from scorer.synth.scene import render_table_scene
+
+    return render_table_scene(
+        seed, hands=TABLE_HANDS, upcard=TABLE_UPCARD, deck=deck, mild=True, config=config, **options
+    )
+
+
+def card_f1(found: set[Card], expected: set[Card]) -> float:
+    """How well a reading found ``expected``: the harmonic mean of precision and recall over cards.
+
+    >>> card_f1({Card.parse("AS")}, {Card.parse("AS"), Card.parse("2S")})
+    0.6666666666666666
     """
-    try:
-        from scorer.synth.faces import FacesUnavailableError
-        from scorer.synth.scene import render_table_scene
-    except ImportError as error:  # the renderer is another module's work; its absence skips, never fails
-        pytest.skip(f"scene renderer unavailable: {error}")
+    return 2 * len(found & expected) / (len(found) + len(expected)) if found or expected else 1.0
+
+
+@pytest.fixture
+def render_scene(scene_config: SceneConfig) -> Callable[..., tuple[np.ndarray, Any]]:
+    """``render(seed, hands={seat: "cards"}, upcard="QH", **options)`` -> (BGR image, SceneTruth), a mild scene."""
+    from scorer.synth.scene import render_table_scene
 
     def render(seed: int, hands: dict[int, str], upcard: str | None = None, **options: Any) -> tuple[np.ndarray, Any]:
         cards = {seat: parse_cards(text) for seat, text in hands.items()}
-        try:
-            return render_table_scene(
-                seed, hands=cards, upcard=Card.parse(upcard) if upcard else None, mild=True, **options
-            )
-        except FacesUnavailableError as error:
-            pytest.skip(f"no rendered deck faces: {error}")
+        upcard_card = Card.parse(upcard) if upcard else None
+        return render_table_scene(seed, hands=cards, upcard=upcard_card, mild=True, config=scene_config, **options)
 
     return render

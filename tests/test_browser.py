@@ -17,8 +17,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from browser_support import draw_card, write_y4m
 
 from scorer.cards import Card, parse_cards
+from scorer.vision.layout import TableLayout
 from scorer.vision.types import CardDetection, Detections
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -28,17 +30,22 @@ WIDTH, HEIGHT = 1280, 720
 ANN = parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC")
 BOB = parse_cards("QS QC QH 10S JS 3D 5H 7S AD 7D")
 UPCARD = Card.parse("KS")
+CARD_SIZE = (85, 120)  # stand-in cards, pixels
 MISREAD = (Card.parse("9H"), Card.parse("9S"))  # the detector reads Ann's 9H as 9S: her hearts run breaks
 
 
-def render_scene() -> tuple[np.ndarray, list[CardDetection], str]:
-    """The table picture and its cards (with boxes), from ``scorer.synth`` when faces are rendered."""
+def table_picture(request: pytest.FixtureRequest) -> tuple[np.ndarray, list[CardDetection], str]:
+    """The table picture and its cards (with boxes): a ``scorer.synth`` scene where the test decks
+    render (conftest's ``scene_config``), else cards drawn with OpenCV."""
     try:
-        from scorer.synth.scene import render_table_scene
+        config = request.getfixturevalue("scene_config")
+    except pytest.skip.Exception as reason:
+        return *stand_in_scene(), f"stand-in cards drawn with OpenCV ({reason})"
+    from scorer.synth.scene import render_table_scene
 
-        image, truth = render_table_scene(7, {1: ANN, 2: BOB}, upcard=UPCARD, width=WIDTH, height=HEIGHT, mild=True)
-    except (ImportError, RuntimeError, FileNotFoundError):
-        return *stand_in_scene(), "stand-in cards drawn with OpenCV (no rendered deck faces)"
+    image, truth = render_table_scene(
+        7, {1: ANN, 2: BOB}, upcard=UPCARD, width=WIDTH, height=HEIGHT, mild=True, config=config
+    )
     cards = []
     for placed in truth.cards:
         if placed.card is None or placed.zone not in ("hand", "upcard"):
@@ -52,7 +59,8 @@ def render_scene() -> tuple[np.ndarray, list[CardDetection], str]:
 
 
 def stand_in_scene() -> tuple[np.ndarray, list[CardDetection]]:
-    """Plain drawn cards: Ann along the bottom, Bob along the top, the upcard at the right of the midline."""
+    """Plain drawn cards: Ann along the bottom, Bob along the top, the upcard in the middle of the
+    default layout's upcard zone (right of centre), where the server looks for it."""
     image = np.full((HEIGHT, WIDTH, 3), (40, 100, 35), np.uint8)
     cards = []
     rows = [(ANN, 520), (BOB, 40)]
@@ -60,15 +68,22 @@ def stand_in_scene() -> tuple[np.ndarray, list[CardDetection]]:
         for i, card in enumerate(hand):
             x = 60 + i * 95
             cards.append(draw_card(image, card, x, top))
-    cards.append(draw_card(image, UPCARD, 1050, 300))
+    upcard_zone = np.array(TableLayout.default(2).upcard.polygon)  # type: ignore[union-attr]
+    centre_x, centre_y = upcard_zone.mean(axis=0) * (WIDTH, HEIGHT)
+    cards.append(draw_card(image, UPCARD, round(centre_x) - CARD_SIZE[0] // 2, round(centre_y) - CARD_SIZE[1] // 2))
     return image, cards
 
 
-def draw_card(image: np.ndarray, card: Card, x: int, y: int) -> CardDetection:
-    cv2.rectangle(image, (x, y), (x + 85, y + 120), (250, 250, 250), -1)
-    colour = (30, 30, 200) if card.suit in "DH" else (20, 20, 20)
-    cv2.putText(image, str(card), (x + 6, y + 40), cv2.FONT_HERSHEY_SIMPLEX, 1.0, colour, 2)
-    return CardDetection(card, (x, y, x + 85, y + 120), 0.95)
+def test_the_stand_in_scene_is_read_as_the_two_hands_and_the_upcard() -> None:
+    """The browser test's fallback picture is a table the server can score: each hand in its seat, the upcard apart."""
+    _, cards = stand_in_scene()
+    reading = TableLayout.default(2).assign(Detections(tuple(cards), (), WIDTH, HEIGHT))
+    assert {seat: {found.card for found in hand} for seat, hand in reading.by_player.items()} == {
+        1: set(ANN),
+        2: set(BOB),
+    }
+    assert [detection.card for detection in reading.upcard] == [UPCARD]
+    assert not reading.unassigned and not reading.conflicts
 
 
 class SceneDetector:
@@ -95,29 +110,20 @@ class SceneDetector:
         return Detections(self.cards, (), width, height)
 
 
-def write_y4m(path: Path, image: np.ndarray, frames: int = 15) -> None:
-    """A .y4m video of one still picture, the format Chromium's fake camera plays."""
-    i420 = cv2.cvtColor(image, cv2.COLOR_BGR2YUV_I420).tobytes()
-    with path.open("wb") as video:
-        video.write(f"YUV4MPEG2 W{WIDTH} H{HEIGHT} F15:1 Ip A1:1 C420jpeg XYSCSS=420JPEG\n".encode())
-        for _ in range(frames):
-            video.write(b"FRAME\n" + i420)
-
-
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, SceneDetector, Path, str]]:
+def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, SceneDetector, Path, str]]:
     from werkzeug.serving import make_server
 
     from web import create_app
 
-    scene, cards, source = render_scene()
+    scene, cards, source = table_picture(request)
     detector = SceneDetector(scene, cards)
     app = create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": detector})
     http = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=http.serve_forever, daemon=True)
     thread.start()
     video = tmp_path / "table.y4m"
-    write_y4m(video, scene)
+    write_y4m(video, [(scene, 15)])
     try:
         yield f"http://127.0.0.1:{http.server_port}", detector, video, source
     finally:

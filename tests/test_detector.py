@@ -12,8 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import without_train_extra
 
 from scorer.cards import CLASS_NAMES
+from scorer.extras import TRAIN_EXTRA_INSTALL
 from scorer.vision.backends import (
     OnnxBoxModel,
     OnnxCropModel,
@@ -215,17 +217,8 @@ def test_onnx_backend_matches_ultralytics_on_the_same_onnx_file(tiny_models: Pat
     assert np.allclose(ours[1], theirs[1], atol=1e-5)
 
 
-WITHOUT_TORCH = """
-import importlib.abc, sys
-
-class NoTorch(importlib.abc.MetaPathFinder):
-    # as if okgin were installed without the [train] extra: torch and ultralytics cannot be imported
-    def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {"torch", "torchvision", "ultralytics"}:
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-        return None
-
-sys.meta_path.insert(0, NoTorch())
+ONNX_DETECTION = """
+import sys
 import numpy as np
 from scorer.vision.detector import CardDetector
 from scorer.vision.manifest import ModelError
@@ -240,15 +233,16 @@ except ModelError as error:
 print(detector.backend_name, len(detector.read_corners(frame)), len(found.cards))
 print(" ".join(sorted(sys.modules)))
 """
+"""Detection with a tiny model (``sys.argv[1]``) on the default backend, for ``without_train_extra``."""
 
 
 @pytest.mark.slow
 def test_onnx_serving_needs_neither_torch_nor_ultralytics(tiny_models: Path, tmp_path: Path) -> None:
     model = copy_models(tiny_models / "two-stage", tmp_path / "m", classifier_conf=0.0)
-    run = subprocess.run([sys.executable, "-c", WITHOUT_TORCH, str(model)], capture_output=True, text=True)
+    run = subprocess.run(without_train_extra(ONNX_DETECTION, str(model)), capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     message, reading, modules = run.stdout.splitlines()
-    assert "the torch and openvino backends need ultralytics (pip install 'okgin[train]')" in message
+    assert "the torch or openvino backend needs ultralytics" in message and TRAIN_EXTRA_INSTALL in message
     backend, corners, cards = reading.split()
     assert backend == "onnx" and int(corners) > 0 and int(cards) > 0
     assert "onnxruntime" in modules.split()

@@ -76,7 +76,7 @@ def test_melds_are_chosen_to_minimise_deadwood() -> None:
 
 def test_ten_cards_each_for_two_players() -> None:
     assert Rules().hand_size(2) == 10
-    with pytest.raises(InvalidHandError, match="Bob holds 9 cards; oklahoma needs 10"):
+    with pytest.raises(InvalidHandError, match="Bob holds 9 cards; Oklahoma Gin needs 10"):
         score_round(Rules(), C("KD"), {"Ann": parse_cards(ANN), "Bob": parse_cards(BOB)[:9]}, "Ann")
 
 
@@ -191,9 +191,9 @@ def three(ann: str, bob: str, cat: str) -> dict[str, list[Card]]:
 
 def test_multi_two_players_get_10_cards_three_or_four_get_7() -> None:
     assert [MULTI.hand_size(n) for n in (2, 3, 4)] == [10, 7, 7]
-    with pytest.raises(InvalidHandError, match="oklahoma-multi is for 2 to 4 players, not 5"):
+    with pytest.raises(InvalidHandError, match="Multi-player Oklahoma Gin is for 2 to 4 players, not 5"):
         MULTI.hand_size(5)
-    with pytest.raises(InvalidHandError, match="oklahoma is for 2 players, not 3"):
+    with pytest.raises(InvalidHandError, match="Oklahoma Gin is for 2 players, not 3: choose Multi-player"):
         Rules().hand_size(3)
 
 
@@ -285,8 +285,8 @@ def test_knocker_melds_must_come_from_the_knockers_hand() -> None:
     ("hands", "message"),
     [
         ({"Ann": ANN, "Bob": BOB.replace("QH", "10C")}, "10C is in both Ann's and Bob's hands"),
-        ({"Ann": ANN + " KH KS", "Bob": BOB}, "Ann holds 12 cards; oklahoma needs 10 after the knocker's discard"),
-        ({"Ann": ANN}, "oklahoma is for 2 players, not 1"),
+        ({"Ann": ANN + " KH KS", "Bob": BOB}, "Ann holds 12 cards; Oklahoma Gin needs 10 after the knocker's discard"),
+        ({"Ann": ANN}, "Oklahoma Gin is for 2 players, not 1"),
         ({"Zed": ANN, "Bob": BOB}, "the knocker 'Ann' is not one of the players"),
     ],
 )

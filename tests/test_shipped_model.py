@@ -9,19 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import seat_cards, shipped_model_or_skip
+from conftest import card_f1, seat_cards, shipped_model_or_skip, table_scene
 
-from scorer.cards import CLASS_NAMES, Card, parse_cards
+from scorer.cards import CLASS_NAMES, Card
 from scorer.cli import main
+from scorer.synth.scene import SceneConfig
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 
 DECKS = ("anglo", "kde-standard", "bellot", "paris")
-HANDS = {
-    1: parse_cards("AS 2S 3S 7H 7D 7C 9C 10C JC KD"),
-    2: parse_cards("QS QC QH 10S JS 3D 5H 7S AD 6D"),
-}
-UPCARD = Card.parse("KS")
 MIN_CARD_F1 = 0.9  # per rendered table: the cards whose index is visible, found and named right
 
 
@@ -38,26 +34,20 @@ def readable_cards(truth) -> set[Card]:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("deck", DECKS)
-def test_reads_rendered_tables_of_several_decks(detector, deck: str) -> None:  # type: ignore[no-untyped-def]
-    from scorer.synth.scene import render_table_scene
-
-    image, truth = render_table_scene(7, hands=HANDS, upcard=UPCARD, deck=deck, mild=True)
+def test_reads_rendered_tables_of_several_decks(detector, scene_config: SceneConfig, deck: str) -> None:  # type: ignore[no-untyped-def]
+    image, truth = table_scene(scene_config, 7, deck)
     expected = readable_cards(truth)
     found = {detection.card for detection in detector.detect(image).cards}
-    true_positives = len(found & expected)
-    f1 = 2 * true_positives / (len(found) + len(expected))
-    assert f1 >= MIN_CARD_F1, (
+    assert card_f1(found, expected) >= MIN_CARD_F1, (
         f"{deck}: missed {sorted(map(str, expected - found))}, invented {sorted(map(str, found - expected))}"
     )
 
 
-def test_score_image_scores_a_rendered_table(tmp_path: Path) -> None:
+def test_score_image_scores_a_rendered_table(scene_config: SceneConfig, tmp_path: Path) -> None:
     import cv2
 
-    from scorer.synth.scene import render_table_scene
-
     shipped_model_or_skip()
-    image, truth = render_table_scene(11, hands=HANDS, upcard=UPCARD, deck="anglo", mild=True, tilt=0.0)
+    image, truth = table_scene(scene_config, 11, tilt=0.0)
     photo = tmp_path / "table.jpg"
     cv2.imwrite(str(photo), image)
     result = CliRunner().invoke(main, ["score-image", str(photo), "--upcard", "KS", "--knocker", "1", "--json"])
@@ -70,14 +60,13 @@ def test_score_image_scores_a_rendered_table(tmp_path: Path) -> None:
     assert answer["outcome"] == "knock" and answer["knocker"]["deadwood_points"] == 10
 
 
-def test_corrections_become_classifier_examples(tmp_path: Path) -> None:
+def test_corrections_become_classifier_examples(scene_config: SceneConfig, tmp_path: Path) -> None:
     import cv2
 
-    from scorer.synth.scene import render_table_scene
     from scorer.training import NONE_CLASS, make_correction_crops
 
     model = shipped_model_or_skip()
-    image, truth = render_table_scene(5, hands=HANDS, upcard=UPCARD, deck="anglo", mild=True, tilt=0.0)
+    image, truth = table_scene(scene_config, 5, tilt=0.0)
     height, width = image.shape[:2]
     (tmp_path / "corrections" / "images").mkdir(parents=True)
     (tmp_path / "corrections" / "labels").mkdir(parents=True)
@@ -98,14 +87,12 @@ def test_corrections_become_classifier_examples(tmp_path: Path) -> None:
     assert set(per_class) <= {*CLASS_NAMES, NONE_CLASS}
 
 
-def test_watch_reads_a_rendered_video_and_scores_it_once_stable(tmp_path: Path) -> None:
+def test_watch_reads_a_rendered_video_and_scores_it_once_stable(scene_config: SceneConfig, tmp_path: Path) -> None:
     """Hands laid down in front of the camera: empty table, then the cards, with sensor noise."""
     import cv2
 
-    from scorer.synth.scene import render_table_scene
-
     shipped_model_or_skip()
-    table, truth = render_table_scene(11, hands=HANDS, upcard=UPCARD, deck="anglo", mild=True, tilt=0.0)
+    table, truth = table_scene(scene_config, 11, tilt=0.0)
     video = tmp_path / "round.avi"
     writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10, (table.shape[1], table.shape[0]))
     rng = np.random.default_rng(0)

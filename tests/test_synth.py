@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -17,22 +18,11 @@ from scorer.synth import faces
 from scorer.synth.dataset import split_of, write_dataset
 from scorer.synth.scene import Placement, SceneConfig, SceneTruth, render_cards, render_scene, render_table_scene
 
-TEST_DECKS = ("anglo", "simplistic")
-
 
 @pytest.fixture(scope="session")
-def faces_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two decks rendered into a temporary folder (about a second); skips where the Debian decks are absent."""
-    if shutil.which("rsvg-convert") is None or not all(deck.svg.exists() for deck in faces.select_decks(TEST_DECKS)):
-        pytest.skip(f"needs the Debian decks and renderer: {faces.INSTALL_COMMAND}")
-    out = tmp_path_factory.mktemp("faces")
-    faces.render_decks(out, TEST_DECKS)
-    return out
-
-
-@pytest.fixture(scope="session")
-def config(faces_dir: Path) -> SceneConfig:
-    return SceneConfig(faces_dir=faces_dir, width_range=(640, 960))
+def config(scene_config: SceneConfig) -> SceneConfig:
+    """The test decks (rendered on demand by conftest's ``faces_dir``) in small frames."""
+    return dataclasses.replace(scene_config, width_range=(640, 960))
 
 
 def test_calibration_finds_index_in_top_left_and_rotated_bottom_right(faces_dir: Path) -> None:

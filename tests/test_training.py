@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from scorer.cards import CLASS_NAMES
 from scorer.cli import main
+from scorer.synth.scene import SceneConfig
 from scorer.training import (
     NONE_CLASS,
     TILE_SIZE,
@@ -26,11 +27,11 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def scenes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def scenes(tmp_path_factory: pytest.TempPathFactory, scene_config: SceneConfig) -> Path:
     from scorer.synth.dataset import write_dataset
 
     root = tmp_path_factory.mktemp("scenes")
-    write_dataset(root, count=8, seed=3, val_fraction=0.25)
+    write_dataset(root, count=8, seed=3, val_fraction=0.25, config=scene_config)
     return root
 
 

@@ -52,7 +52,7 @@ def test_first_dealer_is_drawn_when_not_given(client: FlaskClient) -> None:
         ({"players": ["Ann", "Bob"], "options": {"jokers": True}}, "unknown rules option 'jokers'"),
         ({"players": ["Ann", "Bob"], "options": {"gin_bonus": -5}}, "gin_bonus"),
         ({"players": ["Ann", "Bob"], "dealer": "Cy"}, "dealer must be one of Ann, Bob"),
-        ({"players": ["Ann", "Bob", "Cy"]}, "oklahoma is for 2 players"),
+        ({"players": ["Ann", "Bob", "Cy"]}, "Oklahoma Gin is for 2 players"),
     ],
 )
 def test_bad_match_setup_is_refused_naming_the_problem(client: FlaskClient, body: dict, message: str) -> None:

@@ -3,6 +3,7 @@ refused before any expensive work, and no error text from inside the server reac
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -27,7 +28,7 @@ def test_deeply_nested_json_is_a_400_on_every_json_route(
     match = new_match(client)
     client.post(f"/api/matches/{match}/rounds", json=ROUND)
     assert match == 1
-    answer = client.open(path, method=method, data=body, content_type="application/json")
+    answer = client.open(path, method=method, data=body, content_type="application/json", query_string={"match": 1})
     assert (answer.status_code, answer.json) == (400, {"error": "the JSON body nests deeper than 32 levels"})
 
 
@@ -127,10 +128,18 @@ def test_names_that_cannot_be_stored_are_a_400(client: FlaskClient, body: dict) 
     assert answer.status_code == 400 and "error" in answer.json
 
 
-def test_an_arrangement_of_twelve_cards_is_a_400(client: FlaskClient) -> None:
+def test_an_arrangement_of_twelve_cards_says_so(client: FlaskClient) -> None:
     hand = ["AC", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "10C", "JC", "QC"]
-    answer = client.post("/api/arrange", json={"hands": {"Ann": hand}})
-    assert answer.status_code == 400 and "at most 11 cards" in answer.json["error"]
+    answer = client.post("/api/arrange", json={"hands": {"Ann": hand, "Bob": ["KS"]}})
+    assert answer.status_code == 200 and answer.json["players"]["Ann"]["problem"].startswith("12 cards")
+
+
+@pytest.mark.parametrize("value", [10**400, float("inf")], ids=["400-digits", "infinite"])
+def test_a_box_no_float_holds_is_a_400_where_a_box_is_placed(client: FlaskClient, value: object) -> None:
+    new_match(client)
+    body = {"box": [value, 0, 10, 10], "width": 100, "height": 100}
+    answer = client.post("/live/place?match=1", data=json.dumps(body), content_type="application/json")
+    assert answer.status_code == 400 and "[x1, y1, x2, y2]" in answer.json["error"]
 
 
 @pytest.mark.parametrize(

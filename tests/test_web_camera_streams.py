@@ -145,7 +145,7 @@ def test_a_camera_that_ended_without_a_frame_says_why(tmp_path: Path) -> None:
     while not missing.ended and time.monotonic() < deadline:
         time.sleep(0.02)
     answer = app.test_client().get("/live/camera.mjpg")
-    assert answer.status_code == 503 and "no-such-video.avi" in answer.json["error"]
+    assert answer.status_code == 410 and "no-such-video.avi" in answer.json["error"]
 
 
 def test_detections_beyond_the_queue_never_hold_threads(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ scalars = (
     | st.booleans()
     | st.integers()
     | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.sampled_from([10**400, -(10**400), 2**63, -(2**63) - 1])  # past int64, past what a float holds
     | st.floats()
     | st.text(max_size=20)
     | st.text(st.characters(exclude_categories=()), max_size=8)  # with NUL, controls and lone surrogates
@@ -96,6 +97,10 @@ SHAPED: dict[str, Any] = {
     "/api/matches/1/rounds/1": round_bodies,
     "/api/score": round_bodies,
     "/api/arrange": round_bodies,
+    "/live/place": st.fixed_dictionaries(
+        {},
+        optional={"box": st.lists(scalars, min_size=4, max_size=4) | scalars, "width": scalars, "height": scalars},
+    ),
     "/correct/examples": st.fixed_dictionaries(
         {},
         optional={
@@ -135,6 +140,7 @@ def fuzzed_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
 
 
 def assert_answered_well(client: FlaskClient, method: str, path: str, **body: Any) -> None:
+    body.setdefault("query_string", {"match": 1})  # the routes that need a match (/live/place) find one
     answer = client.open(path, method=method, **body)
     assert answer.status_code < 500, (answer.status_code, answer.get_data(as_text=True)[:300], body)
     if answer.status_code >= 400:

@@ -30,6 +30,7 @@ JSON_ROUTES = [
     ("PUT", "/api/matches/1/rounds/1"),
     ("POST", "/api/score"),
     ("POST", "/correct/examples"),
+    ("POST", "/live/place"),
 ]
 """Every route that reads a JSON body, ids as 1 (``web.request_json.json_routes`` of the app, checked in the fuzz)."""
 

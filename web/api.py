@@ -10,9 +10,8 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from scorer.cards import Card
-from scorer.deadwood import best_arrangement
 from scorer.errors import OkginError
-from scorer.rules import Rules, score_round
+from scorer.rules import KnockOption, Rules, knock_option, knock_to_propose, score_round
 from web import store
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
@@ -133,7 +132,12 @@ def score() -> Response:
 
 @bp.post("/arrange")
 def arrange() -> Response:
-    """Each hand's best melds and deadwood before anyone knocks, and who may knock under this upcard."""
+    """Each hand's best melds and deadwood before anyone knocks, and who may knock under this upcard.
+
+    A hand of one card more than dealt shows its least deadwood after the best discard (``discard``);
+    a hand of another size may not knock (``problem`` says why). ``proposed_knocker`` is the knock a camera
+    table proposes by itself, ``reason`` why there is none.
+    """
     body = json_body()
     hands = body.get("hands")
     if not isinstance(hands, dict):
@@ -142,21 +146,41 @@ def arrange() -> Response:
     upcard = None if body.get("upcard") in (None, "") else store.parse_card_field(body["upcard"], "upcard")
     limit = None if upcard is None else rules.knock_limit_for(upcard)
     seen: dict[Card, str] = {}
-    players: dict[str, Any] = {}
+    options: dict[str, KnockOption] = {}
+    match = store.load_match(body["match"]).match if "match" in body else None
+    seated = len(hands) if match is None else len(match.players)
+    try:
+        rules.hand_size(seated)
+    except OkginError as error:
+        raise ApiError(400, str(error)) from error
     for name, cards_json in hands.items():
         cards = store.parse_hand_field(cards_json, name)
         for card in cards:
             if card in seen:
                 raise ApiError(400, f"{card} is in both {seen[card]}'s and {name}'s hands")
             seen[card] = name
-        best = best_arrangement(cards)
-        players[name] = {
-            "melds": [[str(card) for card in meld.cards] for meld in best.melds],
-            "deadwood": [str(card) for card in best.deadwood],
-            "deadwood_points": best.points,
-            "can_knock": limit is not None and best.points <= limit,
+        options[name] = knock_option(rules, cards, seated, upcard)
+    finished = None if match is None or not match.finished else f"the match is over: {match.winner} won"
+    knocker, reason = knock_to_propose(rules, upcard, options, seated)
+    players = {
+        name: {
+            "cards": [str(card) for card in option.cards],
+            "melds": [[str(card) for card in meld.cards] for meld in option.melds],
+            "deadwood": [str(card) for card in option.deadwood],
+            "deadwood_points": option.points,
+            "discard": None if option.discard is None else str(option.discard),
+            "can_knock": option.can_knock,
+            "problem": option.problem,
         }
-    return jsonify(players=players, knock_limit=limit, upcard=None if upcard is None else str(upcard))
+        for name, option in options.items()
+    }
+    return jsonify(
+        upcard=None if upcard is None else str(upcard),
+        knock_limit=limit,
+        players=players,
+        proposed_knocker=None if finished else knocker,
+        reason=finished or reason,
+    )
 
 
 @bp.post("/detect")

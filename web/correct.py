@@ -20,7 +20,6 @@ from __future__ import annotations
 import collections
 import datetime
 import json
-import math
 import os
 import secrets
 from collections.abc import Callable
@@ -36,7 +35,7 @@ from scorer.vision.labels import dataset_yaml, label_line, write_label_file
 from web.db import connect, transaction
 from web.detection import service
 from web.errors import ApiError
-from web.request_json import json_object
+from web.request_json import json_object, pixel
 
 bp = Blueprint("correct", __name__, url_prefix="/correct")
 
@@ -46,21 +45,6 @@ PARTIAL_SUFFIX = ".partial"
 
 def corrections_dir() -> Path:
     return Path(current_app.config["CORRECTIONS_DIR"])
-
-
-def pixel(value: object) -> float | None:
-    """A JSON number as a finite float, or None (for true/false, text, and numbers no float holds).
-
-    >>> pixel(12), pixel(1.5), pixel(True), pixel(10**400), pixel(float("nan"))
-    (12.0, 1.5, None, None, None)
-    """
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:
-        return None
-    return number if math.isfinite(number) else None
 
 
 def parse_corrected_cards(value: object, width: int, height: int) -> list[dict[str, Any]]:

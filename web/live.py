@@ -24,12 +24,14 @@ from typing import Any, cast
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request, session
 
 from scorer.vision.images import file_type
+from scorer.vision.layout import UPCARD, LayoutError, TableLayout
 from scorer.vision.manifest import ModelError
 from scorer.vision.types import FrameReading, StableReading
 from web import store
-from web.api import decode, players_arg, uploaded_image
-from web.detection import service, table_layout, unavailable
+from web.api import decode, json_body, players_arg, uploaded_image
+from web.detection import detections_json, service, table_layout, unavailable
 from web.errors import ApiError
+from web.request_json import pixel
 
 bp = Blueprint("live", __name__)
 
@@ -42,26 +44,107 @@ TRACKED_FRAMES = 64
 
 @bp.get("/matches/<int:match_id>")
 def table(match_id: int) -> str:
-    """The table page: camera or typed hands, the proposed result, and the score sheet beside it."""
+    """The table page: camera or typed hands, the proposed result, and the score sheet beside it.
+
+    The page is told which seat zone of the camera picture each player sits at (the layout's playing order).
+    """
     stored = store.load_match(match_id)
+    players = stored.match.players
+    seating = layout_for(len(players)).seating(players)
     return render_template(
-        "table.html", match=stored.to_json(), server_camera=current_app.extensions.get("okgin_camera") is not None
+        "table.html",
+        match=stored.to_json(),
+        seating=seating,
+        server_camera=current_app.extensions.get("okgin_camera") is not None,
     )
+
+
+def layout_for(players: int) -> TableLayout:
+    """The table layout for this many players; 400 when the configured layout has too few seats."""
+    try:
+        layout: TableLayout = table_layout(players)
+        layout.seating(["?"] * players)
+    except LayoutError as error:
+        raise ApiError(400, str(error)) from error
+    return layout
+
+
+def match_players() -> list[str] | None:
+    """The players of ``?match=ID`` (in playing order), or None without it.
+
+    :raises ApiError: 400 for an id that is not a number.
+    """
+    value = request.args.get("match")
+    if value is None:
+        return None
+    if not value.isascii() or not value.isdigit():
+        raise ApiError(400, f"match must be a match id (a number), got {value!r}")
+    return list(store.load_match(int(value)).match.players)
+
+
+def table_json(reading: FrameReading, layout: TableLayout, players: list[str]) -> dict[str, Any]:
+    """A reading as the table page shows it: each player's cards, the upcard, and the cards out of play.
+
+    The layout decides: its playing order gives seats to players, the surest card of the upcard zone is
+    the upcard (the others are out of play, like the stock, discards and seats nobody sits at).
+    """
+    seating = layout.seating(players)
+    taken = {int(seat["zone"]) for seat in seating}
+    upcard, *extra = reading.upcard or (None,)
+    out = [*extra, *reading.unassigned]
+    out += [card for seat, cards in reading.by_player.items() if seat not in taken for card in cards]
+    return {
+        "hands": {seat["player"]: detections_json(reading.by_player.get(int(seat["zone"]), ())) for seat in seating},
+        "upcard": None if upcard is None else upcard.to_dict(),
+        "out": detections_json([card for card in out if card is not None]),
+    }
 
 
 @bp.post("/live/frame")
 def frame() -> Response:
-    """One browser camera frame through this table's pipeline: cards per seat, stable or not, a frame id."""
-    players = players_arg()  # before any work: a bad count is refused before decoding and inference
+    """One browser camera frame through this table's pipeline: cards per seat, stable or not, a frame id.
+
+    With ``?match=ID`` the answer also has ``"table"``: the cards given to that match's players (``table_json``).
+    The query is checked before any work: a bad count or match is refused before decoding and inference.
+    """
+    players = match_players()
+    count = players_arg() if players is None else len(players)
+    layout = layout_for(count)
     data = uploaded_image()
     image = decode(data)
     table_id = session.get("table")
     if not isinstance(table_id, str):
         table_id = session["table"] = secrets.token_hex(8)
-    stable = service().pipeline(table_id, players).process(image, time.monotonic())
+    stable = service().pipeline(table_id, count).process(image, time.monotonic())
     height, width = image.shape[:2]
     frame_id = service().remember_frame(data if file_type(data) else encode_png(image), width, height)
-    return jsonify(frame_id=frame_id, **stable.to_dict())
+    extra = {} if players is None else {"table": table_json(stable.reading, layout, players)}
+    return jsonify(frame_id=frame_id, **stable.to_dict(), **extra)
+
+
+@bp.post("/live/place")
+def place() -> Response:
+    """Where a box drawn on the picture lies: ``{"box": [x1, y1, x2, y2], "width", "height"}`` with ``?match=ID``.
+
+    Answers ``{"player": NAME}``, ``{"upcard": true}`` or ``{"out": true}``, decided by the table layout.
+    """
+    players = match_players()
+    if players is None:
+        raise ApiError(400, "say which match the box is for: /live/place?match=ID")
+    body = json_body()
+    box, width, height = body.get("box"), body.get("width"), body.get("height")
+    corners = [number for number in map(pixel, box) if number is not None] if isinstance(box, list) else []
+    if len(corners) != 4 or not all(isinstance(v, int) and 0 < v <= 100_000 for v in (width, height)):
+        raise ApiError(400, "send the box as [x1, y1, x2, y2] with the picture's width and height in pixels")
+    assert isinstance(width, int) and isinstance(height, int)
+    layout = layout_for(len(players))
+    zone = layout.zone_of(((corners[0] + corners[2]) / 2 / width, (corners[1] + corners[3]) / 2 / height))
+    if zone == UPCARD:
+        return jsonify(upcard=True)
+    for seat in layout.seating(players):
+        if seat["zone"] == zone:
+            return jsonify(player=seat["player"])
+    return jsonify(out=True)
 
 
 def encode_png(image: Any) -> bytes:
@@ -80,14 +163,16 @@ class ServerCamera:
     def __init__(self, app: Flask, source: str, players: int = 2) -> None:
         self._app = app
         self._source = source
-        self._players = players
+        with app.app_context():
+            self.layout: TableLayout = table_layout(players)
         self.stream_limit = int(app.config["STREAM_LIMIT"])
         self.streams = threading.BoundedSemaphore(self.stream_limit)
-        self._ended = threading.Event()
+        self._finished = threading.Event()
         self._jpeg: bytes | None = None
         self._recent: collections.OrderedDict[float, tuple[bytes, int, int]] = collections.OrderedDict()
         self._processed_id: str | None = None
         self._error: str | None = None
+        self._ended: str | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._worker: Any = None
@@ -114,7 +199,7 @@ class ServerCamera:
                     with self._lock:
                         self._error = unavailable(error)
                 else:
-                    pipeline = TablePipeline(detector, table_layout(self._players), Stabiliser())
+                    pipeline = TablePipeline(detector, self.layout, Stabiliser())
                     self._worker = LatestFrameWorker(cast(Any, _TrackingPipeline(pipeline, self._processed))).start()
                 source = CameraSource(self._source)
                 for frame in source:
@@ -132,21 +217,21 @@ class ServerCamera:
                         self._worker.push(frame.image, frame.timestamp)
                     if not source.is_live:
                         time.sleep(FILE_FRAME_SECONDS)  # a video file plays at about its speed, not at CPU speed
-                with self._lock:  # the end is the news; a missing model, say, is kept in brackets
-                    self._error = f"camera {self._source} ended" + (f" ({self._error})" if self._error else "")
+                with self._lock:
+                    self._ended = f"the table camera {self._source} has ended"
             except Exception as error:  # reported on the page instead of killing the server
                 self._app.logger.exception("server camera %s stopped", self._source)
                 with self._lock:
-                    self._error = f"camera {self._source}: {error}"
+                    self._ended = f"the table camera {self._source} stopped: {error}"
             finally:
                 if self._worker is not None:
                     self._worker.stop()
-                self._ended.set()
+                self._finished.set()
 
     @property
     def ended(self) -> bool:
         """Whether the camera stopped for good (a file at its end, a camera that failed, or ``stop()``)."""
-        return self._ended.is_set()
+        return self._finished.is_set()
 
     def _processed(self, timestamp: float) -> None:
         """Keep the frame a reading came from (only those: the cache is not flooded at camera speed)."""
@@ -161,16 +246,30 @@ class ServerCamera:
         with self._lock:
             return self._jpeg
 
-    def reading(self) -> dict[str, Any]:
-        """The newest stabilised reading and the id of the newest frame (for saving corrections)."""
+    def reading(self, players: list[str] | None = None) -> dict[str, Any]:
+        """The newest stabilised reading and the id of the newest frame (for saving corrections).
+
+        With ``players`` (a match's, in playing order) it also has ``"table"`` (``table_json``).
+        A camera that has ended or failed answers 410 with ``"ended": true``, said once and for good.
+        """
         with self._lock:
-            error, frame_id = self._error, self._processed_id
+            error, ended, frame_id = self._error, self._ended, self._processed_id
+        if ended:
+            raise CameraEnded(ended)
         if error:
             raise ApiError(503, error)
         latest = None if self._worker is None else self._worker.latest()
         if latest is None:  # nothing read yet: an empty, unsettled reading
-            latest = StableReading(FrameReading(by_player={}), stable=False, changed_at=0.0)
-        return {"frame_id": frame_id, **latest.to_dict()}
+            return {"frame_id": frame_id, **StableReading(FrameReading(by_player={}), False, 0.0).to_dict()}
+        extra = {} if players is None else {"table": table_json(latest.reading, self.layout, players)}
+        return {"frame_id": frame_id, **latest.to_dict(), **extra}
+
+
+class CameraEnded(ApiError):
+    """The server camera stopped (a video file ended, a device failed): nothing more will come."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(410, message)
 
 
 class _TrackingPipeline:
@@ -205,7 +304,7 @@ def camera_snapshot() -> Response:
 def camera_stream() -> Response:
     """The server camera as an MJPEG stream (multipart/x-mixed-replace), about 10 frames a second.
 
-    :raises ApiError: 503 when the camera has ended without a frame, or ``STREAM_LIMIT`` viewers already watch.
+    :raises ApiError: 410 when the camera has ended without a frame, 503 when ``STREAM_LIMIT`` viewers already watch.
     """
     attached = camera()
     if attached.ended and attached.snapshot() is None:
@@ -261,7 +360,13 @@ def cached_frame(frame_id: str) -> Response:
 
 @bp.get("/live/camera/reading")
 def camera_reading() -> Response:
-    return jsonify(camera().reading())
+    """The server camera's newest reading; ``?match=ID`` adds the cards given to that match's players."""
+    players = match_players()
+    attached = camera()
+    seats = len(attached.layout.seats)
+    if players is not None and len(players) > seats:
+        raise ApiError(409, f"the table camera was started for {seats} players, not {len(players)}")
+    return jsonify(attached.reading(players))
 
 
 def attach_camera(app: Flask, source: str, players: int = 2) -> ServerCamera:

@@ -10,6 +10,7 @@ needs more than 4 levels).
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -62,15 +63,34 @@ def json_object() -> dict[str, Any]:
     return body
 
 
+def pixel(value: object) -> float | None:
+    """A JSON number as a finite float, or None (for true/false, text, and numbers no float holds).
+
+    >>> pixel(12), pixel(1.5), pixel(True), pixel(10**400), pixel(float("nan"))
+    (12.0, 1.5, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+IMAGE_ENDPOINTS = frozenset({"api.detect", "live.frame"})
+"""The POST routes of the API and the live table that take an image, not JSON."""
+
+
 def json_routes(app: Flask) -> list[tuple[str, str]]:
     """Every route that reads a JSON body, as ``(method, path)`` with ``1`` for each id in the path.
 
-    They are the POST and PUT routes of the API and of corrections, but for the image upload; the fuzz
-    suite and ``benchmarks/bench_abuse.py`` send their bad bodies to each.
+    They are the POST and PUT routes of the API, the live table and corrections, but for the image
+    uploads; the fuzz suite and ``benchmarks/bench_abuse.py`` send their bad bodies to each.
     """
     routes = []
     for rule in app.url_map.iter_rules():
-        if rule.rule.startswith(("/api/", "/correct/")) and rule.endpoint != "api.detect":
+        if rule.rule.startswith(("/api/", "/live/", "/correct/")) and rule.endpoint not in IMAGE_ENDPOINTS:
             path = "/".join("1" if part.startswith("<") else part for part in rule.rule.split("/"))
             routes += [(method, path) for method in sorted((rule.methods or set()) & {"POST", "PUT"})]
     return sorted(routes, key=lambda route: route[1])

@@ -157,6 +157,7 @@ def result_json(result: RoundResult) -> dict[str, Any]:
         "winner": result.winner,
         "outcome": result.outcome,
         "knock_limit": result.knock_limit,
+        "discard": None if result.discard is None else str(result.discard),
         "points": dict(result.points),
         "players": {
             name: {

@@ -1,7 +1,8 @@
 """``okgin watch`` and ``okgin score-image``: read the table from a camera or a photo and score it.
 
 Seats are numbered from 1 as in ``TableLayout.default``: with two players seat 1 sits at
-the bottom of the picture and seat 2 at the top. Unreadable tables (a hand of the wrong
+the bottom of the picture and seat 2 at the top; the layout's playing order says who plays
+after whom. Unreadable tables (a hand of the wrong
 size, a conflict) are not guessed at: the command says what it saw and exits 2.
 """
 
@@ -25,6 +26,7 @@ from scorer.rules import PRESETS, RoundResult, Rules, score_round
 from scorer.vision.types import FrameReading
 
 if TYPE_CHECKING:
+    from scorer.vision.layout import TableLayout
     from scorer.vision.types import StableReading
 
 
@@ -72,20 +74,15 @@ def describe_reading(reading: FrameReading) -> list[str]:
     return lines
 
 
-SEATING_ORDER = (1, 3, 2, 4)
-"""The default seats around the table, each player's left neighbour next: bottom, left, top, right."""
-
-
-def score_reading(rules: Rules, reading: FrameReading, upcard: Card, knocker: str) -> RoundResult:
+def score_reading(rules: Rules, layout: TableLayout, reading: FrameReading, upcard: Card, knocker: str) -> RoundResult:
     """Score the round on the table with ``knocker`` (a seat number) knocking.
 
-    Hands go to the engine in seating order (``SEATING_ORDER``), which breaks multi-player undercut ties.
+    Hands go to the engine in the layout's playing order, which decides layoff order and multi-player undercut ties.
 
     :raises OkginError: (the engine's ``InvalidHandError``/``IllegalKnockError``) when the hands cannot be scored.
     """
     seats = seat_cards(reading)
-    order = sorted(seats, key=lambda seat: SEATING_ORDER.index(int(seat)) if int(seat) in SEATING_ORDER else int(seat))
-    hands = {seat: [Card.parse(text) for text in seats[seat]] for seat in order}
+    hands = {zone.name: [Card.parse(text) for text in seats[zone.name]] for zone in layout.playing_order}
     return score_round(rules, upcard, hands, knocker=knocker)
 
 
@@ -150,11 +147,12 @@ def score_image(
     except ImageError as error:
         fail(str(error))
     detector = vision_cli.load_detector(model_dir, backend, conf)
-    reading = TableLayout.default(players).assign(detector.detect(image), max_cards=rules.hand_size(players) + 1)
+    layout = TableLayout.default(players)
+    reading = layout.assign(detector.detect(image), max_cards=rules.hand_size(players) + 1)
     if reading.conflicts:
         _unreadable(f"cannot score {str(photo)!r}: the table is inconsistent", reading)
     try:
-        result = score_reading(rules, reading, up, seat)
+        result = score_reading(rules, layout, reading, up, seat)
     except OkginError as error:
         _unreadable(f"cannot score {str(photo)!r}: {error}", reading)
     if as_json:
@@ -167,9 +165,15 @@ class _Reporter:
     """Prints the stable reading when it changes and, once the table is complete, its score."""
 
     def __init__(
-        self, rules: Rules, upcard: Card | None, knocker: str | None, as_json: bool, echo: Callable[[str], None]
+        self,
+        rules: Rules,
+        layout: TableLayout,
+        upcard: Card | None,
+        knocker: str | None,
+        as_json: bool,
+        echo: Callable[[str], None],
     ) -> None:
-        self.rules, self.upcard, self.knocker = rules, upcard, knocker
+        self.rules, self.layout, self.upcard, self.knocker = rules, layout, upcard, knocker
         self.as_json = as_json
         self.echo = echo
         self._shown: Any = None
@@ -201,12 +205,12 @@ class _Reporter:
 
     def _score(self, reading: FrameReading, upcard: Card) -> None:
         """Score with the given knocker, or with every seat that may legally knock; else say why not."""
-        knockers = [self.knocker] if self.knocker else [str(seat) for seat in sorted(reading.by_player)]
+        knockers = [self.knocker] if self.knocker else [zone.name for zone in self.layout.playing_order]
         problems = []
         scored = 0
         for knocker in knockers:
             try:
-                result = score_reading(self.rules, reading, upcard, knocker)
+                result = score_reading(self.rules, self.layout, reading, upcard, knocker)
             except OkginError as error:  # IllegalKnockError, InvalidHandError: this seat cannot knock
                 problems.append(f"seat {knocker} knocking: {error}")
                 continue
@@ -257,13 +261,12 @@ def watch(
     from scorer.vision.stabilise import Stabiliser
 
     rules = _rules(preset, players)
+    layout = TableLayout.default(players)
     reporter = _Reporter(
-        rules, _card(upcard, "--upcard") if upcard else None, _seat(knocker, players), as_json, click.echo
+        rules, layout, _card(upcard, "--upcard") if upcard else None, _seat(knocker, players), as_json, click.echo
     )
     detector = vision_cli.load_detector(model_dir, backend, conf)
-    pipeline = TablePipeline(
-        detector, TableLayout.default(players), Stabiliser(window, settle), max_cards=rules.hand_size(players) + 1
-    )
+    pipeline = TablePipeline(detector, layout, Stabiliser(window, settle), max_cards=rules.hand_size(players) + 1)
     source = CameraSource(camera, on_event=lambda message: click.echo(f"okgin: {message}", err=True))
     try:
         source.open()

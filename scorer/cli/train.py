@@ -83,10 +83,13 @@ def train(
     stage whose run stopped part-way resumes from its last checkpoint.
     """
     from scorer import training
+    from scorer.extras import MissingExtraError, require
     from scorer.vision.manifest import ModelError, default_model_dir
 
     try:
         training.check_scenes(scene_dir)
+        if stage != "tune":  # tuning runs the model through ONNX Runtime: the light install suffices
+            require("ultralytics", "okgin train")
         if stage in {"tune", "validate"}:
             model_dir = init_dir or default_model_dir()
             if stage == "tune":
@@ -115,7 +118,7 @@ def train(
             provenance={"trained_on": str(scene_dir), "train_command": "okgin train " + " ".join(sys.argv[2:])},
         )
         result = training.train(config, log=click.echo)
-    except (training.TrainingError, ModelError) as error:
+    except (training.TrainingError, ModelError, MissingExtraError) as error:
         raise UserError(str(error)) from error
     if result.tuning is not None and ship_dir is not None:
         _report(result.tuning, ship_dir)

@@ -168,9 +168,14 @@ def evaluate(
     (right, club/spade and heart/diamond swaps, another card, none). The output ends with
     "precision P recall R F1 F exact-images K/N".
     """
+    from scorer.extras import MissingExtraError, require
     from scorer.vision.evaluate import EvalError, evaluate_dataset, format_report, write_plots
 
     if plots_dir is not None:
+        try:
+            require("matplotlib", "okgin eval --plots")
+        except MissingExtraError as error:
+            fail(str(error))
         _ensure_folder(plots_dir, "--plots")
     detector = load_detector(model_dir, backend, conf)
     try:

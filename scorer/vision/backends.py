@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from scorer.extras import MissingExtraError, require
 from scorer.vision.boxes import centre_xywh_to_corner_xywh, xywh_to_xyxy
 from scorer.vision.manifest import ModelError, ModelManifest
 
@@ -96,13 +97,11 @@ def _load_ultralytics(path: Path, task: str) -> Any:
     """An ultralytics YOLO model from a local file; never downloads (YOLO_OFFLINE is set first)."""
     os.environ.setdefault("YOLO_OFFLINE", "1")
     try:
-        from ultralytics import YOLO
-    except ImportError as error:
-        raise ModelError(
-            f"the torch and openvino backends need ultralytics (pip install 'okgin[train]'): {error}"
-        ) from None
+        ultralytics = require("ultralytics", "the torch or openvino backend")
+    except MissingExtraError as error:
+        raise ModelError(str(error)) from None
     try:
-        model = YOLO(str(path), task=task)
+        model = ultralytics.YOLO(str(path), task=task)
     except Exception as error:  # ultralytics raises many types for a bad file; all mean "unusable model"
         raise ModelError(f"could not load model {str(path)!r}: {type(error).__name__}: {error}") from None
     if model.task != task:

@@ -4,18 +4,15 @@ Every entry point that accepts a picture (``okgin detect``, ``okgin score-image`
 web upload) goes through here, so a bad file always reads the same way to the user.
 
 A picture is measured before it is decoded: a 400 KB PNG may claim 20000x20000 pixels and
-decode into 1.2 GB, so the header's size is read first (Pillow opens lazily and reads only the
-header) and anything over ``MAX_PIXELS`` is refused before a byte of it is decompressed. At most
+decode into 1.2 GB, so the size is read from the header first (a few bytes of it, read here) and
+anything over ``MAX_PIXELS`` is refused before a byte of it is decompressed. At most
 ``MAX_CONCURRENT_DECODES`` pictures decode at once, so simultaneous uploads cannot add up either.
 """
 
 from __future__ import annotations
 
-import io
-import re
 import struct
 import threading
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -83,43 +80,128 @@ def file_type(data: bytes) -> tuple[str, str] | None:
 
 
 def _megapixels(pixels: int) -> str:
-    return f"{pixels / 1e6:.1f} MP" if pixels < 10**12 else f"{pixels:.2g} pixels"
+    return f"{pixels / 1e6:.1f} MP"
+
+
+class _Truncated(Exception):
+    """The header ends before it says how large the picture is."""
+
+
+def _unpack(layout: str, data: bytes, offset: int) -> tuple[int, ...]:
+    try:
+        return struct.unpack_from(layout, data, offset)
+    except struct.error:
+        raise _Truncated from None
+
+
+# JPEG frame headers (SOF0-15 but DHT, JPG and DAC) carry the size; every other segment is skipped by its length
+_JPEG_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+_JPEG_STANDALONE = frozenset({0x01, *range(0xD0, 0xD8)})
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int]:
+    offset = 2
+    while True:
+        while offset < len(data) and data[offset] == 0xFF:  # a marker, after any fill bytes
+            offset += 1
+        if offset >= len(data) or data[offset - 1] != 0xFF:
+            raise _Truncated
+        marker, offset = data[offset], offset + 1
+        if marker in _JPEG_STANDALONE:
+            continue
+        if marker in (0xD9, 0xDA):  # the end, or the pixels, before any frame header
+            raise _Truncated
+        (length,) = _unpack(">H", data, offset)
+        if marker in _JPEG_FRAMES:
+            height, width = _unpack(">HH", data, offset + 3)
+            return width, height
+        offset += length
+
+
+def _webp_size(data: bytes) -> tuple[int, int]:
+    chunk = data[12:16]
+    if chunk == b"VP8 ":  # lossy: 14-bit sides after the key frame's start code
+        width, height = _unpack("<HH", data, 26)
+        return width & 0x3FFF, height & 0x3FFF
+    if chunk == b"VP8L":  # lossless: 14-bit sides minus one, packed after the signature byte
+        (bits,) = _unpack("<I", data, 21)
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8X":  # extended: 24-bit canvas sides minus one
+        if len(data) < 30:
+            raise _Truncated
+        width, height = (int.from_bytes(data[at : at + 3], "little") + 1 for at in (24, 27))
+        return width, height
+    raise _Truncated
+
+
+def _bmp_size(data: bytes) -> tuple[int, int]:
+    (header,) = _unpack("<I", data, 14)
+    if header == 12:  # OS/2 core header: 16-bit sides
+        return _unpack("<HH", data, 18)  # type: ignore[return-value]
+    width, height = _unpack("<ii", data, 18)
+    return abs(width), abs(height)  # a negative height means top-down rows
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    if data[12:16] != b"IHDR":  # the first chunk, after the signature and its length
+        raise _Truncated
+    return _unpack(">II", data, 16)  # type: ignore[return-value]
+
+
+def _tiff_size(data: bytes) -> tuple[int, int]:
+    order = "<" if data.startswith(b"II") else ">"
+    (version, directory) = _unpack(order + "HI", data, 2)
+    if version != 42:  # BigTIFF and the like: not read here
+        raise _Truncated
+    (entries,) = _unpack(order + "H", data, directory)
+    sides: dict[int, int] = {}
+    for entry in range(entries):
+        tag, kind, _count = _unpack(order + "HHI", data, directory + 2 + 12 * entry)
+        if tag in (256, 257):  # ImageWidth, ImageLength: a SHORT or a LONG
+            (sides[tag],) = _unpack(order + ("H" if kind == 3 else "I"), data, directory + 2 + 12 * entry + 8)
+    if 256 not in sides or 257 not in sides:
+        raise _Truncated
+    return sides[256], sides[257]
+
+
+_HEADER_READERS = {
+    "JPEG": _jpeg_size,
+    "PNG": _png_size,
+    "WEBP": _webp_size,
+    "BMP": _bmp_size,
+    "TIFF": _tiff_size,
+}
 
 
 def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -> tuple[int, int]:
     """``(width, height)`` read from the image header, without decoding any pixel.
 
-    >>> from PIL import Image
-    >>> encoded = io.BytesIO()
-    >>> Image.new("RGB", (640, 480)).save(encoded, "PNG")
-    >>> image_size(encoded.getvalue())
+    The header is read here rather than by a decoder, so that a picture is measured before any
+    decoder allocates it: JPEG frame headers, the PNG IHDR, the three WebP kinds, BMP and the first
+    TIFF directory (the page OpenCV decodes).
+
+    >>> png = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + (640).to_bytes(4, "big") + (480).to_bytes(4, "big")
+    >>> image_size(png)
     (640, 480)
-    >>> image_size(encoded.getvalue(), "upload", max_pixels=300_000)
+    >>> image_size(png, "upload", max_pixels=300_000)
     Traceback (most recent call last):
     ...
     scorer.vision.images.ImageTooLargeError: upload is 640x480 (0.3 MP): okgin reads images up to 0.3 MP
 
     :raises ImageTooLargeError: when the header claims more than ``max_pixels`` pixels.
-    :raises ImageError: when the bytes are not an image Pillow can identify.
+    :raises ImageError: when the bytes are no JPEG, PNG, WebP, BMP or TIFF, or end before their size.
     """
-    from PIL import Image, UnidentifiedImageError
-
-    limit = f"okgin reads images up to {_megapixels(max_pixels)}"
+    kind = file_type(data)
+    if kind is None:
+        raise ImageError(_undecodable(data, name))
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data)) as header:  # lazy: reads the header only
-                width, height = header.size
-    except Image.DecompressionBombError as error:
-        # Pillow will not describe a header past twice its own limit (above ours); its message has the count
-        counted = re.search(r"\((\d+) pixels\)", str(error))
-        size = _megapixels(int(counted.group(1))) if counted else "too large"
-        raise ImageTooLargeError(f"{name} is {size}: {limit}") from None
-    # Pillow's ways to say no; ImportError: ultralytics, once imported, wraps Image.open to load a HEIF
-    # plugin on files Pillow does not know, and that plugin may not be installed
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, struct.error, ImportError):
+        width, height = _HEADER_READERS[sniff_format(data) or ""](data)
+    except _Truncated:
         raise ImageError(_undecodable(data, name)) from None
+    if width <= 0 or height <= 0:
+        raise ImageError(f"could not decode {name}: its header says it is {width}x{height}")
     if width * height > max_pixels:
+        limit = f"okgin reads images up to {_megapixels(max_pixels)}"
         raise ImageTooLargeError(f"{name} is {width}x{height} ({_megapixels(width * height)}): {limit}")
     return width, height
 

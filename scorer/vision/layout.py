@@ -15,6 +15,12 @@ camera looking down with seat 1 at the bottom edge:
   strips spanning y 0.15..0.85; with 3 players the right strip is left unassigned, and
   the upcard zone ends at x 0.78. Hands reaching into a table's corners are ambiguous
   for any fixed zones: check 3-4 player readings, or pass your own layout.
+
+Seat names say where a seat is; ``TableLayout.order`` says who plays after whom (each
+player's left neighbour next, which decides layoff order and multi-player undercut ties).
+Around a table seen from above, the left neighbour of the player at the bottom edge sits
+at the left edge, so the default order is bottom, left, top, right: seats 1, 3, 2, 4.
+Everything that gives seats to players (the CLI, the web page) takes this order.
 """
 
 from __future__ import annotations
@@ -117,6 +123,20 @@ class Zone:
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "polygon": [list(point) for point in self.polygon]}
 
+    def where(self) -> str:
+        """Where the zone lies in the picture, as players say it: "bottom", "top", "left", "right" or "middle".
+
+        >>> Zone.rectangle("3", 0, 0.15, 0.22, 0.85).where(), Zone.rectangle("2", 0, 0, 1, 0.5).where()
+        ('left', 'top')
+        """
+        xs, ys = zip(*self.polygon, strict=True)
+        dx, dy = (min(xs) + max(xs)) / 2 - 0.5, (min(ys) + max(ys)) / 2 - 0.5
+        if max(abs(dx), abs(dy)) < 0.1:
+            return "middle"
+        if abs(dy) >= abs(dx):
+            return "bottom" if dy > 0 else "top"
+        return "right" if dx > 0 else "left"
+
 
 _GRID = (np.arange(_SAMPLES) + 1) / (_SAMPLES + 1)  # interior probe positions along a side, 0..1
 
@@ -133,12 +153,17 @@ def _box_samples(boxes: np.ndarray, width: int, height: int) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class TableLayout:
-    """The seats and the upcard zone. Seats are named "1", "2", ... in playing order."""
+    """The seats, the upcard zone, and the order the seats play in.
+
+    Seats are named "1", "2", ...; ``order`` lists them in playing order (each player's left
+    neighbour next). Empty, it is the seats' numeric order.
+    """
 
     seats: tuple[Zone, ...]
     upcard: Zone | None = None
     ignored: tuple[Zone, ...] = ()
     """Zones whose cards belong to no one (the stock and discard pile): reported as unassigned."""
+    order: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.seats:
@@ -147,6 +172,35 @@ class TableLayout:
         expected = [str(n) for n in range(1, len(self.seats) + 1)]
         if sorted(names, key=lambda n: (len(n), n)) != expected:
             raise LayoutError(f"seat zones must be named {', '.join(expected)}; got {', '.join(names)}")
+        if not self.order:
+            object.__setattr__(self, "order", tuple(expected))
+        elif sorted(self.order, key=lambda n: (len(n), n)) != expected:
+            raise LayoutError(f"the playing order must name each seat once ({', '.join(expected)}); got {self.order}")
+
+    @property
+    def playing_order(self) -> tuple[Zone, ...]:
+        """The seat zones in playing order: the first player's, then that player's left neighbour's, ...
+
+        >>> [zone.name for zone in TableLayout.default(4).playing_order]
+        ['1', '3', '2', '4']
+        """
+        by_name = {zone.name: zone for zone in self.seats}
+        return tuple(by_name[name] for name in self.order)
+
+    def seating(self, players: Sequence[str]) -> list[dict[str, str]]:
+        """Which seat zone each player (listed in playing order) sits at, and where that is in the picture.
+
+        >>> TableLayout.default(3).seating(["Ann", "Bob", "Cat"])[1]
+        {'player': 'Bob', 'zone': '3', 'where': 'left'}
+
+        :raises LayoutError: when the layout has fewer seats than players.
+        """
+        if len(players) > len(self.seats):
+            raise LayoutError(f"the table layout has {len(self.seats)} seats, too few for {len(players)} players")
+        return [
+            {"player": player, "zone": zone.name, "where": zone.where()}
+            for player, zone in zip(players, self.playing_order, strict=False)
+        ]
 
     @classmethod
     def default(cls, players: int = 2) -> TableLayout:
@@ -172,13 +226,15 @@ class TableLayout:
                 Zone.rectangle("3", 0, top, left, 1 - top),
                 Zone.rectangle("4", 1 - left, top, 1, 1 - top),
             )
+            order = ("1", "3", "2", "4")[:players]  # bottom, left, top, right: each player's left neighbour next
             # the upcard zone stops short of the right-hand player's strip
-            return cls(seats[:players], Zone.rectangle(UPCARD, 0.58, 0.36, 1 - left, 0.64), pile)
+            return cls(seats[:players], Zone.rectangle(UPCARD, 0.58, 0.36, 1 - left, 0.64), pile, order)
         raise LayoutError(f"Oklahoma Gin is played by 2, 3 or 4 players, not {players}")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TableLayout:
-        """Read ``{"seats": {"1": ZONE, ...} | [{"name": "1", ...}, ...], "upcard": ZONE | null, "ignored": [ZONE]}``.
+        """Read ``{"seats": {"1": ZONE, ...} | [{"name": "1", ...}, ...], "upcard": ZONE | null, "ignored": [ZONE],
+        "order": ["1", "3", "2"]}`` (``order``: the seats in playing order; default their numeric order).
 
         A ZONE is ``[x1, y1, x2, y2]``, a list of ``[x, y]`` points or ``{"rect"|"polygon": ...}``.
 
@@ -201,10 +257,14 @@ class TableLayout:
         ignored = data.get("ignored") or []
         if not isinstance(ignored, Sequence) or isinstance(ignored, str):
             raise LayoutError('"ignored" must be a list of zones')
+        order = data.get("order") or []
+        if not isinstance(order, Sequence) or isinstance(order, str):
+            raise LayoutError('"order" must list the seat names in playing order, e.g. ["1", "3", "2"]')
         return cls(
             seats,
             None if upcard is None else Zone.from_spec(UPCARD, upcard),
             tuple(Zone.from_spec(PILE, spec) for spec in ignored),
+            tuple(str(name) for name in order),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -213,6 +273,7 @@ class TableLayout:
             "seats": {zone.name: [list(p) for p in zone.polygon] for zone in self.seats},
             "upcard": None if self.upcard is None else [list(p) for p in self.upcard.polygon],
             "ignored": [[list(p) for p in zone.polygon] for zone in self.ignored],
+            "order": list(self.order),
         }
 
     def _lookup_order(self) -> tuple[Zone, ...]:

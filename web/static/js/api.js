@@ -4,9 +4,10 @@
 const csrfToken = document.querySelector('meta[name="csrf-token"]')?.content ?? "";
 
 export class ApiError extends Error {
-  constructor(status, message) {
+  constructor(status, message, data = null) {
     super(message);
     this.status = status;
+    this.data = data; // the whole JSON answer (a 409 carries what is already there)
   }
 }
 
@@ -28,14 +29,14 @@ export async function request(method, url, body = undefined, { signal } = {}) {
     throw new ApiError(0, "the okgin server cannot be reached; is it still running?");
   }
   const text = await response.text();
-  let data = null;
+  let data;
   try {
     data = text ? JSON.parse(text) : null;
   } catch {
     data = null;
   }
   if (!response.ok) {
-    throw new ApiError(response.status, data?.error ?? `the server answered ${response.status}`);
+    throw new ApiError(response.status, data?.error ?? `the server answered ${response.status}`, data);
   }
   return data;
 }

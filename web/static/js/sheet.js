@@ -40,7 +40,7 @@ function playerCell(line, name) {
 export function renderSheet(container, match, actions = null) {
   const parts = [];
   if (match.winner) {
-    let text = `🏆 ${match.winner} wins the match!`;
+    let text = `${match.winner} wins the match!`;
     const bonusText = Object.entries(match.bonuses ?? {})
       .filter(([, points]) => points)
       .map(([name, points]) => `${name} +${points}`)

@@ -1,0 +1,122 @@
+"""What the browser tests share: a live server in a thread, Chromium, and checks every page must pass.
+
+Screenshots go to ``$OKGIN_SCREENSHOT_DIR`` when it is set (to look at them), else to the test's tmp dir.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from scorer.cards import Card
+from scorer.vision.detector import Detections
+from scorer.vision.types import CardDetection
+
+CHROMIUM = "/usr/bin/chromium"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1366, "height": 768}
+MIN_TAP_PX = 32
+FAKE_CAMERA = ["--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream"]
+
+
+class ScaledDetector:
+    """Returns the same cards for every frame, their boxes (given in a ``width`` x ``height`` picture)
+    scaled to the frame's own size, so Chromium's built-in fake camera (any size) shows them."""
+
+    def __init__(self, cards: Sequence[CardDetection] = (), width: int = 1280, height: int = 720) -> None:
+        self.cards = tuple(cards)
+        self.size = (width, height)
+
+    def detect(self, image_bgr: np.ndarray) -> Detections:
+        height, width = image_bgr.shape[:2]
+        sx, sy = width / self.size[0], height / self.size[1]
+        scaled = tuple(
+            CardDetection(c.card, (c.box[0] * sx, c.box[1] * sy, c.box[2] * sx, c.box[3] * sy), c.confidence)
+            for c in self.cards
+        )
+        return Detections(scaled, (), width, height)
+
+
+def draw_card(image: np.ndarray, card: Card, x: int, y: int, size: tuple[int, int] = (85, 120)) -> CardDetection:
+    """A plain stand-in card (white, its index in text) drawn at ``x, y``; returns its detection."""
+    width, height = size
+    cv2.rectangle(image, (x, y), (x + width, y + height), (250, 250, 250), -1)
+    colour = (30, 30, 200) if card.suit in "DH" else (20, 20, 20)
+    cv2.putText(
+        image, str(card), (x + 6 * width // 85, y + height // 3), cv2.FONT_HERSHEY_SIMPLEX, width / 85, colour, 2
+    )
+    return CardDetection(card, (x, y, x + width, y + height), 0.95)
+
+
+def write_y4m(path: Path, scenes: Sequence[tuple[np.ndarray, int]], fps: int = 15) -> None:
+    """A .y4m video (the format Chromium's fake camera plays, looping) of each picture for its frame count."""
+    height, width = scenes[0][0].shape[:2]
+    with path.open("wb") as video:
+        video.write(f"YUV4MPEG2 W{width} H{height} F{fps}:1 Ip A1:1 C420jpeg XYSCSS=420JPEG\n".encode())
+        for image, frames in scenes:
+            i420 = cv2.cvtColor(image, cv2.COLOR_BGR2YUV_I420).tobytes()
+            for _ in range(frames):
+                video.write(b"FRAME\n" + i420)
+
+
+@contextmanager
+def live_server(app: Any) -> Iterator[str]:
+    """Serve ``app`` on a free loopback port in a thread; yields its base URL."""
+    from werkzeug.serving import make_server
+
+    http = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=http.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{http.server_port}"
+    finally:
+        http.shutdown()
+        thread.join(5)
+
+
+def launch(playwright: Any, extra_args: Sequence[str] = ()) -> Any:
+    return playwright.chromium.launch(
+        executable_path=CHROMIUM,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+              "--no-first-run", *extra_args],
+    )  # fmt: skip
+
+
+def screenshot_dir(tmp_path: Path) -> Path:
+    target = Path(os.environ.get("OKGIN_SCREENSHOT_DIR") or tmp_path / "screenshots")
+    target.mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def no_sideways_scroll(page: Any, what: str) -> None:
+    """The page is no wider than the window (nothing to scroll sideways)."""
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    if widths[0] > widths[1]:
+        wide = page.evaluate(
+            """() => [...document.querySelectorAll('body *')]
+                .filter((node) => node.getBoundingClientRect().right > window.innerWidth + 0.5)
+                .slice(0, 8).map((node) => `${node.tagName}#${node.id}.${node.className}`)"""
+        )
+        raise AssertionError(f"{what}: the page is {widths[0]} px wide in a {widths[1]} px window; too wide: {wide}")
+
+
+def small_tap_targets(page: Any, scope: str = "body") -> list[str]:
+    """Visible buttons, links, inputs and selects under ``scope`` smaller than 32 x 32 CSS pixels."""
+    found: list[str] = page.evaluate(
+        """([scope, minimum]) => [...document.querySelectorAll(
+                ['button', 'a', 'input', 'select'].map((tag) => `${scope} ${tag}`).join(', '))]
+            .filter((node) => node.offsetParent !== null && !node.closest('.visually-hidden, .skip-link'))
+            .map((node) => [node, (node.type === 'checkbox' && node.closest('label') || node).getBoundingClientRect()])
+            .filter(([, r]) => r.width > 0 && (r.height < minimum || r.width < minimum))
+            .map(([node, r]) => [node.tagName, node.id || node.textContent.trim().slice(0, 20),
+                                 `${Math.round(r.width)}x${Math.round(r.height)}`].join(' '))""",
+        [scope, MIN_TAP_PX],
+    )
+    return found

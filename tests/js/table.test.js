@@ -1,0 +1,171 @@
+// Unit tests of the table page's state and its request sequencing (node --test, no browser).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { parseCard, parseHand } from "../../web/static/js/cards.js";
+import { hitBox, placeLabels } from "../../web/static/js/table/overlay.js";
+import { STALE, Sequencer, Store } from "../../web/static/js/table/sequence.js";
+import {
+  OUT,
+  UPCARD,
+  applyReading,
+  autoKnocker,
+  cardsAt,
+  clashes,
+  handStatus,
+  handsPayload,
+  initialState,
+  putCard,
+  roundConfirmed,
+  setPlace,
+  tableKey,
+  upcardOf,
+} from "../../web/static/js/table/state.js";
+
+const ANN = "8C 9C 10C JC 9H 10H JH 2S 2D AC".split(" ");
+const BOB = "QS QC QH 10S JS 3D 5H 7S AD 7D".split(" ");
+const match = { id: 1, players: ["Ann", "Bob"], rounds: [], totals: { Ann: 0, Bob: 0 }, finished: false, target: 100 };
+const seating = [{ player: "Ann", zone: "1", where: "bottom" }, { player: "Bob", zone: "2", where: "top" }];
+const box = (i) => [i * 10, 0, i * 10 + 8, 20];
+const detections = (cards, offset = 0) => cards.map((card, i) => ({ card, box: box(i + offset), confidence: 0.9 }));
+
+function dealt() {
+  let state = initialState(match, seating);
+  state = setPlace(state, 0, ANN);
+  state = setPlace(state, 1, BOB);
+  return setPlace(state, UPCARD, ["KS"]);
+}
+
+const reading = (hands, upcard = "KS") => ({
+  frame: { id: "f", width: 1280, height: 720, url: "" },
+  stable: true,
+  table: { hands: { Ann: detections(hands.Ann), Bob: detections(hands.Bob, 20) }, upcard: { card: upcard, box: box(40) }, out: [] },
+});
+
+test("a table's key ignores card order (issue 10, problem 2)", () => {
+  const state = dealt();
+  const shuffled = setPlace(setPlace(state, 0, [...ANN].reverse()), 1, ["7D", ...BOB.slice(0, 9)]);
+  assert.equal(tableKey(shuffled), tableKey(state));
+  assert.notEqual(tableKey(setPlace(state, UPCARD, ["QD"])), tableKey(state));
+});
+
+test("a confirmed round is not proposed again while its cards lie on the table, whatever their order", () => {
+  let state = dealt();
+  const arrangement = { proposed_knocker: "Ann", players: {} };
+  state = { ...state, stable: true, arrangement: { key: tableKey(state), answer: arrangement } };
+  assert.equal(autoKnocker(state), "Ann");
+  state = { ...state, proposal: { knocker: "Ann", key: tableKey(state), body: { upcard: "KS", knocker: "Ann", hands: handsPayload(state) } } };
+  state = { ...roundConfirmed(state, { ...match, rounds: [{}] }), cards: [] };
+  // The camera reads the same table again, cards in another order (7D moved by a correction): no proposal.
+  state = applyReading(state, reading({ Ann: [...ANN].reverse(), Bob: ["7D", ...BOB.slice(0, 9)] }));
+  state = { ...state, arrangement: { key: tableKey(state), answer: arrangement } };
+  assert.equal(autoKnocker(state), null);
+  // A new deal (other cards) may be proposed again.
+  const next = applyReading(state, reading({ Ann: "AS 2H 3H 4H 5C 6C 7C 8D 9D 10D".split(" "), Bob: "KC KD KH JD QD 4S 5S 6S 8S 9S".split(" ") }, "6D"));
+  assert.equal(autoKnocker({ ...next, arrangement: { key: tableKey(next), answer: arrangement } }), "Ann");
+});
+
+test("a table is proposed by itself once: not again after it was dismissed with Not yet", () => {
+  const state = dealt();
+  const ready = { ...state, stable: true, arrangement: { key: tableKey(state), answer: { proposed_knocker: "Ann", players: {} } } };
+  assert.equal(autoKnocker(ready), "Ann");
+  assert.equal(autoKnocker({ ...ready, autoProposed: tableKey(state) }), null);
+});
+
+test("an arrangement for other cards proposes nothing", () => {
+  const state = dealt();
+  const stale = { ...state, stable: true, arrangement: { key: "other", answer: { proposed_knocker: "Ann", players: {} } } };
+  assert.equal(autoKnocker(stale), null);
+  assert.equal(autoKnocker({ ...stale, arrangement: { ...stale.arrangement, key: tableKey(state) }, match: { ...match, finished: true } }), null);
+});
+
+test("typing a card held elsewhere is a clash to ask about; out-of-play cards are not", () => {
+  let state = dealt();
+  state = putCard(state, { card: "4C", place: OUT, box: [1, 1, 5, 5] });
+  const found = clashes(state, 0, ["7D", "4C", "KS"]).map((entry) => entry.card);
+  assert.deepEqual(found, ["7D", "KS"]);
+  const moved = setPlace(state, 0, [...ANN, "7D"]);
+  assert.deepEqual(cardsAt(moved, 1).map((e) => e.card), BOB.filter((c) => c !== "7D"));
+  assert.equal(cardsAt(moved, 0).length, 11);
+});
+
+test("one upcard: another card put there sends the old one out of play", () => {
+  let state = dealt();
+  state = putCard(state, { card: "QD", place: UPCARD, box: [0, 0, 4, 4] });
+  assert.equal(upcardOf(state), "QD");
+  assert.equal(state.cards.some((e) => e.card === "KS"), false, "a typed upcard without a box goes away");
+  state = putCard(state, { card: "3C", place: UPCARD, box: [5, 5, 9, 9] });
+  assert.equal(upcardOf(state), "3C");
+  assert.deepEqual(cardsAt(state, OUT).map((e) => e.card), ["QD"], "a boxed upcard stays on the picture, out of play");
+});
+
+test("a changed card drops the proposal made for the cards before", () => {
+  let state = dealt();
+  state = { ...state, proposal: { knocker: "Ann", key: tableKey(state), body: {}, result: {} } };
+  const same = setPlace(state, 0, [...ANN].reverse());
+  assert.ok(same.proposal, "the same cards in another order keep it");
+  const id = state.cards.find((e) => e.card === "9H").id;
+  const changed = putCard(state, { id, card: "9S", place: 0 });
+  assert.equal(changed.proposal, null);
+  assert.equal(changed.pendingKnocker, "Ann", "the same knock is scored again for the corrected cards");
+});
+
+test("a reading with the same cards keeps the ids (no redraw of the hands)", () => {
+  const first = applyReading(initialState(match, seating), reading({ Ann: ANN, Bob: BOB }));
+  const again = applyReading(first, reading({ Ann: ANN, Bob: BOB }));
+  assert.deepEqual(again.cards.map((e) => e.id), first.cards.map((e) => e.id));
+  assert.equal(cardsAt(first, 1).length, 10);
+});
+
+test("wrong card counts are flagged as the server says", () => {
+  let state = initialState({ ...match, players: ["Ann", "Bob", "Cat"] }, seating);
+  state = setPlace(state, 0, ANN);
+  const problem = "10 cards: Multi-player Oklahoma Gin deals 7 (a knocker holds 8 before the discard)";
+  const answer = { players: { Ann: { problem, can_knock: false, deadwood_points: 5 }, Bob: { problem: "0 cards: deals 7" } } };
+  state = { ...state, arrangement: { key: tableKey(state), answer } };
+  const status = handStatus(state, 0);
+  assert.equal(status.wrongCount, true);
+  assert.equal(status.canKnock, false);
+  assert.equal(status.text, `${problem} · deadwood 5`);
+  assert.equal(handStatus(state, 1).wrongCount, false, "an empty hand is not flagged, nor may it knock");
+});
+
+test("the sequencer drops an answer older than the newest request of its kind (issue 10, problem 4)", async () => {
+  const sequencer = new Sequencer();
+  let release;
+  const slow = sequencer.latest("propose", () => new Promise((resolve) => (release = resolve)));
+  const fast = await sequencer.latest("propose", async () => "newer");
+  release("older");
+  assert.equal(fast, "newer");
+  assert.equal(await slow, STALE);
+  assert.equal(await sequencer.latest("arrange", async () => "other kind"), "other kind");
+  const failing = sequencer.latest("frame", () => Promise.reject(new Error("late failure")));
+  sequencer.cancel("frame");
+  assert.equal(await failing, STALE, "a stale failure is dropped too");
+});
+
+test("the store renders once per change and never for no change", () => {
+  const seen = [];
+  const store = new Store({ n: 0 }, (state) => seen.push(state.n));
+  store.update((s) => ({ n: s.n + 1 }));
+  store.update((s) => s);
+  assert.deepEqual(seen, [1]);
+});
+
+test("labels never overlap, and a box always gets a tap target of the minimum size", () => {
+  const boxes = Array.from({ length: 10 }, (_, i) => [100 + i * 6, 100, 130 + i * 6, 160]); // a fan, 6 px apart
+  const spots = placeLabels(boxes, boxes.map(() => 24), 14, { width: 640, height: 480 });
+  const rects = spots.filter(Boolean).map((s) => [s.x, s.y, s.x + 24, s.y + 14]);
+  for (const [i, a] of rects.entries()) {
+    for (const b of rects.slice(i + 1)) assert.ok(a[2] <= b[0] || b[2] <= a[0] || a[3] <= b[1] || b[3] <= a[1], "overlap");
+  }
+  assert.ok(rects.length >= 4);
+  const [x1, y1, x2, y2] = hitBox([10, 10, 16, 50], 32);
+  assert.deepEqual([x2 - x1, y2 - y1], [32, 40]);
+});
+
+test("card words are read wherever cards are typed", () => {
+  assert.equal(parseCard("ace of spades"), "AS");
+  assert.deepEqual(parseHand("queen of hearts, 10 of clubs 7d").cards, ["QH", "10C", "7D"]);
+  assert.deepEqual(parseHand("ace of swords").bad, ["ace", "of", "swords"]);
+});

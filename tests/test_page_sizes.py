@@ -1,0 +1,155 @@
+"""Every page at a phone's size (390x844) and a laptop's (1366x768): nothing scrolls sideways, tap targets
+are at least 32 px, the totals stay in view, and a screenshot of each is kept to look at (issue 10, problem 5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import CHROMIUM, DESKTOP, PHONE, launch, live_server, no_sideways_scroll, screenshot_dir
+from browser_support import small_tap_targets as small_targets
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium"),
+]
+
+NAMES = ["Ann", "Bob", "Cat", "Dan"]
+HANDS = {
+    2: {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"},
+    3: {"Ann": "2C 3C 4C 5D 6D 7D AS", "Bob": "2H 3H 4H 5S 6S 7S QC", "Cat": "8S 9S 10S JD QD KD AH"},
+    4: {"Ann": "2C 3C 4C 5D 6D 7D AS", "Bob": "2H 3H 4H 5S 6S 7S QC", "Cat": "8S 9S 10S JD QD KD AH",
+        "Dan": "5C 6C 7C 9D 10D JH QH"},
+}  # fmt: skip
+UPCARD = {2: "KS", 3: "9C", 4: "9C"}
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Iterator[str]:
+    from web import create_app
+
+    app = create_app({"DATA_DIR": str(tmp_path / "data"), "PIN": "4829"})
+    with live_server(app) as url:
+        yield url
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+def new_match(page: Any, base: str, players: int, **extra: Any) -> int:
+    rules = "oklahoma" if players == 2 else "oklahoma-multi"
+    body = {"players": NAMES[:players], "rules": rules, "dealer": "Ann", **extra}
+    created = page.request.post(f"{base}/api/matches", data=body)
+    assert created.status == 201, created.text()
+    match_id: int = created.json()["id"]
+    return match_id
+
+
+def type_table(page: Any, players: int) -> None:
+    for index, name in enumerate(NAMES[:players], start=1):
+        page.fill(f"#hand-{index}", HANDS[players][name])
+        page.press(f"#hand-{index}", "Enter")
+    page.fill("#upcard-input", UPCARD[players])
+    page.press("#upcard-input", "Enter")
+    page.locator("#knock-1").wait_for(state="attached")
+    page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
+
+
+def sheet_fits(page: Any, what: str) -> None:
+    """Every column of the score sheet is in view: its table needs no scrolling inside its box either."""
+    widths = page.evaluate(
+        "() => [document.querySelector('table.rounds')].map((t) => [t.scrollWidth, t.parentElement.clientWidth])[0]"
+    )
+    assert widths[0] <= widths[1], f"{what}: the sheet is {widths[0]} px wide in {widths[1]} px"
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_every_page_fits_the_screen(base: str, browser: Any, size: dict, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    shots = screenshot_dir(tmp_path)
+    label = "phone" if size == PHONE else "desktop"
+    page = browser.new_page(viewport=size)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+
+    def check(what: str) -> None:
+        no_sideways_scroll(page, f"{label} {what}")
+        page.screenshot(path=str(shots / f"{label}-{what}.png"), full_page=True)
+        if size == PHONE:
+            assert small_targets(page) == [], f"{what}: tap targets under 32 px"
+
+    page.goto(base)
+    check("setup")
+    page.fill("#player-1", "Ann")
+    page.fill("#player-2", "ann")
+    page.click("text=Start the match")
+    expect(page.locator(".error-text")).to_contain_text("must differ")
+    check("setup-error")
+
+    for players in (2, 3, 4):
+        match_id = new_match(page, base, players)
+        page.goto(f"{base}/matches/{match_id}")
+        type_table(page, players)
+        page.click("#knock-1")
+        expect(page.locator("#proposal")).to_be_visible()
+        check(f"table-{players}-players")
+        if size == PHONE:
+            bar = page.locator("#totals-bar")
+            expect(bar).to_be_visible()
+            box = bar.bounding_box()
+            assert box is not None and box["y"] + box["height"] <= size["height"] + 1, "totals pinned in view"
+        page.click("#confirm-round")
+        expect(page.locator("#sheet-body table.rounds tbody tr")).to_have_count(1)
+        if size == PHONE:
+            edit = page.locator('button[aria-label="Edit round 1"]')
+            edit.scroll_into_view_if_needed()
+            edit_box = edit.bounding_box()
+            assert edit_box is not None and edit_box["x"] + edit_box["width"] <= size["width"], "Edit is reachable"
+        sheet_fits(page, f"{label} table {players} players")
+        page.goto(f"{base}/matches/{match_id}/sheet")
+        check(f"sheet-{players}-players")
+        sheet_fits(page, f"{label} sheet {players} players")
+
+    page.goto(f"{base}/matches/{match_id}")
+    page.click('[data-pick="1"]')
+    expect(page.locator("#card-grid")).to_be_visible()
+    grid = page.evaluate(
+        "() => [document.getElementById('grid-cards').scrollWidth, document.getElementById('grid-cards').clientWidth]"
+    )
+    assert grid[0] <= grid[1], f"the 52-card grid scrolls sideways: {grid}"
+    check("card-grid")
+    if size == PHONE:
+        assert small_targets(page, "#card-grid") == []
+    page.keyboard.press("Escape")
+
+    page.goto(f"{base}/matches/99999")
+    check("error")
+    other = browser.new_page(viewport=size, extra_http_headers={"X-Forwarded-For": "10.0.0.9"})
+    other.goto(f"{base}/")
+    page.close()
+    assert not errors, errors
+
+
+def test_the_pin_page_fits_a_phone(tmp_path: Path, browser: Any) -> None:
+    """Another machine is asked for the PIN: that page too fits a phone."""
+    from web import create_app
+
+    app = create_app({"DATA_DIR": str(tmp_path / "data"), "PIN": "4829"})
+    with live_server(app) as url:
+        page = browser.new_page(viewport=PHONE)
+        page.goto(f"{url}/pin")
+        no_sideways_scroll(page, "phone pin")
+        assert small_targets(page) == []
+        page.screenshot(path=str(screenshot_dir(tmp_path) / "phone-pin.png"), full_page=True)

@@ -1,0 +1,192 @@
+// The table page's dialogs: correct one card (rank and suit buttons, where it lies), pick cards from the
+// 52-card grid, and edit a confirmed round. Each reads the state when it opens and hands the result to
+// `actions`; none keeps table state of its own.
+
+import { DECK, RANKS, SUITS, SUIT_SYMBOLS, parseCard, pretty } from "../cards.js";
+import { el } from "../sheet.js";
+import { placeLabel } from "./render.js";
+import { OUT, UPCARD, cardsAt, findCard, placeName, players, upcardOf } from "./state.js";
+
+const $ = (id) => document.getElementById(id);
+const SUIT_NAMES = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
+
+/** The card editor: opened on a box, a chip, or a freshly drawn box ({box, place}). */
+export class CardEditor {
+  constructor(store, actions) {
+    this.store = store;
+    this.actions = actions;
+    this.entryId = null;
+    this.fresh = null;
+    this.confirmedMove = null; // the card the player agreed to move out of another hand
+    const text = $("editor-text");
+    const setPart = (part, value) => {
+      const current = parseCard(text.value) ?? "";
+      const rank = part === "rank" ? value : current.slice(0, -1) || "A";
+      const suit = part === "suit" ? value : current.slice(-1) || "S";
+      text.value = rank + suit;
+      this.highlight();
+    };
+    $("editor-ranks").replaceChildren(...RANKS.map((rank) => {
+      const button = el("button", { type: "button", class: "pick rank", "data-rank": rank, text: rank, "aria-pressed": "false" });
+      button.addEventListener("click", () => setPart("rank", rank));
+      return button;
+    }));
+    $("editor-suits").replaceChildren(...SUITS.map((suit) => {
+      const button = el("button", { type: "button", class: `pick suit ${suit === "D" || suit === "H" ? "red" : "black"}`,
+        "data-suit": suit, "aria-label": SUIT_NAMES[suit], text: SUIT_SYMBOLS[suit], "aria-pressed": "false" });
+      button.addEventListener("click", () => setPart("suit", suit));
+      return button;
+    }));
+    text.addEventListener("input", () => this.highlight());
+    $("editor-form").addEventListener("submit", (event) => this.submit(event));
+    $("card-editor").addEventListener("close", () => this.actions.select(null));
+  }
+
+  highlight() {
+    const card = parseCard($("editor-text").value);
+    document.querySelectorAll("#editor-ranks .pick").forEach((b) => b.setAttribute("aria-pressed", String(card?.slice(0, -1) === b.dataset.rank)));
+    document.querySelectorAll("#editor-suits .pick").forEach((b) => b.setAttribute("aria-pressed", String(card?.slice(-1) === b.dataset.suit)));
+    this.confirmedMove = null;
+    $("editor-save").textContent = "Save";
+    $("editor-error").textContent = "";
+  }
+
+  open(entryId, fresh = null) {
+    const state = this.store.state;
+    const entry = state.cards.find((e) => e.id === entryId) ?? null;
+    this.entryId = entry?.id ?? null;
+    this.fresh = entry ? null : fresh;
+    const places = [...players(state).map((_, index) => index), UPCARD, OUT];
+    $("editor-seat").replaceChildren(...places.map((place) => el("option", { value: String(place), text: placeLabel(state, place) })));
+    $("editor-title").textContent = entry ? `Correct ${pretty(entry.card)}` : "Add a missed card";
+    $("editor-text").value = entry?.card ?? "";
+    $("editor-seat").value = String(entry?.place ?? fresh?.place ?? 0);
+    $("editor-delete").hidden = !entry;
+    this.highlight();
+    this.actions.select(this.entryId);
+    $("card-editor").showModal();
+    $("editor-text").select();
+  }
+
+  submit(event) {
+    const action = event.submitter?.value ?? "save";
+    if (action === "cancel") return;
+    if (action === "delete") {
+      this.actions.deleteCard(this.entryId);
+      return;
+    }
+    const card = parseCard($("editor-text").value);
+    if (!card) {
+      event.preventDefault();
+      $("editor-error").textContent = "Type a card like QH or 10S, or pick a rank and a suit.";
+      return;
+    }
+    const value = $("editor-seat").value;
+    const place = value === UPCARD || value === OUT ? value : Number(value);
+    const state = this.store.state;
+    const holder = findCard(state, card);
+    const elsewhere = holder && holder.id !== this.entryId && holder.place !== OUT;
+    if (elsewhere && this.confirmedMove !== card) {
+      // Never move a card out of another hand (or the upcard) without saying so: that hand is left short.
+      event.preventDefault();
+      this.confirmedMove = card;
+      $("editor-error").textContent = `${pretty(card)} is in ${placeName(state, holder.place)}. Save again to move it to ${placeName(state, place)}.`;
+      $("editor-save").textContent = "Move it here";
+      return;
+    }
+    this.actions.putCard({ id: this.entryId, card, place, box: this.fresh?.box ?? null });
+  }
+}
+
+/** The 52-card grid: tap the cards of a hand (or the upcard). Cards in another hand are marked, not hidden. */
+export class CardGrid {
+  constructor(store, actions) {
+    this.store = store;
+    this.actions = actions;
+    this.target = null;
+    this.chosen = new Set();
+    $("card-grid").addEventListener("close", () => {
+      if ($("card-grid").returnValue !== "done") return;
+      const cards = [...this.chosen];
+      if (this.target === UPCARD) this.actions.setPlace(UPCARD, cards.slice(0, 1));
+      else this.actions.setPlace(this.target, cards);
+    });
+  }
+
+  open(target) {
+    const state = this.store.state;
+    const single = target === UPCARD;
+    this.target = target;
+    this.chosen = new Set(single ? [upcardOf(state)].filter(Boolean) : cardsAt(state, target).map((e) => e.card));
+    $("grid-title").textContent = single ? "Pick the upcard" : `Pick ${players(state)[target]}'s cards`;
+    $("grid-hint").textContent = single ? "One card." : "Tap each card in the hand; tap again to remove it.";
+    const buttons = DECK.map((card) => {
+      const owner = findCard(state, card);
+      const taken = owner && owner.place !== target && owner.place !== OUT;
+      const button = el("button", { type: "button", class: `pick card ${card.endsWith("D") || card.endsWith("H") ? "red" : "black"}${taken ? " taken" : ""}`,
+        text: pretty(card), "aria-pressed": String(this.chosen.has(card)), "data-card": card,
+        title: taken ? `in ${placeName(state, owner.place)}` : null,
+        "aria-label": `${pretty(card)}${taken ? `, in ${placeName(state, owner.place)}` : ""}` });
+      button.addEventListener("click", () => {
+        if (single) {
+          this.chosen.clear();
+          buttons.forEach((b) => b.setAttribute("aria-pressed", "false"));
+        }
+        if (this.chosen.has(card)) this.chosen.delete(card);
+        else this.chosen.add(card);
+        button.setAttribute("aria-pressed", String(this.chosen.has(card)));
+      });
+      return button;
+    });
+    $("grid-cards").replaceChildren(...buttons);
+    $("card-grid").returnValue = "";
+    $("card-grid").showModal();
+  }
+}
+
+/** Edit a confirmed round of the sheet (or make it a draw). */
+export class RoundEditor {
+  constructor(store, actions) {
+    this.store = store;
+    this.actions = actions;
+    $("round-editor-form").addEventListener("submit", (event) => {
+      if (event.submitter?.value !== "save") return;
+      event.preventDefault();
+      this.save();
+    });
+  }
+
+  open(number) {
+    const { match } = this.store.state;
+    const round = match.rounds[number - 1];
+    const line = round.input ?? round; // what was entered: a draw, or upcard, knocker and hands
+    $("round-editor-title").textContent = `Edit round ${number}`;
+    $("round-draw").checked = line.draw;
+    $("round-upcard").value = line.upcard ?? "";
+    $("round-knocker").replaceChildren(...match.players.map((name) => el("option", { value: name, text: name, selected: line.knocker === name })));
+    $("round-hands").replaceChildren(...match.players.map((name, i) => el("div", {},
+      el("label", { for: `round-hand-${i}`, text: `${name}'s cards` }),
+      el("input", { id: `round-hand-${i}`, class: "card-input", value: (line.hands?.[name] ?? []).join(" "), autocomplete: "off" }))));
+    $("round-error").textContent = "";
+    $("round-editor").dataset.number = String(number);
+    $("round-editor").showModal();
+  }
+
+  async save() {
+    const { match } = this.store.state;
+    const number = Number($("round-editor").dataset.number);
+    const body = $("round-draw").checked
+      ? { draw: true }
+      : {
+          upcard: $("round-upcard").value,
+          knocker: $("round-knocker").value,
+          hands: Object.fromEntries(match.players.map((name, i) => [name, $(`round-hand-${i}`).value])),
+        };
+    try {
+      await this.actions.editRound(number, body);
+      $("round-editor").close();
+    } catch (error) {
+      $("round-error").textContent = error.message;
+    }
+  }
+}

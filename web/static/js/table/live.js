@@ -1,0 +1,151 @@
+// The camera feeding the table: the browser's own (frames posted to /live/frame) or the server's
+// (`okgin serve --camera`, its reading polled). Answers are sequenced; a frozen picture ignores them.
+
+import { get, request } from "../api.js";
+import { BrowserCamera, FrameLoop, cameraSupported, listCameras } from "../camera.js";
+import { el } from "../sheet.js";
+import { STALE } from "./sequence.js";
+import { applyReading } from "./state.js";
+
+const $ = (id) => document.getElementById(id);
+const POLL_MS = 300;
+const RETRY_MS = [1000, 2000, 5000]; // after a failed poll: wait longer, never hammer the server
+
+function describeReading(reading, count) {
+  const conflicts = (reading.conflicts ?? []).map((c) => c.reason).join("; ");
+  return `${reading.stable ? "Stable" : "Reading…"} · ${count} cards${conflicts ? ` · ${conflicts}` : ""}`;
+}
+
+export class LiveTable {
+  constructor(store, sequencer) {
+    this.store = store;
+    this.sequencer = sequencer;
+    this.camera = new BrowserCamera($("video"));
+    this.loop = new FrameLoop(this.camera, (blob) => this.sendFrame(blob));
+    this.pollTimer = null;
+    this.failures = 0;
+  }
+
+  get matchId() {
+    return this.store.state.match.id;
+  }
+
+  setCamera(change) {
+    this.store.update((state) => ({ ...state, camera: { ...state.camera, ...change } }));
+  }
+
+  /** Show a reading (the server's "table" answer placed every card) unless the picture is frozen. */
+  show(reading, url) {
+    const state = this.store.state;
+    if (state.camera.frozen) return;
+    if (!reading.width || !reading.height) {
+      this.setCamera({ status: "Waiting for the first picture…" });
+      return;
+    }
+    const previous = state.frame?.url;
+    if (previous?.startsWith("blob:") && previous !== url) URL.revokeObjectURL(previous);
+    const frame = { id: reading.frame_id, width: reading.width, height: reading.height, url };
+    const count = Object.values(reading.table.hands).flat().length + (reading.table.upcard ? 1 : 0);
+    this.store.update((s) => ({
+      ...applyReading(s, { frame, stable: Boolean(reading.stable), table: reading.table }),
+      camera: { ...s.camera, status: describeReading(reading, count) },
+    }));
+  }
+
+  async sendFrame(blob) {
+    if (this.store.state.camera.source !== "browser") return;
+    const reading = await this.sequencer.latest("frame", () => request("POST", `/live/frame?match=${this.matchId}`, blob));
+    if (reading === STALE || this.store.state.camera.source !== "browser") return;
+    this.show(reading, URL.createObjectURL(blob));
+  }
+
+  async startBrowser() {
+    if (!cameraSupported()) {
+      this.setCamera({ status: "This browser gives no camera here (it needs https or localhost). Type the cards instead." });
+      return;
+    }
+    try {
+      this.stopServer();
+      await this.camera.start($("camera-select").value);
+      this.setCamera({ source: "browser", frozen: false, status: "Camera on: looking for cards…" });
+      await this.fillCameraList();
+      this.resume();
+    } catch (error) {
+      this.setCamera({ status: `Camera unavailable: ${error.message}. Type the cards instead.` });
+    }
+  }
+
+  stop() {
+    this.loop.stop();
+    this.camera.stop();
+    this.stopServer();
+    this.sequencer.cancel("frame");
+    this.store.update((state) => ({ ...state, frame: null, stable: false, zoom: 1,
+      camera: { ...state.camera, source: null, frozen: false, status: "Camera off: type or pick the cards below." } }));
+  }
+
+  async fillCameraList() {
+    const select = $("camera-select");
+    const chosen = select.value;
+    const cameras = await listCameras().catch(() => []);
+    select.replaceChildren(el("option", { value: "", text: "Default camera" }),
+      ...cameras.map((device, i) => el("option", { value: device.deviceId, text: device.label || `Camera ${i + 1}` })));
+    select.value = chosen;
+  }
+
+  startServer() {
+    this.loop.stop();
+    this.camera.stop();
+    this.failures = 0;
+    this.setCamera({ source: "server", frozen: false, ended: false, status: "Table camera on the server: looking for cards…" });
+    this.resume();
+  }
+
+  stopServer() {
+    clearTimeout(this.pollTimer);
+    this.pollTimer = null;
+    this.sequencer.cancel("poll");
+  }
+
+  schedulePoll(delay) {
+    clearTimeout(this.pollTimer);
+    this.pollTimer = setTimeout(() => this.poll(), delay);
+  }
+
+  async poll() {
+    const { source, frozen } = this.store.state.camera;
+    if (source !== "server" || frozen) return;
+    try {
+      const reading = await this.sequencer.latest("poll", () => get(`/live/camera/reading?match=${this.matchId}`));
+      if (reading === STALE) return;
+      this.failures = 0;
+      this.show(reading, "/live/camera.mjpg");
+      this.schedulePoll(POLL_MS);
+    } catch (error) {
+      if (error.status === 410) {
+        // The camera ended (a video file) or failed for good: say so once, stop asking.
+        this.setCamera({ ended: true, status: `${error.message}. Type the cards, or restart the server's camera.` });
+        return;
+      }
+      this.setCamera({ status: error.message });
+      this.schedulePoll(RETRY_MS[Math.min(this.failures++, RETRY_MS.length - 1)]);
+    }
+  }
+
+  /** Stop following the camera so the current picture can be corrected. */
+  freeze() {
+    const { source, frozen } = this.store.state.camera;
+    if (!source || frozen) return;
+    this.loop.stop();
+    this.stopServer();
+    this.sequencer.cancel("frame");
+    this.setCamera({ frozen: true, status: "Paused to correct: tap a card or a box, or resume live." });
+  }
+
+  resume() {
+    this.store.update((state) => ({ ...state, corrected: false, zoom: 1, camera: { ...state.camera, frozen: false } }));
+    const { source, ended } = this.store.state.camera;
+    if (source === "browser") this.loop.start();
+    else if (source === "server" && !ended) this.schedulePoll(0);
+  }
+}

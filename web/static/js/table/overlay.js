@@ -1,0 +1,156 @@
+// The boxes over the camera picture: a box per card (tap to correct), labels that never overlap, hit areas
+// of at least 32 CSS pixels, and drawing a box around a card the detector missed.
+
+import { pretty } from "../cards.js";
+import { OUT, UPCARD, placeName, players, tableKey } from "./state.js";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+export const MIN_HIT_PX = 32; // the smallest tap target on a phone
+const LABEL_PX = 14; // label text height on screen, whatever the picture's scale
+const MIN_DRAWN_PX = 8;
+
+/**
+ * Label positions that never overlap: for each box (in order), the first free spot of above, below, inside
+ * the top, then the left or right side; a label with no free spot is left out (the chips list every card).
+ * Boxes and sizes in the same units. Returns [{x, y} | null] (x, y: the label's top-left corner).
+ */
+export function placeLabels(boxes, widths, height, bounds) {
+  const placed = [];
+  const fits = (r) => r.x >= 0 && r.y >= 0 && r.x + r.w <= bounds.width && r.y + r.h <= bounds.height;
+  const free = (r) => placed.every((p) => r.x + r.w <= p.x || p.x + p.w <= r.x || r.y + r.h <= p.y || p.y + p.h <= r.y);
+  return boxes.map(([x1, y1, x2, y2], index) => {
+    const w = widths[index];
+    const h = height;
+    const spots = [
+      { x: x1, y: y1 - h }, { x: x1, y: y2 }, { x: x1, y: y1 },
+      { x: x1 - w, y: y1 }, { x: x2, y: y1 }, { x: x2 - w, y: y1 - h }, { x: x2 - w, y: y2 },
+    ];
+    const spot = spots.map((s) => ({ ...s, w, h })).find((r) => fits(r) && free(r));
+    if (!spot) return null;
+    placed.push(spot);
+    return { x: spot.x, y: spot.y };
+  });
+}
+
+/** The box grown around its centre to at least `minimum` on each side (a tap target). */
+export function hitBox([x1, y1, x2, y2], minimum) {
+  const grow = (a, b) => {
+    const extra = Math.max(0, minimum - (b - a)) / 2;
+    return [a - extra, b + extra];
+  };
+  const [hx1, hx2] = grow(x1, x2);
+  const [hy1, hy2] = grow(y1, y2);
+  return [hx1, hy1, hx2, hy2];
+}
+
+function svgNode(tag, attributes) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attributes)) node.setAttribute(key, value);
+  return node;
+}
+
+function boxClass(state, entry) {
+  if (entry.place === UPCARD) return "upcard";
+  if (entry.place === OUT) return "out";
+  const answer = state.proposal?.result ?? (state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null);
+  const player = answer?.players?.[players(state)[entry.place]];
+  if (player?.layoffs?.some((l) => l.card === entry.card)) return "layoff";
+  const meld = player?.melds?.findIndex((m) => m.includes(entry.card)) ?? -1;
+  if (meld >= 0) return `meld-${meld % 4}`;
+  return player?.deadwood?.includes(entry.card) ? "deadwood" : "";
+}
+
+/** Draw every card's box over the picture (the SVG's viewBox is the frame's pixel size). */
+export function drawOverlay(state) {
+  const svg = document.getElementById("overlay");
+  if (!state.frame || !state.camera.source) {
+    svg.replaceChildren();
+    return;
+  }
+  const { width, height } = state.frame;
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  const scale = width / Math.max(1, svg.clientWidth || width); // frame pixels per CSS pixel
+  const stroke = Math.max(2, 2 * scale);
+  const boxed = state.cards.filter((entry) => entry.box);
+  const fontSize = LABEL_PX * scale;
+  const labels = placeLabels(boxed.map((e) => e.box), boxed.map((e) => (pretty(e.card).length * 0.62 + 0.4) * fontSize),
+    fontSize * 1.15, { width, height });
+  const hits = [];
+  const boxes = [];
+  const texts = [];
+  boxed.forEach((entry, index) => {
+    const [x1, y1, x2, y2] = entry.box;
+    // Generous tap targets underneath, the boxes themselves on top: a tap on a box is that card, a tap
+    // near small (fanned) boxes goes to the nearest one's target.
+    const [hx1, hy1, hx2, hy2] = hitBox(entry.box, MIN_HIT_PX * scale);
+    hits.push(svgNode("rect", { class: "hit", "data-id": entry.id, x: hx1, y: hy1, width: hx2 - hx1, height: hy2 - hy1 }));
+    const classes = ["box", boxClass(state, entry), entry.id === state.selected ? "selected" : ""].filter(Boolean).join(" ");
+    const group = svgNode("g", { class: classes, tabindex: "0", role: "button", "data-card": entry.card, "data-id": entry.id,
+      "aria-label": `${pretty(entry.card)} in ${placeName(state, entry.place)}: correct it` });
+    group.append(svgNode("rect", { class: "outline", x: x1, y: y1, width: x2 - x1, height: y2 - y1, rx: stroke * 2, "stroke-width": stroke }));
+    boxes.push(group);
+    const spot = labels[index];
+    if (spot) {
+      const label = svgNode("text", { x: spot.x + fontSize * 0.2, y: spot.y + fontSize, "font-size": fontSize, class: "label" });
+      label.textContent = pretty(entry.card);
+      texts.push(label);
+    }
+  });
+  const selected = boxes.filter((group) => Number(group.dataset.id) === state.selected);
+  svg.replaceChildren(...hits, ...boxes.filter((group) => !selected.includes(group)), ...selected, ...texts);
+}
+
+/** Taps and keys on the boxes open the editor for that card (one listener for the whole overlay). */
+export function enableTaps(onCard) {
+  const svg = document.getElementById("overlay");
+  const idOf = (event) => Number(event.target.closest("[data-id]")?.dataset.id ?? NaN);
+  svg.addEventListener("click", (event) => {
+    const id = idOf(event);
+    if (!Number.isNaN(id)) onCard(id);
+  });
+  svg.addEventListener("keydown", (event) => {
+    const id = idOf(event);
+    if ((event.key === "Enter" || event.key === " ") && !Number.isNaN(id)) {
+      event.preventDefault();
+      onCard(id);
+    }
+  });
+}
+
+/** Drag on the picture to draw a box around a card the detector missed; `onBox(box)` gets it in frame pixels. */
+export function enableDrawing(getState, onBox) {
+  const svg = document.getElementById("overlay");
+  let start = null;
+  let ghost = null;
+  const toFrame = (event) => {
+    const point = svg.createSVGPoint();
+    point.x = event.clientX;
+    point.y = event.clientY;
+    return point.matrixTransform(svg.getScreenCTM().inverse());
+  };
+  svg.addEventListener("pointerdown", (event) => {
+    if (!getState().frame || event.target.closest("[data-id]")) return;
+    start = toFrame(event);
+    ghost = svgNode("rect", { class: "ghost" });
+    svg.append(ghost);
+    svg.setPointerCapture(event.pointerId);
+  });
+  svg.addEventListener("pointermove", (event) => {
+    if (!start) return;
+    const point = toFrame(event);
+    ghost.setAttribute("x", Math.min(start.x, point.x));
+    ghost.setAttribute("y", Math.min(start.y, point.y));
+    ghost.setAttribute("width", Math.abs(point.x - start.x));
+    ghost.setAttribute("height", Math.abs(point.y - start.y));
+  });
+  svg.addEventListener("pointerup", (event) => {
+    if (!start) return;
+    const point = toFrame(event);
+    const box = [Math.min(start.x, point.x), Math.min(start.y, point.y), Math.max(start.x, point.x), Math.max(start.y, point.y)];
+    ghost.remove();
+    start = null;
+    const scale = getState().frame.width / Math.max(1, svg.clientWidth);
+    if (box[2] - box[0] < MIN_DRAWN_PX * scale || box[3] - box[1] < MIN_DRAWN_PX * scale) return;
+    onBox(box.map((v) => Math.round(v)));
+  });
+}

@@ -1,0 +1,214 @@
+// Drawing the table page from its state: one `render(state, before)` after every change. It only shows;
+// what a click does comes in `actions` (table.js).
+
+import { cardChip, pretty } from "../cards.js";
+import { el, renderSheet } from "../sheet.js";
+import { drawOverlay } from "./overlay.js";
+import { OUT, UPCARD, cardsAt, handStatus, players, tableKey, upcardOf } from "./state.js";
+
+const $ = (id) => document.getElementById(id);
+const MELD_CLASSES = ["meld-0", "meld-1", "meld-2", "meld-3"];
+
+/** card -> CSS class: the meld it belongs to, "deadwood", or "layoff" when the proposal lays it off. */
+export function meldColours(player) {
+  const colours = new Map();
+  player?.melds?.forEach((meld, index) => meld.forEach((card) => colours.set(card, MELD_CLASSES[index % 4])));
+  player?.deadwood?.forEach((card) => colours.set(card, "deadwood"));
+  player?.layoffs?.forEach((layoff) => colours.set(layoff.card, "layoff"));
+  if (player?.discard) colours.set(player.discard, "discard");
+  return colours;
+}
+
+/** The colours of every card on the table: from the proposal when one is shown, else from the arrangement. */
+function tableColours(state) {
+  const colours = new Map();
+  const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
+  players(state).forEach((name) => {
+    const source = state.proposal?.result?.players?.[name] ?? answer?.players?.[name];
+    const extra = state.proposal?.result?.knocker === name ? { discard: state.proposal.result.discard } : {};
+    meldColours({ ...source, ...extra }).forEach((colour, card) => colours.set(card, colour));
+  });
+  const up = upcardOf(state);
+  if (up) colours.set(up, "upcard");
+  return colours;
+}
+
+export function buildHands(state, actions) {
+  const container = $("hands");
+  state.seating.forEach(({ player, where }, index) => {
+    const n = index + 1;
+    const input = el("input", { id: `hand-${n}`, class: "card-input", autocomplete: "off", spellcheck: "false",
+      autocapitalize: "characters", placeholder: "e.g. QH 10S 3D", "aria-describedby": `status-${n}` });
+    input.addEventListener("focus", actions.freeze);
+    input.addEventListener("change", () => actions.typeHand(index, input.value));
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") input.blur(); // one path: leaving the box sends its change
+    });
+    const pick = el("button", { type: "button", class: "button", "data-pick": String(n), text: "Pick" });
+    pick.addEventListener("click", () => actions.openGrid(index));
+    const knock = el("button", { type: "button", class: "button knock", id: `knock-${n}`, text: `${player} knocked` });
+    knock.addEventListener("click", () => actions.propose(player));
+    const seat = where ? el("span", { class: "seat-where", text: `${where} of the picture` }) : null;
+    container.append(
+      el("section", { class: "hand", id: `hand-section-${n}`, "aria-labelledby": `hand-title-${n}` },
+        el("h3", { id: `hand-title-${n}` }, player, seat),
+        el("label", { for: `hand-${n}`, class: "visually-hidden", text: `${player}'s cards` }),
+        el("div", { class: "hand-row" }, input, pick),
+        el("div", { class: "chips", id: `chips-${n}`, role: "group", "aria-label": `${player}'s cards: tap one to correct it` }),
+        el("div", { class: "hand-row" }, el("span", { class: "status", id: `status-${n}`, "aria-live": "polite" }), knock)),
+    );
+  });
+}
+
+function renderHands(state, actions) {
+  const colours = tableColours(state);
+  const over = Boolean(state.match.finished);
+  players(state).forEach((name, index) => {
+    const n = index + 1;
+    const entries = cardsAt(state, index);
+    const input = $(`hand-${n}`);
+    if (document.activeElement !== input) input.value = entries.map((e) => e.card).join(" ");
+    $(`chips-${n}`).replaceChildren(...entries.map((entry) => chipButton(state, entry, colours, actions)));
+    const status = handStatus(state, index);
+    const line = $(`status-${n}`);
+    line.textContent = status.text;
+    line.classList.toggle("wrong-count", status.wrongCount);
+    const knock = $(`knock-${n}`);
+    knock.disabled = over || state.saving || !status.canKnock;
+    knock.title = status.canKnock || over ? "" : status.whyNot;
+    knock.classList.toggle("primary", status.canKnock && !over);
+  });
+  const input = $("upcard-input");
+  const up = upcardOf(state);
+  if (document.activeElement !== input) input.value = up ?? "";
+  const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
+  const limit = answer?.knock_limit;
+  $("knock-limit").textContent = !up ? "No upcard yet" : limit === null || limit === undefined ? "" : `Knock with ${limit} or less`;
+  const outCards = cardsAt(state, OUT);
+  $("out-cards").hidden = outCards.length === 0;
+  $("out-chips").replaceChildren(...outCards.map((entry) => chipButton(state, entry, colours, actions)));
+}
+
+function chipButton(state, entry, colours, actions) {
+  const chip = cardChip(entry.card, colours.get(entry.card) ?? "", "button");
+  chip.type = "button";
+  chip.dataset.id = String(entry.id);
+  chip.setAttribute("aria-label", `${pretty(entry.card)}${entry.box ? "" : " (typed)"}: correct it`);
+  if (entry.id === state.selected) chip.classList.add("selected");
+  chip.addEventListener("click", () => actions.openEditor(entry.id));
+  return chip;
+}
+
+function describeOutcome(result) {
+  const { winner, knocker } = result;
+  const who = result.outcome === "undercut" ? `${winner} undercuts ${knocker}`
+    : `${knocker} ${result.outcome === "gin" ? "goes gin" : "knocks"}`;
+  const discard = result.discard ? ` ${knocker} discards ${pretty(result.discard)}.` : "";
+  return `${who}: ${winner} scores ${result.points[winner]}.${discard} Knock limit ${result.knock_limit} (upcard ${pretty(result.upcard)}).`;
+}
+
+function renderProposal(state) {
+  const section = $("proposal");
+  section.hidden = !state.proposal;
+  $("confirm-round").disabled = state.saving || Boolean(state.match.finished);
+  $("confirm-round").textContent = state.saving ? "Saving…" : "Confirm round";
+  if (!state.proposal) return;
+  const { result } = state.proposal;
+  const parts = [el("p", { class: "outcome", text: describeOutcome(result) })];
+  for (const name of players(state)) {
+    const player = result.players[name];
+    const points = result.points[name];
+    const block = el("div", { class: "result-player" }, el("h3", {
+      text: `${name}: deadwood ${player.deadwood_points}, ${points > 0 ? "+" : ""}${points} points`,
+    }));
+    player.melds.forEach((meld, index) => block.append(el("div", { class: "meld-line" }, ...meld.map((c) => cardChip(c, MELD_CLASSES[index % 4])))));
+    for (const layoff of player.layoffs) {
+      block.append(el("div", { class: "meld-line" }, cardChip(layoff.card, "layoff"), el("span", { class: "arrow", text: " laid off on " }),
+        ...layoff.onto.map((c) => cardChip(c, "small"))));
+    }
+    if (player.deadwood.length) {
+      block.append(el("div", { class: "meld-line" }, el("span", { class: "hint", text: "deadwood " }), ...player.deadwood.map((c) => cardChip(c, "deadwood"))));
+    }
+    if (name === result.knocker && result.discard) {
+      block.append(el("div", { class: "meld-line" }, el("span", { class: "hint", text: "discards " }), cardChip(result.discard, "discard")));
+    }
+    parts.push(block);
+  }
+  $("proposal-body").replaceChildren(...parts);
+}
+
+/** A trophy drawn in SVG: no emoji font needed. */
+export function trophy() {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("class", "trophy");
+  svg.setAttribute("aria-hidden", "true");
+  const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+  path.setAttribute("d", "M7 2h10v2h4v3a5 5 0 0 1-4.6 5A5 5 0 0 1 13 15v3h4v4H7v-4h4v-3a5 5 0 0 1-3.4-3A5 5 0 0 1 3 7V4h4V2zm0 4H5v1a3 3 0 0 0 2 2.8V6zm10 0v3.8A3 3 0 0 0 19 7V6h-2z");
+  svg.append(path);
+  return svg;
+}
+
+function renderMatchOver(state) {
+  const over = Boolean(state.match.finished);
+  $("match-over").hidden = !over;
+  if (over) $("match-over-text").replaceChildren(trophy(), ` ${state.match.winner} wins the match.`);
+  $("record-draw").disabled = over || state.saving;
+}
+
+function renderTotals(state) {
+  const { match } = state;
+  $("totals-bar").replaceChildren(...match.players.map((name) => el("span", { class: `bar-total${match.winner === name ? " is-winner" : ""}` },
+    el("span", { class: "bar-name", text: name }), el("strong", { text: String(match.totals[name]) }))),
+  el("span", { class: "bar-target", text: `to ${match.rules.target}` }));
+}
+
+function renderNotice(state, before) {
+  if (before && before.notice === state.notice) return; // redrawn only when it changes: a tap in progress stays
+  const box = $("notice");
+  box.hidden = !state.notice;
+  if (!state.notice) return box.replaceChildren();
+  const buttons = state.notice.actions.map(({ label, action, primary }) => {
+    const button = el("button", { type: "button", class: `button small${primary ? " primary" : ""}`, text: label });
+    button.addEventListener("click", action);
+    return button;
+  });
+  box.replaceChildren(el("span", { text: state.notice.text }), ...buttons);
+}
+
+function renderCamera(state) {
+  const { source, frozen, status } = state.camera;
+  $("stage-wrap").hidden = !source;
+  $("stage-hint").hidden = !source;
+  $("camera-start").hidden = source === "browser";
+  $("camera-stop").hidden = source !== "browser";
+  $("resume-live").hidden = !(source && frozen);
+  $("video").hidden = !(source === "browser" && !frozen);
+  const still = $("still");
+  still.hidden = !(source === "server" || frozen);
+  const src = !source ? "" : frozen && state.frame ? (source === "server" ? `/live/frames/${state.frame.id}.jpg` : state.frame.url) : source === "server" ? "/live/camera.mjpg" : "";
+  if (src && still.getAttribute("src") !== src) still.src = src;
+  if (!src && still.hasAttribute("src")) still.removeAttribute("src");
+  $("camera-status").textContent = status;
+  document.body.classList.toggle("proposing", Boolean(state.proposal && source));
+  const stage = $("stage");
+  stage.style.width = `${state.zoom * 100}%`;
+  $("zoom").textContent = state.zoom === 1 ? "Zoom" : `Zoom ${state.zoom}×`;
+  $("zoom").setAttribute("aria-pressed", String(state.zoom > 1));
+}
+
+export function render(state, before, actions) {
+  renderCamera(state);
+  renderHands(state, actions);
+  renderProposal(state);
+  renderMatchOver(state);
+  renderNotice(state, before);
+  $("table-error").textContent = state.error;
+  if (!before || before.match !== state.match) {
+    renderSheet($("sheet-body"), state.match, { onUndo: actions.undoRound, onEdit: actions.openRoundEditor });
+    renderTotals(state);
+  }
+  drawOverlay(state);
+}
+
+export const placeLabel = (state, place) => (place === UPCARD ? "The upcard" : place === OUT ? "Not in play (stock, discards)" : `${players(state)[place]}'s hand`);

@@ -1,0 +1,201 @@
+// The table page's one state and the pure changes made to it. No DOM and no network here, so node's test
+// runner checks them (tests/js/). Every change goes through `Store.update`, which renders once afterwards.
+//
+// A card on the table: {id, card: "QH", place, box: [x1, y1, x2, y2] | null, detected: "QD" | null}, where
+// `place` is a player's index (in playing order), "upcard" or "out" (stock, discards, seats nobody sits at).
+
+export const UPCARD = "upcard";
+export const OUT = "out";
+
+/** The state of a fresh page for `match` (GET /api/matches/<id>) and `seating` (the layout's seats). */
+export function initialState(match, seating) {
+  return {
+    match,
+    seating, // [{player, zone, where}] in playing order: zone = the camera picture's seat zone
+    cards: [],
+    nextId: 1,
+    frame: null, // {id, width, height, url}: the picture the boxes belong to
+    camera: { source: null, frozen: false, status: "", ended: false },
+    stable: false,
+    corrected: false, // the current frame's cards were corrected by hand
+    arrangement: null, // {key, answer}: /api/arrange for the cards under `key`
+    proposal: null, // {knocker, key, body, result}: /api/score for the cards under `key`
+    pendingKnocker: null, // a shown proposal's knocker, while corrections change the cards: scored again
+    saving: false, // a round is being posted: Confirm stays disabled
+    confirmed: null, // cards of the round just confirmed (auto-proposals wait for a new deal)
+    autoProposed: null, // the table (key) last proposed by itself or dismissed with "Not yet": not again
+    selected: null, // id of the card whose box and chip are highlighted
+    zoom: 1,
+    error: "",
+    notice: null, // {text, actions: [{label, action}]}: a warning or an undo offer
+  };
+}
+
+export const players = (state) => state.match.players;
+export const placeName = (state, place) =>
+  place === UPCARD ? "the upcard" : place === OUT ? "the cards out of play" : `${players(state)[place]}'s hand`;
+export const cardsAt = (state, place) => state.cards.filter((entry) => entry.place === place);
+export const upcardOf = (state) => cardsAt(state, UPCARD)[0]?.card ?? null;
+export const findCard = (state, card) => state.cards.find((entry) => entry.card === card) ?? null;
+
+/** The hands by player name, as /api/arrange, /api/score and the rounds API take them. */
+export function handsPayload(state) {
+  return Object.fromEntries(players(state).map((name, index) => [name, cardsAt(state, index).map((e) => e.card)]));
+}
+
+/** The table as a key that ignores card order: two tables with the same cards in each place are equal. */
+export function tableKey(state) {
+  const hands = players(state).map((_, index) => cardsAt(state, index).map((e) => e.card).sort());
+  return JSON.stringify([upcardOf(state), hands]);
+}
+
+/** The cards the camera's reading puts on the table (the server's "table" answer: it decided every place). */
+export function readingCards(state, table) {
+  const names = players(state);
+  const entries = [];
+  const add = (detection, place) =>
+    entries.push({ card: detection.card, place, box: detection.box, detected: detection.card });
+  names.forEach((name, index) => (table.hands?.[name] ?? []).forEach((d) => add(d, index)));
+  if (table.upcard) add(table.upcard, UPCARD);
+  (table.out ?? []).forEach((d) => add(d, OUT));
+  return entries;
+}
+
+/** Whether two card lists put the same cards in the same places with boxes within `tolerance` pixels. */
+export function sameCards(a, b, tolerance = 2) {
+  if (a.length !== b.length) return false;
+  const byCard = new Map(a.map((entry) => [entry.card, entry]));
+  return b.every((entry) => {
+    const other = byCard.get(entry.card);
+    if (!other || other.place !== entry.place) return false;
+    if (!other.box || !entry.box) return other.box === entry.box;
+    return other.box.every((v, k) => Math.abs(v - entry.box[k]) <= tolerance);
+  });
+}
+
+/** New ids for entries that lack one. */
+export function withIds(state, entries) {
+  let nextId = state.nextId;
+  const cards = entries.map((entry) => ({ box: null, detected: null, ...entry, id: entry.id ?? nextId++ }));
+  return { ...state, cards, nextId };
+}
+
+/** There is one upcard: another card put there sends the old one out of play (or away, if it has no box). */
+function vacateUpcard(cards, except) {
+  return cards
+    .filter((entry) => !(entry.place === UPCARD && entry.card !== except && !entry.box))
+    .map((entry) => (entry.place === UPCARD && entry.card !== except ? { ...entry, place: OUT } : entry));
+}
+
+/**
+ * The cards of `typed` that lie somewhere other than `place` (another hand or the upcard): moving them
+ * there leaves that hand short, so the page asks first. Cards out of play move without asking.
+ */
+export function clashes(state, place, typed) {
+  return typed
+    .map((card) => findCard(state, card))
+    .filter((entry) => entry && entry.place !== place && entry.place !== OUT);
+}
+
+/**
+ * `place` now holds exactly `typed` (a hand's cards, or [] / [card] for the upcard). Cards taken from
+ * elsewhere move; cards no longer there go out of play when the camera saw them, else away.
+ */
+export function setPlace(state, place, typed) {
+  let cards = state.cards
+    .filter((entry) => !(entry.place === place && !typed.includes(entry.card) && !entry.box))
+    .map((entry) => (entry.place === place && !typed.includes(entry.card) ? { ...entry, place: OUT } : entry));
+  if (place === UPCARD) cards = vacateUpcard(cards, typed[0]);
+  let next = { ...state, cards };
+  const fresh = [];
+  for (const card of typed) {
+    const existing = next.cards.find((entry) => entry.card === card);
+    if (existing) next.cards = next.cards.map((entry) => (entry === existing ? { ...entry, place } : entry));
+    else fresh.push({ card, place });
+  }
+  next = withIds(next, [...next.cards, ...fresh]);
+  return changedCards(next, { byHand: true });
+}
+
+/**
+ * Put one card (an existing entry by id, or a new one with `box`) at `place` as `card`. A card lies on the
+ * table once: another entry showing the same card (a misread box, or the card typed elsewhere) gives way.
+ */
+export function putCard(state, { id = null, card, place, box = null }) {
+  let cards = state.cards.filter((entry) => entry.id === id || entry.card !== card);
+  if (place === UPCARD) cards = vacateUpcard(cards, card);
+  cards = id === null
+    ? [...cards, { card, place, box, detected: null }]
+    : cards.map((entry) => (entry.id === id ? { ...entry, card, place } : entry));
+  return changedCards(withIds(state, cards), { byHand: true });
+}
+
+export function deleteCard(state, id) {
+  return changedCards({ ...state, cards: state.cards.filter((entry) => entry.id !== id) }, { byHand: true });
+}
+
+/**
+ * After any change of cards: the proposal for other cards is gone (its knocker is kept, to score the same
+ * knock again for the cards now on the table), and a correction by hand marks the frame.
+ */
+export function changedCards(state, { byHand = false } = {}) {
+  const key = tableKey(state);
+  const kept = state.proposal?.key === key;
+  return {
+    ...state,
+    proposal: kept ? state.proposal : null,
+    pendingKnocker: state.proposal && !kept ? state.proposal.knocker : state.pendingKnocker,
+    corrected: state.corrected || (byHand && state.frame !== null),
+    selected: state.cards.some((entry) => entry.id === state.selected) ? state.selected : null,
+  };
+}
+
+/** A camera reading replaces the cards, unless they are the same (then only the boxes follow). */
+export function applyReading(state, { frame, stable, table }) {
+  const entries = readingCards(state, table);
+  const same = sameCards(state.cards, entries, 0);
+  let next = { ...state, frame, stable };
+  if (!same) next = changedCards({ ...withIds(next, entries), corrected: false });
+  return next;
+}
+
+/** How many of `a`'s cards (a list of card texts) are among `b`'s. */
+const overlap = (a, b) => a.filter((card) => b.includes(card)).length;
+
+/**
+ * The knock to propose by itself, or null. The server names it (the only player who may knock, in a
+ * match still on); the page adds: only on a stable camera reading, once per table (not again after "Not
+ * yet"), and never twice for the same deal: after a confirmed round, not until most of its cards have left
+ * the table (a new deal).
+ */
+export function autoKnocker(state) {
+  const propose = state.arrangement?.answer?.proposed_knocker ?? null;
+  if (!propose || !state.stable || state.proposal || state.saving || state.match.finished) return null;
+  const key = tableKey(state);
+  if (state.arrangement.key !== key || state.autoProposed === key) return null;
+  if (state.confirmed) {
+    const now = state.cards.filter((entry) => entry.place !== OUT).map((entry) => entry.card);
+    if (overlap(state.confirmed, now) * 2 >= state.confirmed.length) return null;
+  }
+  return propose;
+}
+
+/** After a round was stored: the cards it was scored from wait for a new deal before any auto-proposal. */
+export function roundConfirmed(state, match) {
+  const body = state.proposal?.body;
+  const confirmed = body ? [...Object.values(body.hands).flat(), body.upcard] : null;
+  return { ...state, match, proposal: null, pendingKnocker: null, saving: false, confirmed: confirmed ?? state.confirmed };
+}
+
+/** A hand's line under its chips: card count (with the server's word when the count is wrong), deadwood, knock. */
+export function handStatus(state, index) {
+  const count = cardsAt(state, index).length;
+  const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
+  const info = answer?.players?.[players(state)[index]];
+  const wrongCount = Boolean(info?.problem && count > 0);
+  const parts = [wrongCount ? info.problem : `${count} card${count === 1 ? "" : "s"}`];
+  if (count && info?.deadwood_points !== null && info?.deadwood_points !== undefined) parts.push(`deadwood ${info.deadwood_points}`);
+  if (info?.discard) parts.push(`discards ${info.discard}`);
+  if (info?.can_knock) parts.push("can knock");
+  return { text: parts.join(" · "), wrongCount, canKnock: Boolean(info?.can_knock), whyNot: info?.problem ?? "" };
+}
