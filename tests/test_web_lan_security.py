@@ -257,14 +257,10 @@ def test_a_png_frame_is_kept_as_png(app: Flask, client: FlaskClient) -> None:
     assert (images / f"{stem}.png").read_bytes() == upload
 
 
-def test_another_image_format_is_kept_as_png(app: Flask, client: FlaskClient) -> None:
-    from web.detection import service
-
-    ppm = cv2.imencode(".ppm", np.full((50, 60, 3), 9, np.uint8))[1].tobytes()  # decodes, but is no kept format
-    frame = client.post("/live/frame", data=ppm, content_type="image/jpeg").json
-    with app.app_context():
-        kept = service().frame(frame["frame_id"])
-    assert kept is not None and kept.suffix == ".png" and cv2.imdecode(np.frombuffer(kept.encoded, np.uint8), 1).shape
+def test_a_format_okgin_cannot_measure_is_refused(client: FlaskClient) -> None:
+    ppm = cv2.imencode(".ppm", np.full((50, 60, 3), 9, np.uint8))[1].tobytes()  # OpenCV decodes it; okgin does not
+    answer = client.post("/live/frame", data=ppm, content_type="image/jpeg")
+    assert answer.status_code == 400 and "not a JPEG, PNG, BMP, WEBP or TIFF image" in answer.json["error"]
 
 
 def correction_files(root: Path) -> list[str]:

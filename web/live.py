@@ -23,7 +23,6 @@ from typing import Any, cast
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request, session
 
-from scorer.vision.images import file_type
 from scorer.vision.layout import UPCARD, LayoutError, TableLayout
 from scorer.vision.manifest import ModelError
 from scorer.vision.types import FrameReading, StableReading
@@ -117,7 +116,7 @@ def frame() -> Response:
         table_id = session["table"] = secrets.token_hex(8)
     stable = service().pipeline(table_id, count).process(image, time.monotonic())
     height, width = image.shape[:2]
-    frame_id = service().remember_frame(data if file_type(data) else encode_png(image), width, height)
+    frame_id = service().remember_frame(data, width, height)  # a JPEG, PNG, WEBP, BMP or TIFF file, as sent
     extra = {} if players is None else {"table": table_json(stable.reading, layout, players)}
     return jsonify(frame_id=frame_id, **stable.to_dict(), **extra)
 
@@ -145,16 +144,6 @@ def place() -> Response:
         if seat["zone"] == zone:
             return jsonify(player=seat["player"])
     return jsonify(out=True)
-
-
-def encode_png(image: Any) -> bytes:
-    """A decoded frame as PNG, for an upload in a format the corrections folder does not keep as it is."""
-    import cv2
-
-    ok, encoded = cv2.imencode(".png", image)
-    if not ok:
-        raise ApiError(500, "could not keep this frame")
-    return bytes(encoded.tobytes())
 
 
 class ServerCamera:
