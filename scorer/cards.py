@@ -12,6 +12,8 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
+from scorer.errors import OkginError
+
 RANKS: tuple[str, ...] = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS: tuple[str, ...] = ("C", "D", "H", "S")
 
@@ -35,7 +37,7 @@ _TOKEN = re.compile(r"\w+\s+of\s+\w+|[^\s,;]+", re.IGNORECASE)
 ACCEPTED_FORMS = "rank A 2-10 J Q K (or T for 10) then suit C D H S or ♣ ♦ ♥ ♠, e.g. AS, 10h, Th, Q♥, 'ace of spades'"
 
 
-class InvalidCardError(ValueError):
+class InvalidCardError(OkginError):
     """A token that is not a playing card, or a hand that cannot exist."""
 
 

@@ -20,19 +20,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scorer.cards import Card, DuplicateCardError, InvalidCardError, parse_cards
+from scorer.errors import OkginError
 from scorer.melds import Meld
 from scorer.rules import InvalidHandError, RoundResult, Rules, score_round
 
 
-class MatchError(ValueError):
+class MatchError(OkginError):
     """An operation the match's state does not allow, e.g. a round after the match was won."""
 
 
-class InvalidPlayersError(ValueError):
+class InvalidPlayersError(OkginError):
     """Players or a first dealer that a match cannot start with."""
 
 
-class RoundInputError(ValueError):
+class RoundInputError(OkginError):
     """A round's input that cannot be read: a missing field, one of the wrong kind, or a card that is not one."""
 
 

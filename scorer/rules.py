@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from scorer.cards import Card, InvalidCardError, ensure_distinct, format_cards, parse_cards
 from scorer.deadwood import all_best_arrangements_of_mask
+from scorer.errors import OkginError
 from scorer.layoffs import Layoff, PlayerResult, resolve_knock
 from scorer.melds import Meld, cards_mask, mask_cards, meld_from_mask
 
@@ -41,15 +42,15 @@ __all__ = [
 Outcome = Literal["knock", "undercut", "gin"]
 
 
-class InvalidRulesError(ValueError):
+class InvalidRulesError(OkginError):
     """Rule options that do not exist or are out of range."""
 
 
-class IllegalKnockError(ValueError):
+class IllegalKnockError(OkginError):
     """A knock the rules do not allow: deadwood over the knock limit."""
 
 
-class InvalidHandError(ValueError):
+class InvalidHandError(OkginError):
     """Hands that cannot be scored: wrong sizes, a card in two hands, an unknown knocker."""
 
 

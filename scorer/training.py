@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scorer.cards import CLASS_NAMES
+from scorer.errors import OkginError
 from scorer.vision.boxes import (
     box_area,
     box_centre,
@@ -70,7 +71,7 @@ MODEL_FILES = {
 }
 
 
-class TrainingError(RuntimeError):
+class TrainingError(OkginError, RuntimeError):
     """The recipe cannot go on: missing data, a run that cannot resume."""
 
 

@@ -1,7 +1,10 @@
-"""The library's light paths stay light: scoring never pays for torch, OpenCV or Flask."""
+"""The library's light paths stay light: scoring never pays for torch, OpenCV or Flask; and the library
+never imports the web app (the web app registers its commands through an entry point)."""
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -30,8 +33,22 @@ def test_light_paths_import_no_heavy_module(code: str) -> None:
 
 
 def test_every_registered_command_loads() -> None:
-    from scorer.cli import LAZY_COMMANDS, main
+    from scorer.cli import LAZY_COMMANDS, main, plugin_commands
 
     ctx = main.make_context("okgin", ["--help"], resilient_parsing=True)
-    missing = [name for name in LAZY_COMMANDS if main.get_command(ctx, name) is None]
+    names = [*LAZY_COMMANDS, *plugin_commands()]
+    missing = [name for name in names if main.get_command(ctx, name) is None]
     assert missing == []
+    assert {"serve", "init-db"} <= set(main.list_commands(ctx))  # from the web app's entry points
+
+
+def test_the_library_never_imports_the_web_app() -> None:
+    scorer = Path(__file__).resolve().parents[1] / "scorer"
+    offenders = []
+    for path in scorer.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            offenders += [f"{path.name}: {name}" for name in names if name == "web" or name.startswith("web.")]
+    assert offenders == []

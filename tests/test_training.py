@@ -101,11 +101,11 @@ def test_the_recipe_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> None
 
 def test_train_refuses_a_folder_without_scenes(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["train", "--data", str(tmp_path)])
-    assert result.exit_code != 0
+    assert result.exit_code == 2
     assert "holds no generated scenes" in result.output
 
 
 def test_tune_names_a_folder_without_a_model(scenes: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["train", "--data", str(scenes), "--stage", "tune", "--init", str(tmp_path)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert f"no model in '{tmp_path}': manifest.json is missing" in result.output

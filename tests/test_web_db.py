@@ -102,7 +102,7 @@ def test_init_db_command_creates_and_reports(tmp_path: Path) -> None:
 def test_init_db_command_reports_an_unusable_path_without_a_traceback(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("")
     result = CliRunner().invoke(main, ["init-db", "--db", str(tmp_path / "f" / "x.db")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "cannot open the database" in result.output and "Traceback" not in result.output
 
 

@@ -138,7 +138,7 @@ def test_serve_refuses_a_short_pin() -> None:
 def test_serve_reports_an_unusable_database(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("")
     result = CliRunner().invoke(main, ["serve", "--db", str(tmp_path / "f" / "x.db"), "--data-dir", str(tmp_path)])
-    assert result.exit_code == 1 and "cannot open the database" in result.output
+    assert result.exit_code == 2 and "cannot open the database" in result.output
 
 
 def test_serve_players_layout_must_be_2_to_4() -> None:
@@ -147,8 +147,8 @@ def test_serve_players_layout_must_be_2_to_4() -> None:
 
 
 def test_players_layout_reads_a_layout_file(tmp_path: Path) -> None:
-    from scorer.cli.web import _players_layout
     from scorer.vision.layout import TableLayout
+    from web.cli import _players_layout
 
     path = tmp_path / "layout.json"
     path.write_text(json.dumps(TableLayout.default(3).to_dict()))

@@ -23,6 +23,17 @@ ANN = "8C 9C 10C JC 9H 10H JH 2S 2D AC"
 BOB = "QS QC QH 10S JS 3D 5H 7S AD 7D"
 ROUND = {"upcard": "KS", "knocker": "Ann", "hands": {"Ann": ANN.split(), "Bob": BOB}}
 """The engine's worked example: Ann knocks with 5, Bob lays off QC and QH and keeps 23: Ann scores 18."""
+JSON_ROUTES = [
+    ("POST", "/api/arrange"),
+    ("POST", "/api/cards"),
+    ("POST", "/api/matches"),
+    ("POST", "/api/matches/1/rounds"),
+    ("PUT", "/api/matches/1/rounds/1"),
+    ("POST", "/api/score"),
+    ("POST", "/correct/examples"),
+    ("POST", "/live/place"),
+]
+"""Every route that reads a JSON body, ids as 1 (``web.request_json.json_routes`` of the app, checked in the fuzz)."""
 
 
 class FakeDetector:

@@ -39,18 +39,20 @@ def database_path_from_url(url: str) -> Path:
     >>> database_path_from_url("sqlite:///okgin.db").as_posix()
     'okgin.db'
 
-    :raises ValueError: for another scheme or an empty path.
+    :raises DatabaseError: for another scheme or an empty path.
     """
+    from web.db import DatabaseError
+
     parsed = urlparse(url)
     if parsed.scheme != "sqlite" or parsed.netloc or not parsed.path.startswith("/") or len(parsed.path) < 2:
-        raise ValueError(f"{DATABASE_URL_ENV} must look like sqlite:///path/to/okgin.db, got {url!r}")
+        raise DatabaseError(f"{DATABASE_URL_ENV} must look like sqlite:///path/to/okgin.db, got {url!r}")
     return Path(unquote(parsed.path[1:]))
 
 
 def database_location(data_dir: Path, database: str | Path | None = None) -> Path:
     """The database file: ``database`` if given, else ``$OKGIN_DATABASE_URL``, else ``<data dir>/okgin.sqlite3``.
 
-    :raises ValueError: for a malformed ``OKGIN_DATABASE_URL``.
+    :raises DatabaseError: for a malformed ``OKGIN_DATABASE_URL``.
     """
     if database:
         return Path(database)
@@ -64,8 +66,10 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     :raises web.db.DatabaseError: when the database cannot be created or upgraded.
     """
     from web import api, correct, db, detection, errors, live, security, sheet
+    from web.request_json import DepthLimitedJSONProvider
 
     app = Flask(__name__)
+    app.json = DepthLimitedJSONProvider(app)  # every JSON body is parsed with a depth limit
     overrides = dict(test_config or {})
     data_dir = Path(overrides.get("DATA_DIR") or default_data_dir())
     app.config.from_mapping(
@@ -75,6 +79,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         MAX_CONTENT_LENGTH=MAX_UPLOAD_BYTES,
         MAX_FORM_MEMORY_SIZE=MAX_UPLOAD_BYTES,
         DETECT_QUEUE=16,
+        STREAM_LIMIT=4,
         DETECTOR=None,
         MODEL_DIR=None,
         LAYOUT=None,
@@ -91,6 +96,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     errors.register_error_handlers(app)
     db.init_app(app)
+    correct.recover_corrections(Path(app.config["CORRECTIONS_DIR"]), Path(app.config["DATABASE"]))
     detection.init_app(app)
     security.init_app(app)
     for blueprint in (sheet.bp, live.bp, correct.bp, api.bp):

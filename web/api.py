@@ -14,21 +14,11 @@ from scorer.rules import IllegalKnockError, InvalidHandError, Rules, score_round
 from web import fields, matches
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
+from web.request_json import json_object as json_body
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/bmp", "application/octet-stream"})
-
-
-def json_body() -> dict[str, Any]:
-    """The request's JSON object.
-
-    :raises ApiError: 400 when the body is not a JSON object.
-    """
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        raise ApiError(400, "the request body must be a JSON object (Content-Type: application/json)")
-    return body
 
 
 def uploaded_image() -> bytes:
@@ -52,10 +42,12 @@ def uploaded_image() -> bytes:
 
 def decode(data: bytes) -> Any:
     """Decode an uploaded image, answering 400 for anything that is not one."""
-    from scorer.vision.images import ImageError, decode_image
+    from scorer.vision.images import ImageError, ImageTooLargeError, decode_image
 
     try:
         return decode_image(data)
+    except ImageTooLargeError as error:
+        raise ApiError(413, str(error)) from error
     except ImageError as error:
         raise ApiError(400, str(error)) from error
 

@@ -5,36 +5,42 @@ through ``/api/score``; this blueprint saves the corrected frame. Layout of the 
 (``<data dir>/corrections/``), an ultralytics dataset that ``okgin train`` can take as extra data::
 
     data.yaml            names 0..51 = scorer.cards.CLASS_NAMES, train/val = images
-    images/<stem>.jpg    the frame exactly as the detector saw it
+    images/<stem>.jpg    the frame exactly as the detector saw it (.png, .webp ... for such uploads)
     labels/<stem>.txt    one line per card: "class_id cx cy w h" (normalised) of the CARD box the page
                          shows (the union of its corner boxes), class ids of the CORRECTED cards
     meta/<stem>.json     the corrected cards with pixel boxes and seats, and what the detector said
 
 File names are generated here (UTC time + random suffix); nothing from the request names a file.
+A save is atomic with its database row: the files are written under partial names, the row commits,
+then the files take their names; ``recover_corrections`` finishes or clears what a kill interrupted.
 """
 
 from __future__ import annotations
 
+import collections
 import datetime
 import json
-import math
+import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify
 
 from scorer.cards import CLASS_NAMES, Card, ensure_distinct
+from scorer.errors import OkginError
 from scorer.vision.boxes import clip_box
 from scorer.vision.labels import dataset_yaml, label_line, write_label_file
-from web.api import json_body
-from web.db import transaction
+from web.db import connect, transaction
 from web.detection import service
 from web.errors import ApiError
+from web.request_json import json_object, pixel
 
 bp = Blueprint("correct", __name__, url_prefix="/correct")
 
 MAX_CARDS_PER_FRAME = 60
+PARTIAL_SUFFIX = ".partial"
 
 
 def corrections_dir() -> Path:
@@ -54,16 +60,13 @@ def parse_corrected_cards(value: object, width: int, height: int) -> list[dict[s
             raise ApiError(400, f"cards[{index}] must be an object with card and box")
         try:
             card = Card.parse(str(entry.get("card", "")))
-        except ValueError as error:
+        except OkginError as error:
             raise ApiError(400, f"cards[{index}]: {error}") from error
         box = entry.get("box")
-        if (
-            not isinstance(box, list)
-            or len(box) != 4
-            or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in box)
-        ):
+        corners = [number for number in map(pixel, box) if number is not None] if isinstance(box, list) else []
+        if not isinstance(box, list) or len(box) != 4 or len(corners) != 4:
             raise ApiError(400, f"cards[{index}].box must be [x1, y1, x2, y2] in pixels")
-        x1, y1, x2, y2 = (float(v) for v in box)
+        x1, y1, x2, y2 = corners
         if not (x2 > x1 and y2 > y1 and x2 > 0 and y2 > 0 and x1 < width and y1 < height):
             raise ApiError(400, f"cards[{index}].box {box} is empty or outside the {width}x{height} frame")
         seat = entry.get("seat")
@@ -78,7 +81,7 @@ def parse_corrected_cards(value: object, width: int, height: int) -> list[dict[s
         )
     try:
         ensure_distinct((entry["card"] for entry in cards), where="the corrected frame")
-    except ValueError as error:
+    except OkginError as error:
         raise ApiError(400, str(error)) from error
     return cards
 
@@ -98,7 +101,7 @@ def ensure_dataset_yaml(root: Path) -> None:
 @bp.post("/examples")
 def save_example() -> tuple[Response, int]:
     """Save a frame the page showed, with the corrected cards, as a labelled training example."""
-    body = json_body()
+    body = json_object()
     frame_id = body.get("frame_id")
     frame = service().frame(frame_id) if isinstance(frame_id, str) else None
     if frame is None or not isinstance(frame_id, str):
@@ -106,32 +109,102 @@ def save_example() -> tuple[Response, int]:
     cards = parse_corrected_cards(body.get("cards"), frame.width, frame.height)
     now = datetime.datetime.now(datetime.UTC)
     stem = service().example_stem(frame_id, lambda: f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(4)}")
+    created_at = now.isoformat(timespec="microseconds")
+    width, height = frame.width, frame.height
+    lines = [label_line(e["card"].class_id, clip_box(e["box"], width, height), width, height) for e in cards]
+    meta = {
+        "created_at": created_at,
+        "width": frame.width,
+        "height": frame.height,
+        "box_kind": "card",
+        "cards": [
+            {"card": str(e["card"]), "box": list(e["box"]), "seat": e["seat"], "detected": e["detected"]} for e in cards
+        ],
+    }
     root = corrections_dir()
+    files: dict[Path, Callable[[Path], object]] = {  # meta last: recovery reads it to tell a committed save
+        root / "images" / f"{stem}{frame.suffix}": lambda path: path.write_bytes(frame.encoded),
+        root / "labels" / f"{stem}.txt": lambda path: write_label_file(path, lines),
+        root / "meta" / f"{stem}.json": lambda path: path.write_text(json.dumps(meta, indent=1), encoding="utf-8"),
+    }
+    staged = stage_example(root, files)
+    try:
+        with transaction() as db:
+            db.execute(
+                "INSERT INTO corrections (created_at, stem, cards) VALUES (?, ?, ?)"
+                " ON CONFLICT (stem) DO UPDATE SET created_at = excluded.created_at, cards = excluded.cards",
+                (created_at, stem, " ".join(str(e["card"]) for e in cards)),
+            )
+    except BaseException:
+        for partial, _ in staged:
+            partial.unlink(missing_ok=True)
+        raise
+    for partial, final in staged:  # committed: the files take their names (recover_corrections finishes this)
+        os.replace(partial, final)
+    return jsonify(saved=stem, cards=len(cards)), 201
+
+
+def stage_example(root: Path, files: dict[Path, Callable[[Path], object]]) -> list[tuple[Path, Path]]:
+    """Write each file (``files`` maps its name to what writes it) under a partial name
+    (``<name>.<token>.partial``), flushed to disk; return (partial, final) pairs.
+
+    The example exists once its row commits; only then do the files take their names, so a kill at any
+    moment leaves either a complete example or partial files that ``recover_corrections`` clears.
+
+    :raises ApiError: 507 when the corrections folder cannot be written (nothing is left behind).
+    """
+    token = secrets.token_hex(4)
+    staged: list[tuple[Path, Path]] = []
     try:
         for folder in ("images", "labels", "meta"):
             (root / folder).mkdir(parents=True, exist_ok=True)
         ensure_dataset_yaml(root)
-        (root / "images" / f"{stem}.jpg").write_bytes(frame.jpeg)
-        width, height = frame.width, frame.height
-        lines = [label_line(e["card"].class_id, clip_box(e["box"], width, height), width, height) for e in cards]
-        write_label_file(root / "labels" / f"{stem}.txt", lines)
-        meta = {
-            "created_at": now.isoformat(timespec="seconds"),
-            "width": frame.width,
-            "height": frame.height,
-            "box_kind": "card",
-            "cards": [
-                {"card": str(e["card"]), "box": list(e["box"]), "seat": e["seat"], "detected": e["detected"]}
-                for e in cards
-            ],
-        }
-        (root / "meta" / f"{stem}.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        for final, write in files.items():
+            partial = final.with_name(f"{final.name}.{token}{PARTIAL_SUFFIX}")
+            staged.append((partial, final))
+            write(partial)
+            with partial.open("rb+") as file:
+                os.fsync(file.fileno())
     except OSError as error:
+        for partial, _ in staged:
+            partial.unlink(missing_ok=True)
         raise ApiError(507, f"cannot write the corrections folder {root}: {error.strerror}") from error
-    with transaction() as db:
-        db.execute(
-            "INSERT INTO corrections (created_at, stem, cards) VALUES (?, ?, ?)"
-            " ON CONFLICT (stem) DO UPDATE SET created_at = excluded.created_at, cards = excluded.cards",
-            (meta["created_at"], stem, " ".join(str(e["card"]) for e in cards)),
-        )
-    return jsonify(saved=stem, cards=len(cards)), 201
+    return staged
+
+
+def recover_corrections(root: Path, database: Path) -> int:
+    """Finish or discard what a killed save left; return how many partial files were handled.
+
+    A save whose row committed (the row's ``created_at`` is the partial meta file's) gets its files moved
+    into place; any other partial files are deleted. Runs when the app starts, before it serves.
+    """
+    partials = sorted(root.glob(f"*/*{PARTIAL_SUFFIX}"))
+    if not partials:
+        return 0
+    connection = connect(database)
+    try:
+        committed = dict(connection.execute("SELECT stem, created_at FROM corrections").fetchall())
+    finally:
+        connection.close()
+    saves: dict[str, list[Path]] = collections.defaultdict(list)  # "<stem>.<token>" -> its partial files
+    for partial in partials:
+        final_name, _, token = partial.name.removesuffix(PARTIAL_SUFFIX).rpartition(".")
+        saves[f"{final_name.split('.')[0]}.{token}"].append(partial)
+    for save, files in saves.items():
+        stem = save.split(".")[0]
+        meta = next((file for file in files if file.parent.name == "meta"), None)
+        keep = meta is not None and committed.get(stem) == _created_at(meta)
+        for partial in sorted(files, key=lambda file: file.parent.name == "meta"):
+            if keep:
+                os.replace(partial, partial.with_name(partial.name.removesuffix(PARTIAL_SUFFIX).rpartition(".")[0]))
+            else:
+                partial.unlink(missing_ok=True)
+    return len(partials)
+
+
+def _created_at(meta: Path) -> str | None:
+    try:
+        created = json.loads(meta.read_text(encoding="utf-8")).get("created_at")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return created if isinstance(created, str) else None

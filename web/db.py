@@ -8,6 +8,7 @@ WAL journaling with ``synchronous=FULL`` makes a committed round survive the ser
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -18,11 +19,13 @@ from typing import Any
 
 from flask import Flask, current_app, g
 
+from scorer.errors import OkginError
+
 BUSY_TIMEOUT_SECONDS = 5.0
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
-class DatabaseError(RuntimeError):
+class DatabaseError(OkginError, RuntimeError):
     """The database cannot be opened or written: a message a person can act on."""
 
 
@@ -55,6 +58,25 @@ def schema_version() -> int:
     return len(migrations())
 
 
+def make_private(database: Path) -> None:
+    """Create the database file readable by its owner only (SQLite gives its -wal and -shm files the same
+    mode), and tighten a file an older okgin left readable by others.
+
+    :raises OSError: when the file or its folder cannot be created.
+    """
+    database.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        for existing in (
+            database,
+            database.with_name(database.name + "-wal"),
+            database.with_name(database.name + "-shm"),
+        ):
+            if existing.is_file() and existing.stat().st_mode & 0o077:
+                existing.chmod(0o600)
+
+
 def connect(path: str | Path, timeout: float = BUSY_TIMEOUT_SECONDS) -> sqlite3.Connection:
     """Open the database with the durability settings every connection needs.
 
@@ -62,7 +84,7 @@ def connect(path: str | Path, timeout: float = BUSY_TIMEOUT_SECONDS) -> sqlite3.
     """
     database = Path(path)
     try:
-        database.parent.mkdir(parents=True, exist_ok=True)
+        make_private(database)
         connection = sqlite3.connect(database, timeout=timeout, isolation_level=None, check_same_thread=False)
         connection.row_factory = sqlite3.Row
         connection.execute("PRAGMA journal_mode=WAL")

@@ -38,11 +38,28 @@ def unavailable(error: ModelError) -> str:
 
 @dataclass(frozen=True)
 class CachedFrame:
-    """A frame the page saw, kept briefly so a correction can be saved with the exact image."""
+    """A frame the page saw, kept briefly so a correction can be saved with the exact image.
 
-    jpeg: bytes
+    ``encoded`` is a JPEG, PNG, WEBP, BMP or TIFF file (see ``scorer.vision.images.file_type``).
+    """
+
+    encoded: bytes
     width: int
     height: int
+
+    @property
+    def suffix(self) -> str:
+        return self._type[0]
+
+    @property
+    def mimetype(self) -> str:
+        return self._type[1]
+
+    @property
+    def _type(self) -> tuple[str, str]:
+        from scorer.vision.images import file_type
+
+        return file_type(self.encoded) or (".jpg", "image/jpeg")
 
 
 class DetectorService:
@@ -76,15 +93,22 @@ class DetectorService:
     def detect(self, image_bgr: np.ndarray) -> Any:
         """Run one inference, queueing behind others.
 
+        A request that finds the queue full is answered at once rather than waiting for a place: each
+        waiting request holds a server thread, so the queue bounds how many threads detection can take.
+
         :raises DetectorBusy: when the queue is full or the wait too long.
         :raises ModelError: when there is no usable model.
         """
         detector = self.detector()
-        if not self._slots.acquire(timeout=self._wait_seconds):
+        if not self._slots.acquire(blocking=False):
             raise DetectorBusy("the card detector is busy; try again in a moment")
         try:
-            with self._inference_lock:
+            if not self._inference_lock.acquire(timeout=self._wait_seconds):
+                raise DetectorBusy("the card detector is busy; try again in a moment")
+            try:
                 return detector.detect(image_bgr)
+            finally:
+                self._inference_lock.release()
         finally:
             self._slots.release()
 
@@ -105,11 +129,11 @@ class DetectorService:
                 self._pipelines.popitem(last=False)
         return pipeline
 
-    def remember_frame(self, jpeg: bytes, width: int, height: int) -> str:
+    def remember_frame(self, encoded: bytes, width: int, height: int) -> str:
         """Keep a frame for a later correction; return its server-generated id."""
         frame_id = secrets.token_hex(8)
         with self._frames_lock:
-            self._frames[frame_id] = CachedFrame(jpeg, width, height)
+            self._frames[frame_id] = CachedFrame(encoded, width, height)
             while len(self._frames) > FRAME_CACHE_SIZE:
                 dropped, _ = self._frames.popitem(last=False)
                 self._stems.pop(dropped, None)

@@ -1,7 +1,8 @@
 """Every failure answers as a clear message: JSON ``{"error": ...}`` for the API, a short page for people.
 
-No request ever sees a traceback: unexpected exceptions are logged server-side and answered with a
-generic 500 body.
+User errors (any ``scorer.errors.OkginError`` that reaches the edge) answer 400 with their message.
+Anything else is a bug or a broken server: logged with its traceback, answered with a generic 500 (or
+503 for the database) that never carries exception text, so no SQL or path reaches a client.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from flask import Flask, Response, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
+from scorer.errors import OkginError
 from web.db import DatabaseError, is_locked
 from web.fields import InputError
 from web.matches import BusyError, ConflictError, NotFoundError
@@ -64,15 +66,20 @@ def register_error_handlers(app: Flask) -> None:
     def _database(error: sqlite3.Error) -> tuple[Response | str, int]:
         if is_locked(error):
             return error_response(503, "database is locked, try again")
-        app.logger.exception("database error")
-        return error_response(503, f"database error: {error}")
+        app.logger.exception("database error on %s %s", request.method, request.path)
+        return error_response(503, "database error; the server log has the details")
 
     @app.errorhandler(DatabaseError)
     def _database_unavailable(error: DatabaseError) -> tuple[Response | str, int]:
         cause = error.__cause__
         if isinstance(cause, sqlite3.Error) and is_locked(cause):
             return error_response(503, "database is locked, try again")
-        return error_response(503, str(error))
+        app.logger.error("database unavailable on %s %s: %s", request.method, request.path, error)
+        return error_response(503, "the database is unavailable; the server log has the details")
+
+    @app.errorhandler(OkginError)
+    def _user_error(error: OkginError) -> tuple[Response | str, int]:
+        return error_response(400, str(error))
 
     @app.errorhandler(HTTPException)
     def _http(error: HTTPException) -> tuple[Response | str, int]:

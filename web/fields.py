@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scorer.cards import Card, InvalidCardError
+from scorer.errors import OkginError
 from scorer.match import Draw, Knock, RoundInput, RoundInputError, parse_cards_field, parse_round_input
 from scorer.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, InvalidRulesError, Rules
 
@@ -32,7 +33,7 @@ _REFUSED_CATEGORIES = {
 }
 
 
-class InputError(ValueError):
+class InputError(OkginError):
     """A request field that cannot be used, with the reason a player can fix."""
 
 

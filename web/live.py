@@ -4,6 +4,12 @@ Browser camera: the page posts a JPEG a few times a second (one request in fligh
 each table (browser session) has its own stabilising pipeline. Server camera (``okgin serve --camera``):
 a thread reads the camera, the vision ``LatestFrameWorker`` runs the pipeline on the newest frame only,
 and the page shows ``/live/camera.mjpg`` with the reading polled from ``/live/camera/reading``.
+
+A camera stream holds a server thread for as long as it is watched, so at most ``STREAM_LIMIT``
+viewers stream at once (``okgin serve`` allows a quarter of its threads) and the next is answered
+503: streams can never take every thread from the score sheet and the API. A stream ends when its
+viewer leaves (the server reports the closed connection; elsewhere a frame is re-sent every few
+seconds, and the write fails) and when the camera ends, after its last frame.
 """
 
 from __future__ import annotations
@@ -15,17 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
-from flask import (
-    Blueprint,
-    Flask,
-    Response,
-    current_app,
-    jsonify,
-    render_template,
-    request,
-    session,
-    stream_with_context,
-)
+from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request, session
 
 from scorer.vision.layout import UPCARD, LayoutError, TableLayout
 from scorer.vision.manifest import ModelError
@@ -34,11 +30,13 @@ from web import matches
 from web.api import decode, json_body, players_arg, uploaded_image
 from web.detection import detections_json, service, table_layout, unavailable
 from web.errors import ApiError
+from web.request_json import pixel
 
 bp = Blueprint("live", __name__)
 
 MJPEG_BOUNDARY = "okginframe"
 MJPEG_INTERVAL_SECONDS = 0.1
+MJPEG_RESEND_SECONDS = 2.0  # with no new frame, the last one again: a viewer that left is noticed on the write
 FILE_FRAME_SECONDS = 1 / 15
 TRACKED_FRAMES = 64
 
@@ -107,6 +105,7 @@ def frame() -> Response:
     """One browser camera frame through this table's pipeline: cards per seat, stable or not, a frame id.
 
     With ``?match=ID`` the answer also has ``"table"``: the cards given to that match's players (``table_json``).
+    The query is checked before any work: a bad count or match is refused before decoding and inference.
     """
     players = match_players()
     count = players_arg() if players is None else len(players)
@@ -118,7 +117,7 @@ def frame() -> Response:
         table_id = session["table"] = secrets.token_hex(8)
     stable = service().pipeline(table_id, count).process(image, time.monotonic())
     height, width = image.shape[:2]
-    frame_id = service().remember_frame(data, width, height)
+    frame_id = service().remember_frame(data, width, height)  # a JPEG, PNG, WEBP, BMP or TIFF file, as sent
     extra = {} if players is None else {"table": table_json(stable.reading, layout, players)}
     return jsonify(frame_id=frame_id, **stable.to_dict(), **extra)
 
@@ -134,12 +133,12 @@ def place() -> Response:
         raise ApiError(400, "say which match the box is for: /live/place?match=ID")
     body = json_body()
     box, width, height = body.get("box"), body.get("width"), body.get("height")
-    numbers = isinstance(box, list) and len(box) == 4 and all(isinstance(v, int | float) for v in box)
-    if not numbers or not all(isinstance(v, int) and 0 < v <= 100_000 for v in (width, height)):
+    corners = [number for number in map(pixel, box) if number is not None] if isinstance(box, list) else []
+    if len(corners) != 4 or not all(isinstance(v, int) and 0 < v <= 100_000 for v in (width, height)):
         raise ApiError(400, "send the box as [x1, y1, x2, y2] with the picture's width and height in pixels")
-    assert isinstance(box, list) and isinstance(width, int) and isinstance(height, int)
+    assert isinstance(width, int) and isinstance(height, int)
     layout = layout_for(len(players))
-    zone = layout.zone_of(((box[0] + box[2]) / 2 / width, (box[1] + box[3]) / 2 / height))
+    zone = layout.zone_of(((corners[0] + corners[2]) / 2 / width, (corners[1] + corners[3]) / 2 / height))
     if zone == UPCARD:
         return jsonify(upcard=True)
     for seat in layout.seating(players):
@@ -156,6 +155,9 @@ class ServerCamera:
         self._source = source
         with app.app_context():
             self.layout: TableLayout = table_layout(players)
+        self.stream_limit = int(app.config["STREAM_LIMIT"])
+        self.streams = threading.BoundedSemaphore(self.stream_limit)
+        self._finished = threading.Event()
         self._jpeg: bytes | None = None
         self._recent: collections.OrderedDict[float, tuple[bytes, int, int]] = collections.OrderedDict()
         self._processed_id: str | None = None
@@ -214,6 +216,12 @@ class ServerCamera:
             finally:
                 if self._worker is not None:
                     self._worker.stop()
+                self._finished.set()
+
+    @property
+    def ended(self) -> bool:
+        """Whether the camera stopped for good (a file at its end, a camera that failed, or ``stop()``)."""
+        return self._finished.is_set()
 
     def _processed(self, timestamp: float) -> None:
         """Keep the frame a reading came from (only those: the cache is not flooded at camera speed)."""
@@ -284,19 +292,51 @@ def camera_snapshot() -> Response:
 
 @bp.get("/live/camera.mjpg")
 def camera_stream() -> Response:
-    """The server camera as an MJPEG stream (multipart/x-mixed-replace), about 10 frames a second."""
-    attached = camera()
+    """The server camera as an MJPEG stream (multipart/x-mixed-replace), about 10 frames a second.
 
-    def frames() -> Iterator[bytes]:
-        last = None
-        while True:
-            jpeg = attached.snapshot()
-            if jpeg is not None and jpeg is not last:
-                last = jpeg
+    :raises ApiError: 410 when the camera has ended without a frame, 503 when ``STREAM_LIMIT`` viewers already watch.
+    """
+    attached = camera()
+    if attached.ended and attached.snapshot() is None:
+        attached.reading()  # raises the camera's error
+    if not attached.streams.acquire(blocking=False):
+        raise ApiError(
+            503,
+            f"the camera is already streamed to {attached.stream_limit} viewers, the most this server allows; "
+            "close one of them (or use /live/camera.jpg)",
+        )
+    gone: Callable[[], bool] = request.environ.get("waitress.client_disconnected", lambda: False)
+    stream = MjpegStream(attached, gone, attached.streams.release)
+    return Response(stream, mimetype=f"multipart/x-mixed-replace; boundary={MJPEG_BOUNDARY}")
+
+
+class MjpegStream:
+    """The frames of one viewer's stream; ``close()`` (called by the server when the response ends) frees its slot."""
+
+    def __init__(self, source: ServerCamera, gone: Callable[[], bool], release: Callable[[], None]) -> None:
+        self._source = source
+        self._gone = gone
+        self._release: Callable[[], None] | None = release
+
+    def __iter__(self) -> Iterator[bytes]:
+        last: bytes | None = None
+        sent_at = 0.0
+        while self._release is not None and not self._gone():
+            ended = self._source.ended  # read before the snapshot: a frame taken after it is the last one
+            jpeg = self._source.snapshot()
+            if jpeg is not None and (
+                jpeg is not last or (not ended and time.monotonic() - sent_at > MJPEG_RESEND_SECONDS)
+            ):
+                last, sent_at = jpeg, time.monotonic()
                 yield b"--" + MJPEG_BOUNDARY.encode() + b"\r\nContent-Type: image/jpeg\r\n\r\n" + jpeg + b"\r\n"
+            elif ended:
+                return  # the camera is over and its last frame was sent
             time.sleep(MJPEG_INTERVAL_SECONDS)
 
-    return Response(stream_with_context(frames()), mimetype=f"multipart/x-mixed-replace; boundary={MJPEG_BOUNDARY}")
+    def close(self) -> None:
+        release, self._release = self._release, None
+        if release is not None:
+            release()
 
 
 @bp.get("/live/frames/<frame_id>.jpg")
@@ -305,7 +345,7 @@ def cached_frame(frame_id: str) -> Response:
     frame = service().frame(frame_id)
     if frame is None:
         raise ApiError(404, "that frame is no longer kept")
-    return Response(frame.jpeg, mimetype="image/jpeg", headers={"Cache-Control": "private, max-age=60"})
+    return Response(frame.encoded, mimetype=frame.mimetype, headers={"Cache-Control": "private, max-age=60"})
 
 
 @bp.get("/live/camera/reading")

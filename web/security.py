@@ -1,4 +1,14 @@
-"""Request guards: CSRF for form posts, a cross-site check for the API, and the optional PIN for other machines.
+"""Request guards: known host names, CSRF for form posts, a cross-site check for the API, and the optional PIN.
+
+Host names: a request must name this server by an IP address, ``localhost``, this machine's name or
+one configured (``okgin serve --host``/``--allow-host``). DNS rebinding points an attacker's name at
+this server's address, so a page from that name could read and change scores as same-origin; its
+requests carry the attacker's name in ``Host`` and are refused here.
+
+The PIN: a session that gave it holds a tag derived from the PIN and the secret key, so changing the
+PIN logs every other machine out. Wrong PINs slow down per address (three free, then a wait that
+doubles up to an hour) and in total (at most ``GLOBAL_PIN_FAILURES`` an hour from everyone, so many
+addresses do not multiply the rate), with a bounded memory of addresses.
 
 Why these suffice: a cross-site page can only send "simple" requests without a CORS preflight (form
 content types, no custom headers), and this server answers no preflight. So an unsafe request is allowed
@@ -8,12 +18,19 @@ when it carries a non-form content type (``application/json``, ``image/jpeg``), 
 
 from __future__ import annotations
 
+import collections
+import hashlib
 import hmac
 import ipaddress
+import math
+import os
 import secrets
+import socket
 import threading
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from flask import Blueprint, Flask, current_app, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
@@ -27,8 +44,29 @@ CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"
 PIN_HEADER = "X-Okgin-Pin"
 PIN_EXEMPT_ENDPOINTS = frozenset({"security.pin", "static"})
-MAX_PIN_FAILURES = 5
-PIN_LOCKOUT_SECONDS = 60.0
+PIN_SESSION_KEY = "pin"
+FREE_PIN_TRIES = 3
+MAX_PIN_WAIT_SECONDS = 3600.0
+GLOBAL_PIN_FAILURES = 30
+GLOBAL_PIN_WINDOW_SECONDS = 3600.0
+TRACKED_ADDRESSES = 1024
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write a file that only its owner can read, from the moment it exists (then moved into place)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 def load_or_create_secret_key(data_dir: Path) -> bytes:
@@ -37,11 +75,11 @@ def load_or_create_secret_key(data_dir: Path) -> bytes:
     if path.exists():
         key = path.read_bytes()
         if len(key) >= 32:
+            if path.stat().st_mode & 0o077:
+                path.chmod(0o600)  # made by an older okgin, before keys were private from the start
             return key
-    data_dir.mkdir(parents=True, exist_ok=True)
     key = secrets.token_bytes(32)
-    path.write_bytes(key)
-    path.chmod(0o600)
+    write_private(path, key)
     return key
 
 
@@ -69,39 +107,142 @@ def is_loopback(address: str | None) -> bool:
 
 
 class PinThrottle:
-    """Slows PIN guessing: after a few wrong PINs from one address, refuse it for a minute."""
+    """Slows PIN guessing per address (exponential backoff) and in total (a global budget per window).
 
-    def __init__(self) -> None:
-        self._failures: dict[str, tuple[int, float]] = {}
+    >>> clock = [0.0]
+    >>> throttle = PinThrottle(clock=lambda: clock[0])
+    >>> for _ in range(5):
+    ...     throttle.record("10.0.0.9", ok=False)
+    >>> throttle.wait("10.0.0.9"), throttle.wait("10.0.0.10")  # 3 free tries, then 2 s, 4 s, 8 s ...
+    (8.0, 0.0)
+    >>> clock[0] = 8.0
+    >>> throttle.wait("10.0.0.9")
+    0.0
+    """
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        free_tries: int = FREE_PIN_TRIES,
+        max_wait: float = MAX_PIN_WAIT_SECONDS,
+        global_failures: int = GLOBAL_PIN_FAILURES,
+        global_window: float = GLOBAL_PIN_WINDOW_SECONDS,
+        tracked: int = TRACKED_ADDRESSES,
+    ) -> None:
+        self._clock = clock
+        self._free_tries = free_tries
+        self._max_wait = max_wait
+        self._global_window = global_window
+        self._tracked = tracked
+        # address -> (wrong PINs in a row, time of the last one); least recently failed first
+        self._failures: collections.OrderedDict[str, tuple[int, float]] = collections.OrderedDict()
+        self._recent: collections.deque[float] = collections.deque(maxlen=global_failures)  # every address
         self._lock = threading.Lock()
 
-    def locked_out(self, address: str) -> bool:
+    def wait(self, address: str) -> float:
+        """Seconds before ``address`` may try a PIN again (0: now)."""
+        now = self._clock()
         with self._lock:
-            count, since = self._failures.get(address, (0, 0.0))
-            if count >= MAX_PIN_FAILURES and time.monotonic() - since < PIN_LOCKOUT_SECONDS:
-                return True
-            if count >= MAX_PIN_FAILURES:
-                del self._failures[address]
-            return False
+            waits = [0.0]
+            if len(self._recent) == self._recent.maxlen:
+                waits.append(self._recent[0] + self._global_window - now)
+            count, last = self._failures.get(address, (0, 0.0))
+            if count >= self._free_tries:
+                waits.append(last + min(2.0 ** (count - self._free_tries + 1), self._max_wait) - now)
+            return max(waits)
 
     def record(self, address: str, ok: bool) -> None:
+        now = self._clock()
         with self._lock:
             if ok:
                 self._failures.pop(address, None)
-            else:
-                count, _ = self._failures.get(address, (0, 0.0))
-                self._failures[address] = (count + 1, time.monotonic())
+                return
+            count, _ = self._failures.pop(address, (0, 0.0))
+            self._failures[address] = (count + 1, now)
+            while len(self._failures) > self._tracked:
+                self._failures.popitem(last=False)  # forgetting one address never lifts the global budget
+            self._recent.append(now)
+
+
+def pin_tag(app: Flask) -> str:
+    """What a session that gave the PIN holds: tied to this PIN and this secret key, useless for any other."""
+    key = app.secret_key if isinstance(app.secret_key, bytes) else str(app.secret_key).encode()
+    return hmac.new(key, b"okgin-pin:" + str(app.config["PIN"]).encode(), hashlib.sha256).hexdigest()
 
 
 def check_pin(app: Flask, given: str | None) -> bool:
-    """Compare a PIN in constant time, counting failures per address."""
+    """Compare a PIN in constant time, counting failures per address and in total.
+
+    :raises ApiError: 429 while this address (or everyone, past the global budget) must wait.
+    """
     throttle: PinThrottle = app.extensions["okgin_pin_throttle"]
     address = request.remote_addr or "?"
-    if throttle.locked_out(address):
-        raise ApiError(429, "too many wrong PINs; wait a minute")
+    wait = throttle.wait(address)
+    if wait > 0:
+        raise ApiError(429, f"too many wrong PINs; try again in {math.ceil(wait)} s")
     ok = given is not None and hmac.compare_digest(given.encode(), str(app.config["PIN"]).encode())
     throttle.record(address, ok)
     return ok
+
+
+def safe_next(target: str | None) -> str:
+    r"""A redirect target on this site, else ``/``: a path, never a scheme, a host or a browser-ignored character.
+
+    Browsers drop tabs and newlines from URLs and read ``\`` as ``/``, so ``/\t/evil.com`` would become
+    ``//evil.com``: any control character or backslash makes the target unsafe.
+
+    >>> safe_next("/matches/3?x=1"), safe_next("/\t/evil.com"), safe_next("//evil.com"), safe_next("https://x")
+    ('/matches/3?x=1', '/', '/', '/')
+    >>> safe_next("/\\evil.com"), safe_next(None), safe_next("matches")
+    ('/', '/', '/')
+    """
+    if not target or not target.startswith("/") or target.startswith("//"):
+        return "/"
+    if "\\" in target or any(ord(character) < 0x20 or ord(character) == 0x7F for character in target):
+        return "/"
+    parts = urlsplit(target)
+    return target if not parts.scheme and not parts.netloc else "/"
+
+
+def host_name(host: str) -> str:
+    """The name part of a ``Host`` header, lower case, without port or trailing dot.
+
+    >>> host_name("Example.LAN.:5000"), host_name("[::1]:5000"), host_name("192.168.1.5")
+    ('example.lan', '::1', '192.168.1.5')
+    """
+    if host.startswith("["):
+        return host[1 : host.find("]")].lower() if "]" in host else host.lower()
+    return host.rsplit(":", 1)[0].rstrip(".").lower() if host.count(":") <= 1 else host.lower()
+
+
+def machine_names() -> set[str]:
+    """This machine's own names, as devices on the LAN may type them (``name``, ``name.local``)."""
+    name = socket.gethostname().lower().rstrip(".")
+    short = name.split(".")[0]
+    return {name, short, f"{short}.local"} - {""}
+
+
+def allowed_hosts(configured: Iterable[str]) -> frozenset[str]:
+    """The names a request may use for this server: localhost, this machine's names, and ``configured``."""
+    names = {"localhost"} | machine_names()
+    names |= {host_name(name) for name in configured if name not in WILDCARD_HOSTS}
+    return frozenset(names)
+
+
+def is_allowed_host(name: str, allowed: frozenset[str]) -> bool:
+    """Any IP address (rebinding needs a name), ``*.localhost``, or a name in ``allowed``.
+
+    >>> allowed = allowed_hosts(["okgin.lan"])
+    >>> [is_allowed_host(n, allowed) for n in ("192.168.1.5", "::1", "okgin.lan", "app.localhost", "evil.example")]
+    [True, True, True, True, False]
+    """
+    if name in allowed or name.endswith(".localhost"):
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
 
 
 bp = Blueprint("security", __name__)
@@ -110,12 +251,10 @@ bp = Blueprint("security", __name__)
 @bp.route("/pin", methods=["GET", "POST"])
 def pin() -> Response | str | tuple[str, int]:
     """Ask a visitor from another machine for the PIN once per session."""
-    target = request.args.get("next", "/")
-    if not target.startswith("/") or target.startswith("//"):
-        target = "/"  # only ever redirect within this site
+    target = safe_next(request.args.get("next"))
     if request.method == "POST":
         if check_pin(current_app, request.form.get("pin")):
-            session["pin_ok"] = True
+            session[PIN_SESSION_KEY] = pin_tag(current_app)
             return redirect(target)
         return render_template("pin.html", wrong=True, next=target), 401
     return render_template("pin.html", wrong=False, next=target)
@@ -126,12 +265,26 @@ def init_app(app: Flask) -> None:
     app.extensions["okgin_pin_throttle"] = PinThrottle()
     app.jinja_env.globals["csrf_token"] = csrf_token
     app.register_blueprint(bp)
+    hosts = allowed_hosts(app.config.get("ALLOWED_HOSTS") or ())
+
+    @app.before_request
+    def _require_known_host() -> None:
+        name = host_name(request.host)
+        if not is_allowed_host(name, hosts):
+            raise ApiError(
+                400,
+                f"this server does not answer to the name {name!r} (a guard against DNS rebinding); "
+                f"use its address, or start it with okgin serve --allow-host {name}",
+            )
 
     @app.before_request
     def _require_pin() -> Response | None:
         if not app.config.get("PIN") or is_loopback(request.remote_addr):
             return None
-        if session.get("pin_ok") or request.endpoint in PIN_EXEMPT_ENDPOINTS:
+        if request.endpoint in PIN_EXEMPT_ENDPOINTS:
+            return None
+        given = session.get(PIN_SESSION_KEY)
+        if isinstance(given, str) and hmac.compare_digest(given, pin_tag(app)):
             return None
         header = request.headers.get(PIN_HEADER)
         if header is not None and check_pin(app, header):

@@ -15,11 +15,13 @@ import socket
 import subprocess
 from pathlib import Path
 
+from scorer.errors import OkginError
+
 VALID_DAYS = 825
 RENEW_BEFORE_DAYS = 30
 
 
-class CertificateError(RuntimeError):
+class CertificateError(OkginError, RuntimeError):
     """No certificate could be made: neither ``cryptography`` nor ``openssl`` is available or working."""
 
 

@@ -1,13 +1,26 @@
 """The ``okgin`` command. Subcommands load lazily so that ``okgin solve`` never imports torch,
-OpenCV or Flask: each lives in its own module and is imported only when invoked."""
+OpenCV or Flask: each lives in its own module and is imported only when invoked.
+
+Errors: a user error (any ``scorer.errors.OkginError``, a file that cannot be read or written) is one
+line on stderr and exit status 2, from every command; exit status 1 with a traceback means a bug.
+
+The library's own commands are listed here; packages layered above it (the web app's ``serve`` and
+``init-db``) register theirs under the ``okgin.commands`` entry-point group, so ``scorer`` never
+imports ``web`` and the CLI is assembled from whatever is installed.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import sys
-from typing import Any
+from typing import IO, Any, NoReturn
 
 import click
+
+from scorer.errors import OkginError
+
+USAGE_ERROR = 2
 
 # command name -> "module:attribute"; the module is imported only when the command runs.
 LAZY_COMMANDS: dict[str, str] = {
@@ -19,21 +32,58 @@ LAZY_COMMANDS: dict[str, str] = {
     "eval": "scorer.cli.vision:evaluate",
     "watch": "scorer.cli.live:watch",
     "score-image": "scorer.cli.live:score_image",
-    "serve": "scorer.cli.web:serve",
-    "init-db": "scorer.cli.web:init_db",
 }
+PLUGIN_GROUP = "okgin.commands"
+
+
+def plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
+    """Commands other installed packages register under ``[project.entry-points."okgin.commands"]``."""
+    return {entry.name: entry for entry in importlib.metadata.entry_points(group=PLUGIN_GROUP)}
+
+
+class UserError(click.ClickException):
+    """A mistake the user can fix: ``okgin: <message>`` on stderr, exit status 2, no traceback."""
+
+    exit_code = USAGE_ERROR
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"okgin: {self.format_message()}", err=True, file=file)
+
+
+def fail(message: str) -> NoReturn:
+    """Stop the command: ``okgin: <message>`` on stderr, exit status 2."""
+    raise UserError(message)
+
+
+def describe_os_error(error: OSError) -> str:
+    """An ``OSError`` as one line naming the file: ``cannot use '/x/y': Not a directory``.
+
+    >>> describe_os_error(PermissionError(13, "Permission denied", "/root/plots"))
+    "cannot use '/root/plots': Permission denied"
+    """
+    reason = error.strerror or str(error)
+    return f"cannot use {str(error.filename)!r}: {reason}" if error.filename else reason
 
 
 class LazyGroup(click.Group):
-    """A click group whose subcommands are imported on first use."""
+    """A click group whose subcommands are imported on first use, and whose user errors exit 2 in one line."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OkginError as error:
+            raise UserError(str(error)) from error
+        except OSError as error:  # a file or folder the user named cannot be read or written
+            raise UserError(describe_os_error(error)) from error
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(LAZY_COMMANDS)
+        return sorted(LAZY_COMMANDS.keys() | plugin_commands().keys())
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = LAZY_COMMANDS.get(cmd_name)
         if target is None:
-            return None
+            plugin = plugin_commands().get(cmd_name)
+            return None if plugin is None else _load_plugin(plugin)
         module_name, attribute = target.split(":")
         try:
             module = importlib.import_module(module_name)
@@ -43,6 +93,16 @@ class LazyGroup(click.Group):
             raise
         command: click.Command = getattr(module, attribute)
         return command
+
+
+def _load_plugin(entry: importlib.metadata.EntryPoint) -> click.Command:
+    try:
+        command = entry.load()
+    except ImportError as error:
+        raise click.ClickException(f"the {entry.name} command cannot load ({entry.value}): {error}") from error
+    if not isinstance(command, click.Command):
+        raise click.ClickException(f"{entry.value} (the {entry.name} command) is not a click command")
+    return command
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

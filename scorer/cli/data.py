@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from scorer.cli import UserError
 from scorer.synth.faces import DEFAULT_FACES_DIR
 
 
@@ -49,7 +50,7 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
             for source in bar:
                 faces_module.render_deck(source, out_dir)
     except faces_module.FacesUnavailableError as error:
-        raise click.ClickException(str(error)) from error
+        raise UserError(str(error)) from error
     click.echo(f"rendered {len(chosen)} decks: {', '.join(source.name for source in chosen)}")
 
 
@@ -121,7 +122,7 @@ def generate(
         )
     rendered = available_decks(faces_dir)
     if not rendered and procedural_fraction < 1:
-        raise click.ClickException(
+        raise UserError(
             f"no rendered decks in {faces_dir}; run first: okgin data faces --out {faces_dir} "
             "(or draw every scene in procedural styles: --procedural-fraction 1)"
         )
@@ -141,7 +142,7 @@ def generate(
     try:
         summary = write_dataset(out_dir, count, seed, config, val_fraction, workers, progress=True)
     except FacesUnavailableError as error:
-        raise click.ClickException(str(error)) from error
+        raise UserError(str(error)) from error
     click.echo(
         f"wrote {summary.images['train']} train + {summary.images['val']} val images, {summary.labels} index labels "
         f"({summary.cards} cards placed) to {out_dir}; train with data={out_dir / 'data.yaml'}"
@@ -167,9 +168,9 @@ def preview(dataset: Path, out_path: Path | None, count: int) -> None:
     try:
         sheet = contact_sheet(dataset, count)
     except FileNotFoundError as error:
-        raise click.ClickException(str(error)) from error
+        raise UserError(str(error)) from error
     out_path = out_path or dataset / "preview.jpg"
     out_path.parent.mkdir(parents=True, exist_ok=True)
     if not cv2.imwrite(str(out_path), sheet):
-        raise click.ClickException(f"cannot write {out_path} (unknown image extension?)")
+        raise UserError(f"cannot write {out_path} (unknown image extension?)")
     click.echo(f"wrote {out_path}")

@@ -8,24 +8,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
 from scorer.cards import Card, format_cards, parse_cards
+from scorer.cli import fail
 from scorer.deadwood import Arrangement, all_best_arrangements, best_arrangement, best_discard
+from scorer.errors import OkginError
 from scorer.layoffs import PlayerResult
 from scorer.melds import Meld
 from scorer.rules import PRESETS, RoundResult, Rules, score_round
-
-USAGE_ERROR = 2
-
-
-def _fail(message: str) -> NoReturn:
-    """Exit with status 2 and the reason on one line of stderr (no traceback)."""
-    click.echo(f"okgin: {message}", err=True)
-    click.get_current_context().exit(USAGE_ERROR)
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _melds_text(melds: Sequence[Meld]) -> str:
@@ -61,8 +54,8 @@ def solve(cards: tuple[str, ...], as_json: bool, show_all: bool) -> None:
             hand = [card for card in hand if card != discard]
         arrangement = best_arrangement(hand)
         alternatives = all_best_arrangements(hand)[1:] if show_all else []
-    except ValueError as error:
-        _fail(str(error))
+    except OkginError as error:
+        fail(str(error))
     if as_json:
         data: dict[str, Any] = arrangement.to_dict()
         if discard is not None:
@@ -152,8 +145,8 @@ def score(
             melds = [Meld.parse(part) for part in knocker_melds.split("|") if part.strip()]
         hands = {"knocker": parse_cards(knocker_cards), "opponent": parse_cards(opponent_cards)}
         result = score_round(rules, Card.parse(upcard), hands, knocker="knocker", knocker_melds=melds)
-    except ValueError as error:
-        _fail(str(error))
+    except OkginError as error:
+        fail(str(error))
     if as_json:
         click.echo(json.dumps(result.to_dict()))
     else:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from scorer.cli import UserError
 from scorer.training import STAGES, TrainConfig
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ def train(
         )
         result = training.train(config, log=click.echo)
     except (training.TrainingError, ModelError, MissingExtraError) as error:
-        raise click.ClickException(str(error)) from error
+        raise UserError(str(error)) from error
     if result.tuning is not None and ship_dir is not None:
         _report(result.tuning, ship_dir)
     if result.manifest is not None:

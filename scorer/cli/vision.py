@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,13 +18,7 @@ from scorer.vision.manifest import BACKENDS
 if TYPE_CHECKING:
     from scorer.vision.types import Detector
 
-USAGE_ERROR = 2
-
-
-def fail(message: str) -> NoReturn:
-    """Exit with status 2 and the reason on one line of stderr (no traceback)."""
-    click.echo(f"okgin: {message}", err=True)
-    sys.exit(USAGE_ERROR)
+from scorer.cli import USAGE_ERROR, describe_os_error, fail
 
 
 def load_detector(model_dir: Path | None, backend: str, conf: float | None) -> Detector:
@@ -86,6 +80,8 @@ def detect(
     """
     from scorer.vision.images import ImageError, load_image
 
+    if annotate_dir is not None:
+        _ensure_folder(annotate_dir, "--annotate")
     detector = load_detector(model_dir, backend, conf)
     failed = 0
     for path in images:
@@ -109,12 +105,19 @@ def detect(
         sys.exit(USAGE_ERROR)
 
 
+def _ensure_folder(folder: Path, option: str) -> None:
+    """Create an output folder before any work, or stop naming why it cannot be one."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        fail(f"{option}: {describe_os_error(error)}")
+
+
 def _write_annotated(image: Any, found: Any, target: Path) -> None:
     import cv2
 
     from scorer.vision.annotate import annotate
 
-    target.parent.mkdir(parents=True, exist_ok=True)
     if not cv2.imwrite(str(target), annotate(image, found)):
         fail(f"could not write {str(target)!r}")
 
@@ -173,6 +176,7 @@ def evaluate(
             require("matplotlib", "okgin eval --plots")
         except MissingExtraError as error:
             fail(str(error))
+        _ensure_folder(plots_dir, "--plots")
     detector = load_detector(model_dir, backend, conf)
     try:
         report = evaluate_dataset(detector, images_dir, labels_dir, classes_file, stages=stages)
@@ -180,7 +184,11 @@ def evaluate(
         fail(str(error))
     click.echo(json.dumps(report.to_dict()) if as_json else format_report(report))
     if plots_dir is not None:
-        for path in write_plots(report, plots_dir):
+        try:
+            written = write_plots(report, plots_dir)
+        except OSError as error:
+            fail(f"--plots: {describe_os_error(error)}")
+        for path in written:
             click.echo(f"wrote {path}", err=True)
     if report.errors:
         sys.exit(USAGE_ERROR)

@@ -34,6 +34,7 @@ import cv2
 import numpy as np
 
 from scorer.cards import DECK, Card
+from scorer.errors import OkginError
 
 FACE_HEIGHT = 350
 """Height in pixels of every rendered face; widths follow each deck's aspect ratio."""
@@ -57,7 +58,7 @@ _SUIT_ROWS = {"C": 0, "D": 1, "H": 2, "S": 3}
 _EXTRA_CELLS = {"joker_black": 0, "joker_red": 1, "back": 2}  # columns of the grid's last row
 
 
-class FacesUnavailableError(RuntimeError):
+class FacesUnavailableError(OkginError, RuntimeError):
     """The Debian packages that provide the decks, or the rendered faces, are missing."""
 
 

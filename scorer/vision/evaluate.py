@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scorer.cards import CLASS_NAMES, RANKS, Card, InvalidCardError
+from scorer.errors import OkginError
 from scorer.vision.boxes import box_centre, box_from_row, box_height, contains_point, iou, overlaps, widen_box
 from scorer.vision.images import ImageError, load_image
 from scorer.vision.labels import LabelError, read_class_names, read_label_file
@@ -64,7 +65,7 @@ _CARD_CODE = re.compile(r"^(10|[1-9AJQKT])\S$", re.IGNORECASE)
 """A rank and one more character: a class name of this shape that is no card is a typo, not a joker."""
 
 
-class EvalError(ValueError):
+class EvalError(OkginError):
     """A dataset that cannot be evaluated: missing folders, a bad classes file or label line."""
 
 

@@ -2,13 +2,22 @@
 
 Every entry point that accepts a picture (``okgin detect``, ``okgin score-image``, the
 web upload) goes through here, so a bad file always reads the same way to the user.
+
+A picture is measured before it is decoded: a 400 KB PNG may claim 20000x20000 pixels and
+decode into 1.2 GB, so the size is read from the header first (a few bytes of it, read here) and
+anything over ``MAX_PIXELS`` is refused before a byte of it is decompressed. At most
+``MAX_CONCURRENT_DECODES`` pictures decode at once, so simultaneous uploads cannot add up either.
 """
 
 from __future__ import annotations
 
+import struct
+import threading
 from pathlib import Path
 
 import numpy as np
+
+from scorer.errors import OkginError
 
 # leading bytes of the formats people actually upload; used only to word the error
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
@@ -21,10 +30,20 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
     (b"MM\x00*", "TIFF"),
 )
 SUPPORTED_FORMATS = "JPEG, PNG, BMP, WEBP or TIFF"
+MAX_PIXELS = 40_000_000
+"""The largest picture decoded: 40 megapixels (a 7300x5500 photo), 120 MB as a BGR array."""
+MAX_FILE_BYTES = 200 * 1024 * 1024
+"""The largest image file read from disk; no photo of a card table comes near it."""
+MAX_CONCURRENT_DECODES = 2
+_decode_slots = threading.BoundedSemaphore(MAX_CONCURRENT_DECODES)
 
 
-class ImageError(ValueError):
+class ImageError(OkginError):
     """A picture that cannot be read: missing, empty, truncated or not an image at all."""
+
+
+class ImageTooLargeError(ImageError):
+    """A picture with more pixels than okgin decodes (``MAX_PIXELS``), refused before decoding."""
 
 
 def sniff_format(data: bytes) -> str | None:
@@ -39,33 +58,199 @@ def sniff_format(data: bytes) -> str | None:
     return None
 
 
-def decode_image(data: bytes, name: str = "image") -> np.ndarray:
+_FILE_TYPES = {
+    "JPEG": (".jpg", "image/jpeg"),
+    "PNG": (".png", "image/png"),
+    "WEBP": (".webp", "image/webp"),
+    "BMP": (".bmp", "image/bmp"),
+    "TIFF": (".tif", "image/tiff"),
+}
+
+
+def file_type(data: bytes) -> tuple[str, str] | None:
+    """The file suffix and MIME type that name these image bytes truthfully, or None for another format.
+
+    >>> file_type(b"\\x89PNG\\r\\n\\x1a\\n...."), file_type(b"RIFF....WAVEfmt "), file_type(b"GIF89a")
+    (('.png', 'image/png'), None, None)
+    """
+    kind = sniff_format(data)
+    if kind == "WEBP" and data[8:12] != b"WEBP":
+        return None
+    return _FILE_TYPES.get(kind or "")
+
+
+def _megapixels(pixels: int) -> str:
+    return f"{pixels / 1e6:.1f} MP"
+
+
+class _Truncated(Exception):
+    """The header ends before it says how large the picture is."""
+
+
+def _unpack(layout: str, data: bytes, offset: int) -> tuple[int, ...]:
+    try:
+        return struct.unpack_from(layout, data, offset)
+    except struct.error:
+        raise _Truncated from None
+
+
+# JPEG frame headers (SOF0-15 but DHT, JPG and DAC) carry the size; every other segment is skipped by its length
+_JPEG_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+_JPEG_STANDALONE = frozenset({0x01, *range(0xD0, 0xD8)})
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int]:
+    offset = 2
+    while True:
+        while offset < len(data) and data[offset] == 0xFF:  # a marker, after any fill bytes
+            offset += 1
+        if offset >= len(data) or data[offset - 1] != 0xFF:
+            raise _Truncated
+        marker, offset = data[offset], offset + 1
+        if marker in _JPEG_STANDALONE:
+            continue
+        if marker in (0xD9, 0xDA):  # the end, or the pixels, before any frame header
+            raise _Truncated
+        (length,) = _unpack(">H", data, offset)
+        if marker in _JPEG_FRAMES:
+            height, width = _unpack(">HH", data, offset + 3)
+            return width, height
+        offset += length
+
+
+def _webp_size(data: bytes) -> tuple[int, int]:
+    chunk = data[12:16]
+    if chunk == b"VP8 ":  # lossy: 14-bit sides after the key frame's start code
+        width, height = _unpack("<HH", data, 26)
+        return width & 0x3FFF, height & 0x3FFF
+    if chunk == b"VP8L":  # lossless: 14-bit sides minus one, packed after the signature byte
+        (bits,) = _unpack("<I", data, 21)
+        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+    if chunk == b"VP8X":  # extended: 24-bit canvas sides minus one
+        if len(data) < 30:
+            raise _Truncated
+        width, height = (int.from_bytes(data[at : at + 3], "little") + 1 for at in (24, 27))
+        return width, height
+    raise _Truncated
+
+
+def _bmp_size(data: bytes) -> tuple[int, int]:
+    (header,) = _unpack("<I", data, 14)
+    if header == 12:  # OS/2 core header: 16-bit sides
+        return _unpack("<HH", data, 18)  # type: ignore[return-value]
+    width, height = _unpack("<ii", data, 18)
+    return abs(width), abs(height)  # a negative height means top-down rows
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    if data[12:16] != b"IHDR":  # the first chunk, after the signature and its length
+        raise _Truncated
+    return _unpack(">II", data, 16)  # type: ignore[return-value]
+
+
+def _tiff_size(data: bytes) -> tuple[int, int]:
+    order = "<" if data.startswith(b"II") else ">"
+    (version, directory) = _unpack(order + "HI", data, 2)
+    if version != 42:  # BigTIFF and the like: not read here
+        raise _Truncated
+    (entries,) = _unpack(order + "H", data, directory)
+    sides: dict[int, int] = {}
+    for entry in range(entries):
+        tag, kind, _count = _unpack(order + "HHI", data, directory + 2 + 12 * entry)
+        if tag in (256, 257):  # ImageWidth, ImageLength: a SHORT or a LONG
+            (sides[tag],) = _unpack(order + ("H" if kind == 3 else "I"), data, directory + 2 + 12 * entry + 8)
+    if 256 not in sides or 257 not in sides:
+        raise _Truncated
+    return sides[256], sides[257]
+
+
+_HEADER_READERS = {
+    "JPEG": _jpeg_size,
+    "PNG": _png_size,
+    "WEBP": _webp_size,
+    "BMP": _bmp_size,
+    "TIFF": _tiff_size,
+}
+
+
+def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -> tuple[int, int]:
+    """``(width, height)`` read from the image header, without decoding any pixel.
+
+    The header is read here rather than by a decoder, so that a picture is measured before any
+    decoder allocates it: JPEG frame headers, the PNG IHDR, the three WebP kinds, BMP and the first
+    TIFF directory (the page OpenCV decodes).
+
+    >>> png = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + (640).to_bytes(4, "big") + (480).to_bytes(4, "big")
+    >>> image_size(png)
+    (640, 480)
+    >>> image_size(png, "upload", max_pixels=300_000)
+    Traceback (most recent call last):
+    ...
+    scorer.vision.images.ImageTooLargeError: upload is 640x480 (0.3 MP): okgin reads images up to 0.3 MP
+
+    :raises ImageTooLargeError: when the header claims more than ``max_pixels`` pixels.
+    :raises ImageError: when the bytes are no JPEG, PNG, WebP, BMP or TIFF, or end before their size.
+    """
+    kind = file_type(data)
+    if kind is None:
+        raise ImageError(_undecodable(data, name))
+    try:
+        width, height = _HEADER_READERS[sniff_format(data) or ""](data)
+    except _Truncated:
+        raise ImageError(_undecodable(data, name)) from None
+    if width <= 0 or height <= 0:
+        raise ImageError(f"could not decode {name}: its header says it is {width}x{height}")
+    if width * height > max_pixels:
+        limit = f"okgin reads images up to {_megapixels(max_pixels)}"
+        raise ImageTooLargeError(f"{name} is {width}x{height} ({_megapixels(width * height)}): {limit}")
+    return width, height
+
+
+def _undecodable(data: bytes, name: str) -> str:
+    kind = sniff_format(data)
+    why = f"a damaged or truncated {kind} file" if kind else f"not a {SUPPORTED_FORMATS} image"
+    return f"could not decode {name}: {why}"
+
+
+def decode_image(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -> np.ndarray:
     """Decode encoded image bytes into a BGR ``uint8`` array of shape (height, width, 3).
 
-    Grey and alpha images are converted, so callers always get three channels.
+    Grey and alpha images are converted, so callers always get three channels. The size is
+    checked from the header first (``image_size``), and at most ``MAX_CONCURRENT_DECODES``
+    images decode at the same time.
 
+    :raises ImageTooLargeError: for more than ``max_pixels`` pixels, before decoding.
     :raises ImageError: for empty data or bytes OpenCV cannot decode, naming ``name``.
     """
     import cv2
 
     if not data:
         raise ImageError(f"{name} is empty (0 bytes)")
+    width, height = image_size(data, name, max_pixels)
     buffer = np.frombuffer(data, dtype=np.uint8)
-    image = cv2.imdecode(buffer, cv2.IMREAD_COLOR)
+    with _decode_slots:
+        try:
+            image = cv2.imdecode(buffer, cv2.IMREAD_COLOR)
+        except cv2.error:
+            image = None
     if image is None or image.size == 0:
-        kind = sniff_format(data)
-        why = f"a damaged or truncated {kind} file" if kind else f"not a {SUPPORTED_FORMATS} image"
-        raise ImageError(f"could not decode {name}: {why}")
+        raise ImageError(_undecodable(data, name))
+    if sorted(image.shape[:2]) != sorted((width, height)):  # EXIF orientation may swap the sides
+        raise ImageError(f"could not decode {name}: its header says {width}x{height}, its pixels do not")
     return image
 
 
-def load_image(path: str | Path) -> np.ndarray:
+def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> np.ndarray:
     """Read an image file into a BGR array.
 
+    :raises ImageTooLargeError: when the file or its pixel count is beyond what okgin reads.
     :raises ImageError: when the file is missing, is a directory, is unreadable or is not an image.
     """
     file = Path(path)
     try:
+        if file.is_file() and file.stat().st_size > MAX_FILE_BYTES:
+            size, limit = file.stat().st_size // 1024**2, MAX_FILE_BYTES // 1024**2
+            raise ImageTooLargeError(f"image {str(file)!r} is {size} MB: okgin reads image files up to {limit} MB")
         data = file.read_bytes()
     except FileNotFoundError:
         raise ImageError(f"image {str(file)!r} does not exist") from None
@@ -73,4 +258,4 @@ def load_image(path: str | Path) -> np.ndarray:
         raise ImageError(f"image {str(file)!r} is a directory, not a file") from None
     except OSError as error:
         raise ImageError(f"could not read image {str(file)!r}: {error.strerror or error}") from None
-    return decode_image(data, name=f"image {str(file)!r}")
+    return decode_image(data, name=f"image {str(file)!r}", max_pixels=max_pixels)

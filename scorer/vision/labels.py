@@ -19,11 +19,12 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from scorer.errors import OkginError
 from scorer.vision.boxes import from_normalised_xywh, to_normalised_xywh
 from scorer.vision.types import Box
 
 
-class LabelError(ValueError):
+class LabelError(OkginError):
     """A label or classes file that cannot be read, naming the file and line."""
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from scorer.cards import Card
+from scorer.errors import OkginError
 from scorer.vision.types import CardDetection, Conflict, Detections, FrameReading
 
 Point = tuple[float, float]
@@ -47,7 +48,7 @@ STRADDLE_SHARE = 0.25
 _SAMPLES = 5  # a card box is probed on a 5 x 5 grid to measure how much of it lies in each zone
 
 
-class LayoutError(ValueError):
+class LayoutError(OkginError):
     """A table layout that cannot be used: bad coordinates, unnamed or misnamed zones."""
 
 

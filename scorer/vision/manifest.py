@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from scorer.cards import CLASS_NAMES, Card, InvalidCardError
+from scorer.errors import OkginError
 from scorer.vision.crops import CROP_PAD, CROP_SIZE
 
 BACKENDS: tuple[str, ...] = ("auto", "onnx", "openvino", "torch")
@@ -31,7 +32,7 @@ DEFAULT_CLASSIFIER_CONF = 0.25
 DEFAULT_NONE_CLASS = "none"
 
 
-class ModelError(RuntimeError):
+class ModelError(OkginError, RuntimeError):
     """A model that cannot be used: missing or corrupt files, a bad manifest, an unavailable backend."""
 
 

@@ -16,13 +16,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from scorer.errors import OkginError
+
 log = logging.getLogger(__name__)
 
 RECONNECT_DELAYS: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
 """Pauses before successive reopen attempts of a live source; the last one repeats."""
 
 
-class SourceError(RuntimeError):
+class SourceError(OkginError, RuntimeError):
     """A camera, file or stream that cannot be opened or read."""
 
 

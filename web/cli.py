@@ -1,18 +1,23 @@
 """``okgin serve`` and ``okgin init-db``: the table companion's web server and its database.
 
-Plain HTTP is served by waitress (a production WSGI server). Waitress has no TLS, so ``--https`` runs
-the same app on Werkzeug's threaded server with an ``ssl_context`` (debugger off): enough for the few
-devices around one card table, and the only way a phone on the LAN gets camera access.
+Both plain HTTP and ``--https`` are served by ``web.server`` (waitress, with TLS on its event loop and
+limits on connections, idle time and handshakes); HTTPS is the only way a phone on the LAN gets camera
+access. User errors (a busy port, a host that is no address, an unusable database) are one line and
+exit status 2, like every okgin command.
 """
 
 from __future__ import annotations
 
 import json
+import ssl
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
+
+from scorer.cli import UserError
+from web.server import ServerLimits
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 MIN_PIN_LENGTH = 4
@@ -54,7 +59,20 @@ def _players_layout(value: str | None) -> tuple[int, dict[str, Any] | None]:
 @click.option("--pin", help="PIN asked of other machines (requests from this machine never need it).")
 @click.option("--model", "model_dir", type=click.Path(file_okay=False), help="Detector model folder (default models/).")
 @click.option("--players-layout", help="Seats for the camera: a player count 2-4 or a JSON layout file.")
-@click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 64), help="Request threads.")
+@click.option(
+    "--allow-host",
+    "allowed_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="Another name clients reach this server by (localhost, --host and this machine's names always work).",
+)
+@click.option(
+    "--threads",
+    default=ServerLimits.threads,
+    show_default=True,
+    type=click.IntRange(4, 64),
+    help="Request threads; a quarter may serve camera streams and a quarter wait for the detector.",
+)
 def serve(
     host: str,
     port: int,
@@ -65,24 +83,37 @@ def serve(
     pin: str | None,
     model_dir: str | None,
     players_layout: str | None,
+    allowed_hosts: tuple[str, ...],
     threads: int,
 ) -> None:
     """Serve the score sheet, the live table and the JSON API."""
     from web import create_app, database_location
-    from web.db import DatabaseError
+    from web.server import build_server, check_host
 
     if pin is not None and len(pin) < MIN_PIN_LENGTH:
         raise click.BadParameter(f"use at least {MIN_PIN_LENGTH} characters", param_hint="--pin")
     players, layout = _players_layout(players_layout)
+    check_host(host, port)
     directory = _data_dir(data_dir)
     try:
         location = database_location(directory, database)
-        settings = {"DATA_DIR": str(directory), "DATABASE": str(location), "PIN": pin, "MODEL_DIR": model_dir}
-        app = create_app(settings | {"LAYOUT": layout})
-    except (DatabaseError, ValueError) as error:
-        raise click.ClickException(str(error)) from error
+        tls = _tls_context(directory, host) if use_https else None
+        app = create_app(
+            {
+                "DATA_DIR": str(directory),
+                "DATABASE": str(location),
+                "PIN": pin,
+                "MODEL_DIR": model_dir,
+                "LAYOUT": layout,
+                "ALLOWED_HOSTS": [host, *allowed_hosts],
+                "SESSION_COOKIE_SECURE": use_https,
+                "STREAM_LIMIT": max(1, threads // 4),
+                "DETECT_QUEUE": max(1, threads // 4),
+            }
+        )
     except OSError as error:
-        raise click.ClickException(f"cannot use the data directory {directory}: {error}") from error
+        raise UserError(f"cannot use the data directory {directory}: {error.strerror or error}") from error
+    server = build_server(app, host, port, ServerLimits(threads=threads), tls)  # binds: a busy port stops us here
     if host not in LOOPBACK_HOSTS and not pin:
         click.echo(f"warning: listening on {host} without --pin: anyone on this network can change scores", err=True)
     if camera is not None:
@@ -93,34 +124,16 @@ def serve(
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"okgin serving on {scheme}://{shown}:{port}/  (database {location}; Ctrl+C stops)")
     sys.stdout.flush()
-    try:
-        if use_https:
-            _serve_https(app, host, port, directory)
-        else:
-            import waitress
-
-            waitress.serve(app, host=host, port=port, threads=threads, ident="okgin")
-    except OSError as error:
-        raise click.ClickException(f"cannot listen on {host}:{port}: {error.strerror or error}") from error
+    server.run()
 
 
-def _serve_https(app: Any, host: str, port: int, directory: Path) -> None:
-    from werkzeug.serving import make_server
+def _tls_context(directory: Path, host: str) -> ssl.SSLContext:
+    from web.server import tls_context
+    from web.tls import ensure_certificate
 
-    from web.tls import CertificateError, ensure_certificate
-
-    try:
-        cert, key = ensure_certificate(directory / "tls", [host] if host not in ("0.0.0.0", "::") else None)
-    except CertificateError as error:
-        raise click.ClickException(str(error)) from error
+    cert, key = ensure_certificate(directory / "tls", [host] if host not in ("0.0.0.0", "::") else None)
     click.echo(f"certificate: {cert} (self-signed: accept it once in each browser)")
-    server = make_server(host, port, app, threaded=True, ssl_context=(str(cert), str(key)))
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+    return tls_context(cert, key)
 
 
 @click.command("init-db")
@@ -129,12 +142,8 @@ def _serve_https(app: Any, host: str, port: int, directory: Path) -> None:
 def init_db(database: str | None, data_dir: str | None) -> None:
     """Create the database, or upgrade its schema to this version of okgin."""
     from web import database_location
-    from web.db import DatabaseError
     from web.db import init_db as initialise
 
-    try:
-        location = database_location(_data_dir(data_dir), database)
-        version = initialise(location)
-    except (DatabaseError, ValueError) as error:
-        raise click.ClickException(str(error)) from error
+    location = database_location(_data_dir(data_dir), database)
+    version = initialise(location)  # a DatabaseError is a user error: one line, exit 2
     click.echo(f"database ready: {location} (schema version {version})")

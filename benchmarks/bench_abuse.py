@@ -1,0 +1,467 @@
+"""Replay the attacks of issue 11 against a live ``okgin serve`` and print what held.
+
+Two servers run from a temporary data directory: plain HTTP on all interfaces with ``--pin`` and a short
+video as ``--camera``, and ``--https`` on loopback. Each row is one attack: what was sent, what came back
+(statuses, latencies, the server's memory), and whether it held (the server kept serving others and
+answered 4xx where the issue saw a 500). Requests from this machine never need the PIN, so the PIN rows
+reach the server through this machine's LAN address (skipped when it has none).
+
+    python benchmarks/bench_abuse.py [--idle 300] [--viewers 8]
+
+No model is needed (``--model`` points at an empty folder): every attack is refused before detection.
+Linux only (peak memory is read from /proc). A correction with a 400-digit box needs a frame the
+detector read, so without a model it is left to ``tests/test_web_bad_input.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import functools
+import http.client
+import json
+import os
+import re
+import socket
+import ssl
+import struct
+import subprocess
+import tempfile
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+from bench_web import HOST, free_port, okgin_command, start_server
+
+from web import create_app
+from web.request_json import json_routes
+
+REPO = Path(__file__).resolve().parents[1]
+PIN = "4321"
+ROUND = {
+    "upcard": "KS",
+    "knocker": "Ann",
+    "hands": {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"},
+}
+
+
+@dataclass
+class Row:
+    attack: str
+    result: str
+    held: bool
+
+
+ROWS: list[Row] = []
+
+
+def report(attack: str, result: str, held: bool) -> None:
+    ROWS.append(Row(attack, result, held))
+    print(f"{'held' if held else 'FAILED':<7} {attack:<58} {result}", flush=True)
+
+
+# --- servers and clients ---------------------------------------------------------------------------------------
+
+
+def start(port: int, workdir: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """``okgin serve`` without a model (``--model`` an empty folder): every attack is refused before detection."""
+    (workdir / "no-model").mkdir(parents=True, exist_ok=True)
+    return start_server(port, workdir, str(workdir / "no-model"), *extra)
+
+
+class Client:
+    """One request per connection, to ``host:port`` (optionally over TLS with the server's certificate)."""
+
+    def __init__(self, host: str, port: int, context: ssl.SSLContext | None = None) -> None:
+        self.host, self.port, self.context = host, port, context
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float = 30,
+    ) -> tuple[int, dict[str, str], bytes, float]:
+        started = time.perf_counter()
+        connection: http.client.HTTPConnection = (
+            http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=self.context)
+            if self.context
+            else http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        )
+        try:
+            connection.request(method, path, body=body, headers=headers or {})
+            answer = connection.getresponse()
+            payload = answer.read()
+            return answer.status, dict(answer.getheaders()), payload, time.perf_counter() - started
+        finally:
+            connection.close()
+
+    def json(self, method: str, path: str, body: object, **headers: str) -> tuple[int, dict[str, object]]:
+        status, _, payload, _ = self.request(
+            method, path, json.dumps(body).encode(), {"Content-Type": "application/json", **headers}
+        )
+        try:
+            return status, json.loads(payload)
+        except ValueError:
+            return status, {"raw": payload[:80].decode(errors="replace")}
+
+
+def peak_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def closed_by_server(sock: socket.socket, within: float) -> bool:
+    sock.settimeout(within)
+    try:
+        return sock.recv(1) == b""
+    except (ConnectionResetError, ssl.SSLError):
+        return True
+    except TimeoutError:
+        return False
+
+
+@functools.cache
+def png_claiming(width: int, height: int) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    # real compressed rows of zeros, up to ~400 KB of them: what a decompression bomb looks like
+    compressor, rows, left = zlib.compressobj(9), b"", (width * 3 + 1) * height
+    zeros = b"\0" * 2**20
+    while left > 0 and len(rows) < 400_000:
+        rows += compressor.compress(zeros[: min(left, len(zeros))])
+        left -= len(zeros)
+    rows += compressor.flush()
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", rows) + chunk(b"IEND", b"")
+
+
+def lan_address() -> str | None:
+    from web.tls import local_addresses
+
+    for address in local_addresses():
+        if ":" not in address and not address.startswith("127."):
+            return address
+    return None
+
+
+def write_video(path: Path, seconds: float) -> Path:
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 15, (320, 180))
+    for index in range(int(seconds * 15)):
+        writer.write(np.full((180, 320, 3), (30, 60 + index % 150, 30), np.uint8))
+    writer.release()
+    return path
+
+
+# --- the attacks ------------------------------------------------------------------------------------------------
+
+
+def silent_tls_clients(https: Client, silent: int) -> None:
+    sockets = [socket.create_connection((HOST, https.port), timeout=5) for _ in range(silent)]
+    latencies = []
+    for _ in range(10):
+        status, _, _, elapsed = https.request("GET", "/api/matches", timeout=10)
+        latencies.append(elapsed if status == 200 else float("inf"))
+    worst = max(latencies)
+    report(
+        f"--https: {silent} TCP connections that send nothing",
+        f"10 HTTPS clients served, slowest {worst * 1000:.0f} ms",
+        worst < 2,
+    )
+    started = time.perf_counter()
+    dropped = sum(closed_by_server(sock, within=15) for sock in sockets)
+    report(
+        "--https: a handshake that never finishes",
+        f"{dropped}/{silent} dropped by the server within {time.perf_counter() - started:.1f} s",
+        dropped == silent,
+    )
+    for sock in sockets:
+        sock.close()
+
+
+def idle_connections(plain: Client, count: int) -> None:
+    sockets = []
+    for _ in range(count):
+        try:
+            sockets.append(socket.create_connection((HOST, plain.port), timeout=5))
+        except OSError:
+            break
+    status, _, _, elapsed = plain.request("GET", "/api/matches", timeout=30)
+    closed = sum(closed_by_server(sock, within=0.05) for sock in sockets)
+    report(
+        f"{len(sockets)} idle connections to the plain server",
+        f"a new client got {status} in {elapsed * 1000:.0f} ms; {closed} idle ones closed to make room",
+        status == 200 and elapsed < 2,
+    )
+    for sock in sockets:
+        sock.close()
+
+
+def open_stream(port: int) -> tuple[socket.socket, int]:
+    sock = socket.create_connection((HOST, port), timeout=10)
+    sock.sendall(b"GET /live/camera.mjpg HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    head = sock.recv(256)
+    match = re.match(rb"HTTP/1\.1 (\d+)", head)
+    return sock, int(match.group(1)) if match else 0
+
+
+def camera_viewers(plain: Client, viewers: int, video_seconds: float) -> None:
+    deadline = time.monotonic() + 20
+    while plain.request("GET", "/live/camera.jpg")[0] != 200 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    opened = [open_stream(plain.port) for _ in range(viewers)]
+    streaming = [sock for sock, status in opened if status == 200]
+    refused = sum(status == 503 for _, status in opened)
+    latencies = [
+        plain.request(method, path, timeout=10)[3] for method, path in [("GET", "/api/matches"), ("GET", "/")] * 5
+    ]
+    worst = max(latencies)
+    report(
+        f"{viewers} viewers of /live/camera.mjpg",
+        f"{len(streaming)} streaming, {refused} refused (503); API and pages answered, slowest {worst * 1000:.0f} ms",
+        worst < 2 and refused + len(streaming) == viewers,
+    )
+    for sock, status in opened:
+        if status != 200:
+            sock.close()
+    streaming.pop().close()
+    started = time.perf_counter()
+    again_status = 0
+    while time.perf_counter() - started < 5:
+        again, again_status = open_stream(plain.port)
+        if again_status == 200:
+            streaming.append(again)
+            break
+        again.close()
+        time.sleep(0.1)
+    report(
+        "a viewer leaves: is its place freed?",
+        f"new viewer got {again_status} after {time.perf_counter() - started:.2f} s",
+        again_status == 200,
+    )
+    ended_at = None
+    deadline = time.monotonic() + video_seconds + 20
+    while time.monotonic() < deadline:
+        status = plain.request("GET", "/live/camera/reading")[0]
+        if status == 410:  # the camera has ended, said once and for good
+            ended_at = time.monotonic()
+            break
+        time.sleep(0.2)
+    finished = 0
+    for sock in streaming:
+        sock.settimeout(max(0.1, (ended_at or time.monotonic()) + 5 - time.monotonic()))
+        try:
+            while chunk := sock.recv(65536):
+                if chunk.endswith(b"0\r\n\r\n"):
+                    finished += 1
+                    break
+        except OSError:
+            pass
+        sock.close()
+    report(
+        "the camera ends: do its streams end?",
+        f"{finished}/{len(streaming)} streams ended within 5 s of the camera",
+        ended_at is not None and finished == len(streaming),
+    )
+
+
+def decompression_bombs(plain: Client, pid: int) -> None:
+    before = peak_rss_mib(pid)
+    for side in (20000, 30000, 100000):
+        bomb = png_claiming(side, side)
+        for route in ("/api/detect", "/live/frame"):
+            status, _, payload, elapsed = plain.request("POST", route, bomb, {"Content-Type": "image/png"}, timeout=120)
+            error = json.loads(payload).get("error", "") if payload.startswith(b"{") else payload[:60].decode()
+            report(
+                f"{len(bomb) // 1024} KB PNG claiming {side}x{side} to {route}",
+                f"{status} in {elapsed * 1000:.0f} ms: {error[:60]}",
+                status == 413,
+            )
+    bomb = png_claiming(30000, 30000)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        statuses = list(
+            pool.map(lambda _: plain.request("POST", "/api/detect", bomb, {"Content-Type": "image/png"})[0], range(4))
+        )
+    after = peak_rss_mib(pid)
+    report(
+        "four 30000x30000 bombs at once",
+        f"statuses {statuses}; server peak RSS {before:.0f} -> {after:.0f} MiB",
+        set(statuses) == {413} and after - before < 200,
+    )
+
+
+def bad_input(plain: Client, routes: list[tuple[str, str]]) -> None:
+    deep = b"[" * 1000 + b"]" * 1000
+    statuses = [plain.request(m, p, deep, {"Content-Type": "application/json"})[0] for m, p in routes]
+    report("JSON nested 1000 deep on every JSON route", f"statuses {statuses}", set(statuses) == {400})
+    for route in ("/api/detect", "/live/frame"):
+        for players in ("%C2%B2", "9" * 5000):
+            status, _, _, elapsed = plain.request(
+                "POST", f"{route}?players={players}", b"\xff\xd8junk", {"Content-Type": "image/jpeg"}
+            )
+            shown = "²" if players.startswith("%") else "5000 digits"
+            report(f"{route}?players={shown}", f"{status} in {elapsed * 1000:.0f} ms", status == 400)
+    status, _, _, _ = plain.request(
+        "POST", "/api/detect", png_claiming(100000, 100000)[:60], {"Content-Type": "image/png"}
+    )
+    report("a PNG header claiming 100000x100000 (truncated)", f"{status}", status in (400, 413))
+    cases = [
+        ("players with a lone surrogate", "POST", "/api/matches", {"players": ["\ud800", "Bob"]}),
+        (
+            "/api/arrange with 12 cards in a hand",
+            "POST",
+            "/api/arrange",
+            {"hands": {"Ann": "AC 2C 3C 4C 5C 6C 7C 8C 9C 10C JC QC", "Bob": "KS"}},
+        ),
+        ('"match": -9223372036854775809 to /api/score', "POST", "/api/score", {"match": -(2**63) - 1, **ROUND}),
+    ]
+    for label, method, path, body in cases:
+        status, answer = plain.json(method, path, body)
+        said = answer.get("error") or json.dumps(answer)  # /api/arrange answers a 12-card hand with its problem
+        report(label, f"{status} {str(said)[:50]}", status < 500)
+    for field in ("target=--5", "target=%C2%B2", "dealer=%C2%B2", "target=" + "9" * 5000):
+        form = f"player=Ann&player=Bob&{field}".encode()
+        status = plain.request(
+            "POST", "/matches", form, {"Content-Type": "application/x-www-form-urlencoded", "X-Requested-With": "bench"}
+        )[0]
+        report(f"form POST /matches {field[:20]}", f"{status}", 400 <= status < 500)
+
+
+def rebinding(plain: Client) -> None:
+    evil = {"Host": f"rebind.evil.example:{plain.port}", "Origin": f"http://rebind.evil.example:{plain.port}"}
+    created, answer = plain.json("POST", "/api/matches", {"players": ["Eve", "Mallory"]}, **evil)
+    read = plain.request("GET", "/api/matches/1", headers={"Host": evil["Host"]})[0]
+    deleted = plain.request("DELETE", "/api/matches/1/rounds/last", headers=evil)[0]
+    report(
+        "DNS rebinding: create, read, delete with a foreign Host",
+        f"{created}, {read}, {deleted}: {str(answer.get('error'))[:45]}",
+        {created, read, deleted} == {400},
+    )
+
+
+def pin_attacks(lan: Client, restart: Callable[[str], None]) -> None:
+    throttled, wrong = 0, 0
+    started = time.perf_counter()
+    for guess in range(40):
+        status = lan.request("GET", "/api/matches", headers={"X-Okgin-Pin": f"{guess:04d}"})[0]
+        throttled += status == 429
+        wrong += status == 401
+    report(
+        "40 wrong PINs in a row from one address",
+        f"{wrong} checked, {throttled} refused (429) in {time.perf_counter() - started:.1f} s",
+        wrong <= 3,
+    )
+    restart(PIN)  # a fresh throttle: the budget above is spent
+    status, headers, page, _ = lan.request("GET", "/pin?next=/%09/evil.com")
+    token = re.search(rb'name="csrf_token" value="([^"]+)"', page)
+    cookie = headers.get("Set-Cookie", "").split(";")[0]
+    form = f"pin={PIN}&csrf_token={token.group(1).decode() if token else ''}".encode()
+    status, headers, _, _ = lan.request(
+        "POST", "/pin?next=/%09/evil.com", form, {"Content-Type": "application/x-www-form-urlencoded", "Cookie": cookie}
+    )
+    report(
+        "/pin?next=/%09/evil.com with the right PIN",
+        f"{status} to {headers.get('Location')!r}",
+        status == 302 and headers.get("Location") == "/",
+    )
+    session = headers.get("Set-Cookie", "").split(";")[0]
+    before = lan.request("GET", "/api/matches", headers={"Cookie": session})[0]
+    restart("8765")
+    after = lan.request("GET", "/api/matches", headers={"Cookie": session})[0]
+    report(
+        "the PIN changes: does the old session still work?",
+        f"{before} before, {after} after",
+        (before, after) == (200, 401),
+    )
+
+
+def https_cookies_and_banners(https: Client, plain: Client) -> None:
+    _, headers, _, _ = https.request("GET", "/")
+    cookie = headers.get("Set-Cookie", "")
+    report(
+        "--https session cookie", "Secure" if "Secure" in cookie else f"not Secure: {cookie[:40]}", "Secure" in cookie
+    )
+    banners = [client.request("GET", "/api/matches")[1].get("Server") for client in (plain, https)]
+    report("Server banner (plain, https)", f"{banners}", banners == [None, None])
+
+
+def files_and_cli(workdir: Path, busy_port: int, bomb: Path) -> None:
+    modes = {name: oct((workdir / name).stat().st_mode & 0o777) for name in ("bench.db", "secret_key")}
+    report("database and secret key modes", f"{modes}", set(modes.values()) == {"0o600"})
+    for label, args in [
+        ("serve on a port in use", ["serve", "--port", str(busy_port), "--data-dir", str(workdir / "other")]),
+        ("serve --host 999.1.1.1", ["serve", "--host", "999.1.1.1", "--data-dir", str(workdir / "other")]),
+        ("okgin detect on the 100000x100000 PNG", ["detect", str(bomb), "--model", str(REPO / "models")]),
+    ]:
+        env = os.environ | {"PYTHONPATH": str(REPO)}
+        done = subprocess.run(okgin_command(*args), capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
+        lines = done.stderr.strip().splitlines()
+        ok = done.returncode == 2 and len(lines) == 1 and "serving on" not in done.stdout
+        report(label, f"exit {done.returncode}: {lines[-1][:60] if lines else done.stdout[:60]}", ok)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--idle", type=int, default=300, help="idle connections to open (the limit is 250)")
+    parser.add_argument("--viewers", type=int, default=8, help="camera viewers to open (the limit is 4)")
+    parser.add_argument("--silent", type=int, default=5, help="silent TCP connections to the HTTPS server")
+    options = parser.parse_args()
+    video_seconds = 12.0
+    with tempfile.TemporaryDirectory(prefix="okgin-abuse-") as folder:
+        workdir = Path(folder)
+        video = write_video(workdir / "table.avi", video_seconds)
+        plain_port, https_port = free_port(), free_port()
+        lan = lan_address()
+        camera = ["--host", "0.0.0.0", "--pin", PIN, "--camera", str(video)]
+        servers = {"plain": start(plain_port, workdir, *camera)}
+        servers["https"] = start(https_port, workdir / "tls-data", "--https")
+        try:
+            context = ssl.create_default_context(cafile=str(workdir / "tls-data" / "tls" / "cert.pem"))
+            plain, https = Client(HOST, plain_port), Client(HOST, https_port, context)
+            print(
+                f"okgin serve: plain pid {servers['plain'].pid} :{plain_port}, https pid {servers['https'].pid} "
+                f":{https_port}; LAN address {lan or 'none'}"
+            )
+            plain.json("POST", "/api/matches", {"players": ["Ann", "Bob"]})
+            plain.json("POST", "/api/matches/1/rounds", ROUND)
+            camera_viewers(plain, options.viewers, video_seconds)
+            silent_tls_clients(https, options.silent)
+            idle_connections(plain, options.idle)
+            decompression_bombs(plain, servers["plain"].pid)
+            bad_input(plain, json_routes(create_app({"DATA_DIR": str(workdir / "routes")})))
+            rebinding(plain)
+            https_cookies_and_banners(https, plain)
+            bomb = workdir / "bomb.png"
+            bomb.write_bytes(png_claiming(100000, 100000))
+            files_and_cli(workdir, plain_port, bomb)
+            if lan is None:
+                report("PIN attacks from the LAN", "skipped: this machine has no LAN address", True)
+            else:
+
+                def restart(pin: str) -> None:
+                    servers["plain"].terminate()
+                    servers["plain"].wait(10)
+                    servers["plain"] = start(plain_port, workdir, "--host", "0.0.0.0", "--pin", pin)
+
+                pin_attacks(Client(lan, plain_port), restart)
+            alive = all(server.poll() is None for server in servers.values())
+            report("both servers still running", f"{alive}", alive)
+        finally:
+            for server in servers.values():
+                server.terminate()
+                server.wait(10)
+    held = sum(row.held for row in ROWS)
+    print(f"\nheld {held} of {len(ROWS)}")
+    return 0 if held == len(ROWS) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,28 @@
+"""The one base class of okgin's user errors.
+
+A user error is input or a setting a person can fix: a card that is not a card, a knock the rules
+refuse, a missing model, an image too large to read. Every such error derives from ``OkginError``,
+so the edges (the CLI, the web app) catch exactly these and turn them into one clear line or a 4xx,
+while any other exception is a bug: a traceback on the command line, a logged 500 on the web.
+
+``OkginError`` is a ``ValueError`` because the errors it gathers were ``ValueError`` subclasses
+before it existed (as python-chess's ``IllegalMoveError`` is); those that were ``RuntimeError``
+subclasses derive from both, so no existing ``except`` clause stops catching them.
+
+>>> from scorer.cards import Card, InvalidCardError
+>>> issubclass(InvalidCardError, OkginError)
+True
+>>> try:
+...     Card.parse("11H")
+... except OkginError as error:
+...     print(type(error).__name__)
+InvalidCardError
+"""
+
+from __future__ import annotations
+
+__all__ = ["OkginError"]
+
+
+class OkginError(ValueError):
+    """Input or a setting a person can fix; the message names the problem and, where it can, the fix."""

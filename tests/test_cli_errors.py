@@ -1,0 +1,152 @@
+"""Every command answers a user error with one line on stderr and exit status 2; 1 means a bug."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import FakeDetector, detection
+from test_images import png_claiming
+
+from scorer.cli import USAGE_ERROR, main
+from scorer.errors import OkginError
+
+
+@pytest.fixture
+def fake_model(monkeypatch: pytest.MonkeyPatch) -> FakeDetector:
+    detector = FakeDetector([[detection("AS", (100, 100))]])
+    monkeypatch.setattr("scorer.cli.vision.load_detector", lambda *args: detector)
+    return detector
+
+
+@pytest.fixture
+def photo(tmp_path: Path) -> Path:
+    path = tmp_path / "table.jpg"
+    cv2.imwrite(str(path), np.full((64, 64, 3), 80, np.uint8))
+    return path
+
+
+@pytest.fixture
+def bomb(tmp_path: Path) -> Path:
+    path = tmp_path / "bomb.png"
+    path.write_bytes(png_claiming(100000, 100000))
+    return path
+
+
+@pytest.fixture
+def labelled(tmp_path: Path, photo: Path) -> Path:
+    root = tmp_path / "set"
+    (root / "images").mkdir(parents=True)
+    (root / "labels").mkdir()
+    (root / "classes.txt").write_text("AS\n")
+    cv2.imwrite(str(root / "images" / "a.jpg"), np.zeros((64, 64, 3), np.uint8))
+    (root / "labels" / "a.txt").write_text("0 0.5 0.5 0.2 0.2\n")
+    return root
+
+
+def one_line_error(result: Any, *expected: str) -> str:
+    """The single stderr line of a failed command, checked for exit 2, no traceback and each expected part."""
+    assert result.exit_code == USAGE_ERROR, result.output
+    assert "Traceback" not in result.output and not isinstance(result.exception, AssertionError)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    for part in expected:
+        assert part in lines[0], lines[0]
+    return str(lines[0])
+
+
+def run(*args: object) -> Any:
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_detect_on_a_decompression_bomb(bomb: Path, fake_model: FakeDetector) -> None:
+    too_large = "bomb.png' is 100000x100000 (10000.0 MP): okgin reads images up to 40.0 MP"
+    one_line_error(run("detect", bomb), "okgin: image ", too_large)
+    assert fake_model.calls == 0
+
+
+def test_score_image_on_a_decompression_bomb(bomb: Path, fake_model: FakeDetector) -> None:
+    one_line_error(run("score-image", bomb, "--upcard", "KS", "--knocker", "1"), "is 100000x100000 (10000.0 MP)")
+
+
+def test_detect_annotate_into_a_path_under_a_file(photo: Path, fake_model: FakeDetector) -> None:
+    line = one_line_error(run("detect", photo, "--annotate", photo / "drawn"), "--annotate: cannot use", "table.jpg")
+    assert "Not a directory" in line or "exists" in line
+    assert fake_model.calls == 0  # refused before the model ran
+
+
+def test_eval_with_a_binary_classes_file(labelled: Path, fake_model: FakeDetector) -> None:
+    (labelled / "classes.txt").write_bytes(os.urandom(64) + b"\xff\xfe")
+    result = run("eval", "--images", labelled / "images", "--labels", labelled / "labels", "--classes",
+                 labelled / "classes.txt")  # fmt: skip
+    one_line_error(result, "could not read classes file", "classes.txt': 'utf-8' codec can't decode")
+
+
+def test_eval_with_a_binary_label_file(labelled: Path, fake_model: FakeDetector) -> None:
+    (labelled / "labels" / "a.txt").write_bytes(b"\x80\x81\xfe\xff")
+    result = run("eval", "--images", labelled / "images", "--labels", labelled / "labels", "--classes",
+                 labelled / "classes.txt")  # fmt: skip
+    one_line_error(result, "a.txt': 'utf-8' codec can't decode")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_eval_plots_into_an_unwritable_folder(labelled: Path, fake_model: FakeDetector, tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    result = run("eval", "--images", labelled / "images", "--labels", labelled / "labels", "--classes",
+                 labelled / "classes.txt", "--plots", locked / "plots")  # fmt: skip
+    one_line_error(result, "--plots: cannot use", "Permission denied")
+
+
+def test_eval_plots_under_a_file(labelled: Path, fake_model: FakeDetector, photo: Path) -> None:
+    result = run("eval", "--images", labelled / "images", "--labels", labelled / "labels", "--classes",
+                 labelled / "classes.txt", "--plots", photo / "plots")  # fmt: skip
+    one_line_error(result, "--plots: cannot use")
+    assert fake_model.calls == 0
+
+
+def test_eval_plots_that_cannot_be_written_after_the_run(
+    labelled: Path, fake_model: FakeDetector, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: object) -> None:
+        raise PermissionError(13, "Permission denied", str(tmp_path / "plots" / "confusions.png"))
+
+    monkeypatch.setattr("scorer.vision.evaluate.write_plots", refuse)
+    result = run("eval", "--images", labelled / "images", "--labels", labelled / "labels", "--classes",
+                 labelled / "classes.txt", "--plots", tmp_path / "plots")  # fmt: skip
+    assert result.exit_code == USAGE_ERROR
+    assert result.stderr.strip().splitlines()[-1].endswith("confusions.png': Permission denied")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["solve", "AS", "XX"], "okgin: unknown card 'XX'"),
+        (["score", "--upcard", "KS", "--knocker", "AS 2S", "--opponent", "3S"], "okgin: "),
+        (["init-db", "--db", "{photo}/x.db"], "okgin: cannot open the database"),
+    ],
+)
+def test_user_errors_of_every_kind_exit_2_in_one_line(args: list[str], message: str, photo: Path) -> None:
+    one_line_error(run(*[arg.replace("{photo}", str(photo)) for arg in args]), message)
+
+
+def test_a_user_error_escaping_a_command_is_still_one_line(monkeypatch: pytest.MonkeyPatch, photo: Path) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OkginError("the table has no cards")
+
+    monkeypatch.setattr("scorer.cli.vision.load_detector", broken)
+    one_line_error(run("detect", photo), "okgin: the table has no cards")
+
+
+def test_a_bug_exits_1_with_its_traceback(monkeypatch: pytest.MonkeyPatch, photo: Path) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("a bug")
+
+    monkeypatch.setattr("scorer.cli.vision.load_detector", broken)
+    result = run("detect", photo)
+    assert result.exit_code == 1 and isinstance(result.exception, KeyError)

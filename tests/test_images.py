@@ -1,0 +1,170 @@
+"""Pictures are measured from their header before decoding: a small file claiming a huge picture is
+refused without spending the memory, and only a few decode at once."""
+
+from __future__ import annotations
+
+import re
+import struct
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scorer.vision import images
+from scorer.vision.images import ImageError, ImageTooLargeError, decode_image, image_size, load_image
+
+
+def png_claiming(width: int, height: int) -> bytes:
+    """A valid PNG header for a ``width`` x ``height`` RGB picture, with almost no pixel data behind it."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
+    )
+
+
+def encoded(width: int, height: int, extension: str) -> bytes:
+    ok, data = cv2.imencode(extension, np.full((height, width, 3), 90, np.uint8))
+    assert ok
+    return data.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("extension", "channels", "flags"),
+    [
+        (".png", 3, []),
+        (".png", 1, []),  # grey
+        (".png", 4, []),  # with alpha
+        (".jpg", 3, []),
+        (".jpg", 3, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1]),
+        (".jpg", 1, []),
+        (".webp", 3, [cv2.IMWRITE_WEBP_QUALITY, 80]),  # lossy: VP8
+        (".webp", 3, [cv2.IMWRITE_WEBP_QUALITY, 101]),  # lossless: VP8L
+        (".webp", 4, [cv2.IMWRITE_WEBP_QUALITY, 80]),  # lossy with alpha: VP8X
+        (".bmp", 3, []),
+        (".tiff", 3, []),
+        (".tiff", 1, []),
+    ],
+)
+def test_the_size_comes_from_the_header(extension: str, channels: int, flags: list[int]) -> None:
+    pixels = np.full((48, 64, channels) if channels > 1 else (48, 64), 90, np.uint8)
+    ok, data = cv2.imencode(extension, pixels, flags)
+    assert ok
+    assert image_size(data.tobytes()) == (64, 48)
+    assert decode_image(data.tobytes()).shape == (48, 64, 3)
+
+
+def test_a_jpeg_with_a_thumbnail_is_measured_by_its_own_frame() -> None:
+    photo, thumbnail = encoded(640, 480, ".jpg"), encoded(32, 24, ".jpg")
+    app1 = b"Exif\0\0" + thumbnail  # an APP1 segment holding a whole smaller JPEG
+    segment = b"\xff\xe1" + (len(app1) + 2).to_bytes(2, "big") + app1
+    assert image_size(photo[:2] + segment + photo[2:]) == (640, 480)
+
+
+def test_a_top_down_bmp_is_measured() -> None:
+    data = bytearray(encoded(64, 48, ".bmp"))
+    data[22:26] = (-48).to_bytes(4, "little", signed=True)
+    assert image_size(bytes(data)) == (64, 48)
+
+
+@pytest.mark.parametrize("extension", [".png", ".jpg", ".webp", ".bmp", ".tiff"])
+def test_a_header_cut_short_is_named(extension: str) -> None:
+    whole = encoded(64, 48, extension)
+    for cut in (12, 20):
+        with pytest.raises(ImageError, match="could not decode image: a damaged or truncated"):
+            image_size(whole[:cut])
+
+
+@given(
+    data=st.binary(max_size=64),
+    kind=st.sampled_from([b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"RIFF", b"BM", b"II*\x00", b"MM\x00*"]),
+)
+@settings(max_examples=300, derandomize=True, deadline=None)
+def test_any_bytes_after_a_signature_are_measured_or_named(data: bytes, kind: bytes) -> None:
+    header = kind + data if kind != b"RIFF" else kind + data[:4] + b"WEBP" + data[4:]
+    try:
+        width, height = image_size(header)
+    except ImageError:
+        return
+    assert width > 0 and height > 0
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "message"),
+    [
+        (6000, 7000, "is 6000x7000 (42.0 MP): okgin reads images up to 40.0 MP"),
+        (20000, 20000, "is 20000x20000 (400.0 MP): okgin reads images up to 40.0 MP"),
+        (30000, 30000, "is 30000x30000 (900.0 MP): okgin reads images up to 40.0 MP"),
+        (100000, 100000, "is 100000x100000 (10000.0 MP): okgin reads images up to 40.0 MP"),  # past OpenCV's limit
+    ],
+)
+def test_a_decompression_bomb_is_refused_before_decoding(width: int, height: int, message: str) -> None:
+    bomb = png_claiming(width, height)
+    assert len(bomb) < 200
+    started = time.perf_counter()
+    with pytest.raises(ImageTooLargeError, match=re.escape(f"upload {message}")):
+        decode_image(bomb, "upload")
+    assert time.perf_counter() - started < 5  # nowhere near the seconds a 400 MP decode takes
+
+
+def test_the_budget_is_a_parameter() -> None:
+    data = encoded(100, 100, ".png")
+    assert decode_image(data, max_pixels=10_000).shape == (100, 100, 3)
+    with pytest.raises(ImageTooLargeError, match="100x100"):
+        decode_image(data, max_pixels=9_999)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "is empty"),
+        (b"hello, not a picture", "not a JPEG, PNG, BMP, WEBP or TIFF image"),
+        (b"\x89PNG\r\n\x1a\n" + b"\0" * 40, "a damaged or truncated PNG file"),
+        (encoded(64, 48, ".jpg")[:300], "a damaged or truncated JPEG file"),
+    ],
+)
+def test_what_is_not_a_picture_is_named(data: bytes, message: str) -> None:
+    with pytest.raises(ImageError, match=message):
+        decode_image(data)
+
+
+def test_load_image_refuses_a_huge_file_without_reading_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "huge.jpg"
+    path.write_bytes(encoded(64, 48, ".jpg"))
+    monkeypatch.setattr(images, "MAX_FILE_BYTES", 100)
+    with pytest.raises(ImageTooLargeError, match=re.escape("huge.jpg' is 0 MB: okgin reads image files up to 0 MB")):
+        load_image(path)
+
+
+def test_no_more_than_two_pictures_decode_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    running, most = 0, 0
+    lock = threading.Lock()
+    real_imdecode = cv2.imdecode
+
+    def slow_imdecode(buffer: np.ndarray, flags: int) -> np.ndarray:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.05)
+        with lock:
+            running -= 1
+        return real_imdecode(buffer, flags)
+
+    monkeypatch.setattr(cv2, "imdecode", slow_imdecode)
+    data = encoded(32, 32, ".png")
+    threads = [threading.Thread(target=decode_image, args=(data,)) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most == images.MAX_CONCURRENT_DECODES == 2

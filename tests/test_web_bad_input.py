@@ -1,0 +1,163 @@
+"""The reproductions of issue 11 that once answered 500 (or worked for seconds before failing): each is a 4xx now,
+refused before any expensive work, and no error text from inside the server reaches a client."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+import web_fixtures
+from flask import Flask
+from flask.testing import FlaskClient
+from test_images import png_claiming
+from web_fixtures import JSON_ROUTES, ROUND, FakeDetector, jpeg, new_match
+
+from scorer.errors import OkginError
+
+app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
+
+DEEP = "[" * 1000 + "]" * 1000
+
+
+@pytest.mark.parametrize(("method", "path"), JSON_ROUTES)
+@pytest.mark.parametrize("body", [DEEP, '{"players": ' + DEEP + "}"], ids=["deep", "deep-field"])
+def test_deeply_nested_json_is_a_400_on_every_json_route(
+    client: FlaskClient, method: str, path: str, body: str
+) -> None:
+    match = new_match(client)
+    client.post(f"/api/matches/{match}/rounds", json=ROUND)
+    assert match == 1
+    answer = client.open(path, method=method, data=body, content_type="application/json", query_string={"match": 1})
+    assert (answer.status_code, answer.json) == (400, {"error": "the JSON body nests deeper than 32 levels"})
+
+
+def test_brackets_inside_strings_are_not_nesting(client: FlaskClient) -> None:
+    body = '{"players": ["' + "[" * 5000 + '", "Bob"]}'
+    answer = client.post("/api/matches", data=body, content_type="application/json")
+    assert answer.status_code in (201, 400) and "nests deeper" not in str(answer.json)
+
+
+def test_json_as_deep_as_the_limit_still_parses(client: FlaskClient) -> None:
+    nested = "[" * 31 + '"Ann"' + "]" * 31
+    answer = client.post("/api/matches", data='{"players": ' + nested + "}", content_type="application/json")
+    assert answer.status_code == 400 and "nests deeper" not in answer.json["error"]
+
+
+@pytest.mark.parametrize("route", ["/api/detect", "/live/frame"])
+@pytest.mark.parametrize("players", ["²", "٣", "9" * 5000, "-2", "", "1", "5"], ids=str.__len__)
+def test_the_player_count_is_checked_before_any_inference(
+    client: FlaskClient, detector: FakeDetector, route: str, players: str
+) -> None:
+    answer = client.post(f"{route}?players={players}", data=jpeg(), content_type="image/jpeg")
+    assert answer.status_code == 400 and answer.json["error"].startswith("players must be 2 to 4")
+    assert detector.calls == 0
+
+
+@pytest.mark.parametrize("route", ["/api/detect", "/live/frame"])
+@pytest.mark.parametrize(("width", "height"), [(20000, 20000), (30000, 30000), (100000, 100000)])
+def test_a_decompression_bomb_is_413_before_decoding(
+    client: FlaskClient, detector: FakeDetector, route: str, width: int, height: int
+) -> None:
+    answer = client.post(route, data=png_claiming(width, height), content_type="image/png")
+    assert answer.status_code == 413
+    assert "okgin reads images up to 40.0 MP" in answer.json["error"]
+    assert detector.calls == 0
+
+
+def test_a_correction_with_a_400_digit_box_value_is_a_400(app: Flask, client: FlaskClient) -> None:
+    from web.detection import service
+
+    with app.app_context():
+        frame_id = service().remember_frame(jpeg(100, 100), 100, 100)
+    card = {"card": "QH", "box": [0, 0, int("9" * 400), 10]}
+    answer = client.post("/correct/examples", json={"frame_id": frame_id, "cards": [card]})
+    assert answer.status_code == 400 and "[x1, y1, x2, y2]" in answer.json["error"]
+
+
+def test_database_errors_never_reach_the_client(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object) -> None:
+        raise sqlite3.OperationalError("no such table: rounds_secret_layout")
+
+    monkeypatch.setattr("web.matches.list_matches", broken)
+    answer = client.get("/api/matches")
+    assert answer.status_code == 503
+    assert answer.json == {"error": "database error; the server log has the details"}
+    assert "rounds_secret_layout" in caplog.text  # the log has it
+
+
+def test_a_bug_is_a_logged_500_even_when_it_is_a_value_error(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object) -> None:
+        raise ValueError("internal detail")
+
+    monkeypatch.setattr("web.matches.list_matches", broken)
+    answer = client.get("/api/matches")
+    assert answer.status_code == 500
+    assert answer.json == {"error": "internal error; the server log has the details"}
+    assert "internal detail" in caplog.text
+
+
+def test_a_user_error_that_reaches_the_edge_is_a_400(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object) -> None:
+        raise OkginError("that table is not set up")
+
+    monkeypatch.setattr("web.matches.list_matches", refuse)
+    answer = client.get("/api/matches")
+    assert (answer.status_code, answer.json) == (400, {"error": "that table is not set up"})
+
+
+# The per-field reproductions of issue 11: every request field is checked before any work (web/fields.py).
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param({"players": ["\ud800", "Bob"]}, id="lone-surrogate-name"),
+        pytest.param({"players": ["A\u0000n", "Bob"]}, id="nul-in-a-name"),
+    ],
+)
+def test_names_that_cannot_be_stored_are_a_400(client: FlaskClient, body: dict) -> None:
+    answer = client.post("/api/matches", json=body)
+    assert answer.status_code == 400 and "error" in answer.json
+
+
+def test_an_arrangement_of_twelve_cards_says_so(client: FlaskClient) -> None:
+    hand = ["AC", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "9C", "10C", "JC", "QC"]
+    answer = client.post("/api/arrange", json={"hands": {"Ann": hand, "Bob": ["KS"]}})
+    assert answer.status_code == 200 and answer.json["players"]["Ann"]["problem"].startswith("12 cards")
+
+
+@pytest.mark.parametrize("value", [10**400, float("inf")], ids=["400-digits", "infinite"])
+def test_a_box_no_float_holds_is_a_400_where_a_box_is_placed(client: FlaskClient, value: object) -> None:
+    new_match(client)
+    body = {"box": [value, 0, 10, 10], "width": 100, "height": 100}
+    answer = client.post("/live/place?match=1", data=json.dumps(body), content_type="application/json")
+    assert answer.status_code == 400 and "[x1, y1, x2, y2]" in answer.json["error"]
+
+
+@pytest.mark.parametrize(
+    "match",
+    [
+        pytest.param(-9223372036854775809, id="below-int64"),
+        pytest.param(True, id="true-is-not-match-1"),
+        pytest.param(2**63, id="above-int64"),
+    ],
+)
+def test_a_match_that_is_no_match_id_is_a_4xx(client: FlaskClient, match: object) -> None:
+    new_match(client)
+    answer = client.post("/api/score", json={"match": match, **ROUND})
+    assert answer.status_code in (400, 404) and "error" in answer.json
+
+
+@pytest.mark.parametrize(
+    "field",
+    [{"target": "--5"}, {"target": "²"}, {"dealer": "²"}, {"target": "9" * 5000}],
+    ids=["double-minus", "superscript", "superscript-dealer", "5000-digits"],
+)
+def test_form_fields_of_a_new_match_are_a_400(client: FlaskClient, field: dict) -> None:
+    answer = client.post("/matches", data={"player": ["Ann", "Bob"], **field}, headers={"X-Requested-With": "x"})
+    assert answer.status_code == 400

@@ -1,0 +1,96 @@
+"""Request bodies read as JSON with limits, in one place for every route.
+
+The size of a body is already limited (``MAX_CONTENT_LENGTH``); its depth is limited here. Python's
+JSON parser recurses once per nesting level, so ``[[[[...]]]]`` 1000 deep raises ``RecursionError``
+(a 500) and deeper still can exhaust the stack. ``DepthLimitedJSONProvider`` is the app's JSON
+provider, which every ``request.get_json()`` goes through whatever the route: it measures the depth
+before parsing and answers 400 for JSON nested deeper than ``MAX_JSON_DEPTH`` (no okgin request
+needs more than 4 levels).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+from flask import Flask, request
+from flask.json.provider import DefaultJSONProvider
+
+from web.errors import ApiError
+
+MAX_JSON_DEPTH = 32
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_A_BRACKET = bytes(set(range(256)) - set(b"[]{}"))
+
+
+def json_depth(data: str | bytes) -> int:
+    """How deeply arrays and objects nest in a JSON text (brackets inside strings do not count).
+
+    >>> json_depth('{"a": [1, {"b": "[[["}]}'), json_depth("3"), json_depth("[" * 40 + "]" * 40)
+    (3, 0, 40)
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    brackets = _STRING.sub(b"", raw).translate(None, delete=_NOT_A_BRACKET)
+    if not brackets:
+        return 0
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)
+    return int(np.cumsum(steps).max(initial=0))
+
+
+class DepthLimitedJSONProvider(DefaultJSONProvider):
+    """Flask's JSON provider, refusing JSON nested deeper than ``MAX_JSON_DEPTH`` before parsing it."""
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        # fast path: fewer opening brackets than the limit cannot nest deeper than it
+        opening = s.count("[") + s.count("{") if isinstance(s, str) else s.count(b"[") + s.count(b"{")
+        if opening > MAX_JSON_DEPTH and json_depth(s) > MAX_JSON_DEPTH:
+            # not a ValueError: get_json(silent=True) must not turn this into "no body"
+            raise ApiError(400, f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels")
+        return super().loads(s, **kwargs)
+
+
+def json_object() -> dict[str, Any]:
+    """The request's body as a JSON object: the helper every JSON route reads its body with.
+
+    :raises ApiError: 400 when the body is not a JSON object (or nests too deeply).
+    """
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise ApiError(400, "the request body must be a JSON object (Content-Type: application/json)")
+    return body
+
+
+def pixel(value: object) -> float | None:
+    """A JSON number as a finite float, or None (for true/false, text, and numbers no float holds).
+
+    >>> pixel(12), pixel(1.5), pixel(True), pixel(10**400), pixel(float("nan"))
+    (12.0, 1.5, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+IMAGE_ENDPOINTS = frozenset({"api.detect", "live.frame"})
+"""The POST routes of the API and the live table that take an image, not JSON."""
+
+
+def json_routes(app: Flask) -> list[tuple[str, str]]:
+    """Every route that reads a JSON body, as ``(method, path)`` with ``1`` for each id in the path.
+
+    They are the POST and PUT routes of the API, the live table and corrections, but for the image
+    uploads; the fuzz suite and ``benchmarks/bench_abuse.py`` send their bad bodies to each.
+    """
+    routes = []
+    for rule in app.url_map.iter_rules():
+        if rule.rule.startswith(("/api/", "/live/", "/correct/")) and rule.endpoint not in IMAGE_ENDPOINTS:
+            path = "/".join("1" if part.startswith("<") else part for part in rule.rule.split("/"))
+            routes += [(method, path) for method in sorted((rule.methods or set()) & {"POST", "PUT"})]
+    return sorted(routes, key=lambda route: route[1])
