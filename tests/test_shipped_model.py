@@ -64,12 +64,21 @@ def _held_out_style(dark: bool) -> str:
     raise AssertionError("no such held-out style in 200")
 
 
+NOT_YET_SHIPPED = pytest.mark.xfail(
+    strict=True,
+    reason="the shipped weights predate the procedural styles and the coarse look (models/README.md, Session 3): "
+    "they never saw a dark face and miss a close-up's biggest index; strict, so a model that reads these flips it",
+)
+
+
+@NOT_YET_SHIPPED
 def test_reads_a_dark_faced_deck_in_a_font_it_never_trained_on(detector, scene_config: SceneConfig) -> None:  # type: ignore[no-untyped-def]
     deck = _held_out_style(dark=True)
     image, truth = table_scene(scene_config, 7, deck)
     assert_reads(detector, image, truth, deck)
 
 
+@NOT_YET_SHIPPED
 def test_reads_a_phone_close_up_of_big_cards(detector, scene_config: SceneConfig) -> None:  # type: ignore[no-untyped-def]
     from scorer.synth.scene import render_closeup_scene
 
