@@ -317,7 +317,7 @@ def _stem(mask: np.ndarray, shape: PipShape, top: float) -> None:
 def draw_pip_mask(suit: str, shape: PipShape, size: int) -> np.ndarray:
     """A suit pip drawn from its parameters, as a uint8 coverage mask trimmed to its ink.
 
-    >>> draw_pip_mask("S", sample_style(1).pip_shape, 64).max()
+    >>> int(draw_pip_mask("S", sample_style(1).pip_shape, 64).max())
     255
     """
     big = 4 * size
