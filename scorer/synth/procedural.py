@@ -423,10 +423,8 @@ def _stamp(
     return x1, y1, x2, y2
 
 
-def _index_masks(
-    painter: _Painter, card: Card, face_height: int
-) -> tuple[np.ndarray, tuple[int, int], tuple[int, int]]:
-    """The index drawn upright as one mask, with the rank's and the pip's offsets inside it."""
+def _index_masks(painter: _Painter, card: Card, face_height: int) -> np.ndarray:
+    """The index (rank over pip, or beside it) drawn upright as one mask."""
     style = painter.style
     rank_h = max(6, round(style.rank_height * face_height))
     rank = painter.rank(rank_text(card), rank_h)
@@ -448,7 +446,7 @@ def _index_masks(
     for glyph, (gx, gy) in ((rank, rank_at), (pip, pip_at)):
         region = mask[gy : gy + glyph.shape[0], gx : gx + glyph.shape[1]]
         np.maximum(region, glyph[: region.shape[0], : region.shape[1]], out=region)
-    return mask, rank_at, pip_at
+    return mask
 
 
 # Pip centres of number cards on a 3 x 7 grid (column 0..2, row 0..6); rows 4-6 are drawn upside down.
@@ -563,7 +561,7 @@ def draw_face(
     elif card is not None:
         ink = style.suit_inks[card.suit]
         _draw_centre(face, style, card, rng, painter, ink)
-        index, _, _ = _index_masks(painter, card, face_height)
+        index = _index_masks(painter, card, face_height)
         margin_x, margin_y = round(style.margin[0] * width), round(style.margin[1] * face_height)
         h, w = index.shape
         spots = [("tl", margin_x, margin_y, False), ("br", width - margin_x - w, face_height - margin_y - h, True)]
@@ -626,7 +624,7 @@ def _draw_back(face: np.ndarray, style: FaceStyle, rng: np.random.Generator) -> 
             cv2.line(face, (offset, inset), (offset + height, height - inset), (*accent, 255), 1, cv2.LINE_AA)
         else:
             cv2.circle(face, (offset % max(1, width), (offset * 7) % max(1, height)), 2, (*accent, 255), -1)
-    face[:inset] = face[:inset] * 0 + np.array([*style.paper, 255], np.uint8)
+    face[:inset] = np.array([*style.paper, 255], np.uint8)
     face[height - inset :] = np.array([*style.paper, 255], np.uint8)
     face[:, :inset] = np.array([*style.paper, 255], np.uint8)
     face[:, width - inset :] = np.array([*style.paper, 255], np.uint8)
