@@ -20,6 +20,7 @@ from scorer.vision.evaluate import (
     IndexReading,
     LabelledCard,
     StageReport,
+    dataset_images,
     evaluate_dataset,
     format_report,
     labels_are_corners,
@@ -132,6 +133,18 @@ def test_a_card_read_on_a_joker_is_invented(tmp_path: Path) -> None:
     summary = report.to_dict()
     assert summary["non_card_classes"] == ["joker"] and summary["cards_read_on_non_cards"] == 1
     assert "not cards: joker (1 cards read on them, counted as invented)" in format_report(report)
+
+
+def test_only_scores_the_photos_whose_names_match(tmp_path: Path) -> None:
+    root = one_photo_set(tmp_path / "set", "QH\n", "0 0.25 0.5 0.25 0.5\n", 400)
+    (root / "images" / "a.png").rename(root / "images" / "deck1_a.png")
+    (root / "labels" / "a.txt").rename(root / "labels" / "deck1_a.txt")
+    assert [p.name for p in dataset_images(root / "images", ["deck1_*"])] == ["deck1_a.png"]
+    with pytest.raises(EvalError, match=r"no photo in .* matches 'deck2_\*'"):
+        dataset_images(root / "images", ["deck2_*"])
+    detector = FakeDetector([[detection("QH", (100, 200))]], 400, 400)
+    report = evaluate_dataset(detector, root / "images", root / "labels", root / "classes.txt", only=["*_a.png"])
+    assert len(report.images) == 1 and report.recall == 1.0
 
 
 def test_missing_folders(tmp_path: Path) -> None:

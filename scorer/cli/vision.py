@@ -142,6 +142,13 @@ def _write_annotated(image: Any, found: Any, target: Path) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the totals as JSON.")
 @click.option(
+    "--only",
+    multiple=True,
+    metavar="PATTERN",
+    help="Score only the photos whose file name matches this shell pattern (repeatable), e.g. one deck "
+    "of a mixed set: --only 'IMG_77*' --only 'IMG_78*'.",
+)
+@click.option(
     "--stages/--no-stages",
     default=None,
     help="Per-stage figures (detector recall of the labelled indices, classifier accuracy on them, by index "
@@ -154,6 +161,7 @@ def evaluate(
     classes_file: Path | None,
     plots_dir: Path | None,
     as_json: bool,
+    only: tuple[str, ...],
     stages: bool | None,
     model_dir: Path | None,
     backend: str,
@@ -179,7 +187,7 @@ def evaluate(
         _ensure_folder(plots_dir, "--plots")
     detector = load_detector(model_dir, backend, conf)
     try:
-        report = evaluate_dataset(detector, images_dir, labels_dir, classes_file, stages=stages)
+        report = evaluate_dataset(detector, images_dir, labels_dir, classes_file, stages=stages, only=only)
     except EvalError as error:
         fail(str(error))
     click.echo(json.dumps(report.to_dict()) if as_json else format_report(report))

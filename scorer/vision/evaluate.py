@@ -24,6 +24,7 @@ reported beside it, as a measure of how tightly the boxes fit.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import math
 import re
@@ -301,10 +302,11 @@ def match_image(
     )
 
 
-def dataset_images(images_dir: str | Path) -> list[Path]:
-    """The photos of a folder, sorted by name.
+def dataset_images(images_dir: str | Path, only: Sequence[str] = ()) -> list[Path]:
+    """The photos of a folder, sorted by name; with ``only``, those whose file name matches one of
+    these shell patterns (one deck or one kind of shot of a mixed set is then scored on its own).
 
-    :raises EvalError: when the folder is missing or holds no image.
+    :raises EvalError: when the folder is missing or holds no (matching) image.
     """
     folder = Path(images_dir)
     if not folder.is_dir():
@@ -312,6 +314,10 @@ def dataset_images(images_dir: str | Path) -> list[Path]:
     photos = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
     if not photos:
         raise EvalError(f"images folder {str(folder)!r} holds no {'/'.join(IMAGE_SUFFIXES)} files")
+    if only:
+        photos = [p for p in photos if any(fnmatch.fnmatchcase(p.name, pattern) for pattern in only)]
+        if not photos:
+            raise EvalError(f"no photo in {str(folder)!r} matches {' or '.join(repr(p) for p in only)}")
     return photos
 
 
@@ -526,11 +532,13 @@ def evaluate_dataset(
     classes: str | Path | ClassList | None = None,
     progress: Callable[[Iterable[Path]], Iterable[Path]] = iter,
     stages: bool | None = False,
+    only: Sequence[str] = (),
 ) -> EvalReport:
     """Run ``detector`` over every photo in ``images_dir`` and score it against ``labels_dir/<stem>.txt``.
 
     ``classes`` is a ``classes.txt`` (or a ``ClassList``); None means okgin's own class order, as
-    ``okgin data generate`` labels scenes. ``stages=True`` adds per-stage figures (``StageReport``;
+    ``okgin data generate`` labels scenes; ``only`` keeps the photos whose names match (``dataset_images``).
+    ``stages=True`` adds per-stage figures (``StageReport``;
     the labels must box corner indices, and the detector be a two-stage ``CardDetector``); None adds
     them when the labels box corner indices (``labels_are_corners``). For generated validation scenes:
     ``evaluate_dataset(CardDetector(), "gen/images/val", "gen/labels/val", stages=True)``.
@@ -546,7 +554,7 @@ def evaluate_dataset(
     labels_folder = Path(labels_dir)
     if not labels_folder.is_dir():
         raise EvalError(f"labels folder {str(labels_folder)!r} does not exist")
-    photos = dataset_images(images_dir)
+    photos = dataset_images(images_dir, only)
     corners = stages is not False and labels_are_corners(labels_folder, class_list)
     if stages and not corners:
         raise EvalError(
