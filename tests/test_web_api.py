@@ -81,7 +81,7 @@ def test_a_round_is_scored_and_added_to_the_totals(client: FlaskClient) -> None:
     assert state["dealer"] == "Ann"  # the round's winner deals next
     assert state["rounds"][0] == line
     assert line["input"] == {"upcard": "KS", "knocker": "Ann", "hands": {"Ann": ANN.split(), "Bob": BOB.split()},
-                             "knocker_melds": None}  # fmt: skip
+                             "knocker_melds": None, "discard": None, "layoffs": {}}  # fmt: skip
 
 
 def test_a_draw_scores_nothing_and_keeps_the_dealer(client: FlaskClient) -> None:

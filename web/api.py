@@ -10,7 +10,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from scorer.proposal import table_status
-from scorer.rules import IllegalKnockError, InvalidHandError, Rules, score_round
+from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, Rules
 from web import fields, matches
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
@@ -114,7 +114,8 @@ def edit_round(match_id: int, number: int) -> Response:
 
 @bp.post("/score")
 def score() -> Response:
-    """Score one round without recording it: ``{"upcard", "knocker", "hands", "rules"?, "options"?, "match"?}``.
+    """Score one round without recording it: ``{"upcard", "knocker", "hands", "rules"?, "options"?, "match"?}``,
+    as laid where ``knocker_melds``, ``discard`` or ``layoffs`` are given.
 
     With ``match``, the match's rules are used and the hands must be its players' (put in seating order).
     """
@@ -131,8 +132,8 @@ def score() -> Response:
     else:
         rules = source
     try:
-        result = score_round(rules, knock.upcard, knock.hands_by_name, knock.knocker, knock.knocker_melds)
-    except (InvalidHandError, IllegalKnockError) as error:
+        result = knock.score(rules)
+    except (InvalidHandError, IllegalKnockError, IllegalLayoffError) as error:
         raise fields.InputError(str(error)) from error
     return jsonify(result.to_dict())
 
