@@ -14,6 +14,7 @@ from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError
 from web import fields, matches
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
+from web.laydown import read_groups
 from web.request_json import json_object as json_body
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -118,8 +119,17 @@ def score() -> Response:
     as laid where ``knocker_melds``, ``discard`` or ``layoffs`` are given.
 
     With ``match``, the match's rules are used and the hands must be its players' (put in seating order).
+    ``"groups": {name: [[card, ...], ...]}`` gives the cards as they lie (``hands`` may then be left out):
+    the hands and the lay-down are read from them (``web.laydown``; parts given explicitly win), and the
+    answer adds ``"read": {"hands", "laydown", "notes"}``.
     """
     body = json_body()
+    groups = None if body.get("groups") is None else fields.parse_groups(body["groups"])
+    if groups is not None:  # the hands are the cards in the groups, until the groups are read
+        body = {
+            **body,
+            "hands": {name: [str(card) for group in laid for card in group] for name, laid in groups.items()},
+        }
     knock = fields.parse_knock(body)
     source = stand_alone_rules(body)
     if isinstance(source, int):
@@ -131,11 +141,14 @@ def score() -> Response:
             raise fields.InputError(str(error)) from error
     else:
         rules = source
+    read = None
     try:
+        if groups is not None:
+            knock, read = read_groups(knock, groups, rules)
         result = knock.score(rules)
     except (InvalidHandError, IllegalKnockError, IllegalLayoffError) as error:
         raise fields.InputError(str(error)) from error
-    return jsonify(result.to_dict())
+    return jsonify(result.to_dict() | ({} if read is None else {"read": read}))
 
 
 @bp.post("/arrange")
