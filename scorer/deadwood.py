@@ -149,16 +149,19 @@ def _set_blocks(in_sets: int) -> list[int]:
     return blocks
 
 
-def _arrangement(mask: int, in_sets: int) -> Arrangement:
-    """The arrangement of a hand with these cards in sets and every block of 3+ left in runs."""
-    rest = mask & ~in_sets
-    runs = run_cards(rest)
-    dead = rest & ~runs
-    if not in_sets and not runs:
+def _laid_out(mask: int, in_sets: int, in_runs: int) -> Arrangement:
+    """The arrangement of a hand with these cards in sets, these in runs, and the rest deadwood."""
+    dead = mask & ~in_sets & ~in_runs
+    if not in_sets and not in_runs:
         return Arrangement((), mask_cards(dead), mask_points(dead))
-    blocks = _set_blocks(in_sets) + _run_blocks(runs) if in_sets else _run_blocks(runs)
+    blocks = _set_blocks(in_sets) + _run_blocks(in_runs) if in_sets else _run_blocks(in_runs)
     blocks.sort(key=lambda block: block & -block)  # melds are disjoint: order by lowest card
     return Arrangement(tuple(MELD_BY_MASK[block] for block in blocks), mask_cards(dead), mask_points(dead))
+
+
+def _arrangement(mask: int, in_sets: int) -> Arrangement:
+    """The arrangement of a hand with these cards in sets and every block of 3+ left in runs."""
+    return _laid_out(mask, in_sets, run_cards(mask & ~in_sets))
 
 
 def _meld_key(meld: Meld) -> tuple[int, ...]:
@@ -238,6 +241,48 @@ def all_best_arrangements(cards: Iterable[Card]) -> list[Arrangement]:
     :raises InvalidCardError: for a repeated card or more than 11 cards.
     """
     return all_best_arrangements_of_mask(_hand_mask(cards))
+
+
+def _melds_by_lowest_card() -> list[list[int]]:
+    """Every meld's mask, listed under the class id of its lowest card."""
+    table: list[list[int]] = [[] for _ in range(52)]
+    for mask in MELD_BY_MASK:
+        table[(mask & -mask).bit_length() - 1].append(mask)
+    return table
+
+
+_MELDS_BY_LOWEST_CARD = _melds_by_lowest_card()
+
+
+def legal_arrangements_of_mask(mask: int, max_points: int) -> list[Arrangement]:
+    """Every way to lay a hand down leaving at most ``max_points`` of deadwood, best first.
+
+    Unlike ``all_best_arrangements`` this includes arrangements that leave meldable cards
+    out (a knocker may lay fewer melds than he could, and score more for it). Runs that
+    touch count as one meld: laying 2S-4S and 5S-7S apart changes neither the deadwood nor
+    what may be laid off. Sorted by points, then ``arrangement_key``.
+
+    >>> [str(a) for a in legal_arrangements_of_mask(cards_mask(parse_cards("AS 2S 3S 4S")), 4)]
+    ['AS 2S 3S 4S; deadwood none = 0', '2S 3S 4S; deadwood AS = 1', 'AS 2S 3S; deadwood 4S = 4']
+    """
+    found: dict[tuple[int, int], None] = {}
+
+    def extend(rest: int, in_sets: int, in_runs: int, points: int) -> None:
+        if not rest:
+            found[in_sets, in_runs] = None
+            return
+        low = rest & -rest
+        card = low.bit_length() - 1
+        value = min(card % 13 + 1, 10)
+        if points + value <= max_points:  # the lowest card undecided stays deadwood ...
+            extend(rest ^ low, in_sets, in_runs, points + value)
+        for meld in _MELDS_BY_LOWEST_CARD[card]:  # ... or opens a meld of cards still free
+            if meld & rest == meld:
+                is_set = MELD_BY_MASK[meld].kind == "set"
+                extend(rest & ~meld, in_sets | meld * is_set, in_runs | meld * (not is_set), points)
+
+    extend(mask, 0, 0, 0)
+    return sorted((_laid_out(mask, in_sets, in_runs) for in_sets, in_runs in found), key=arrangement_key)
 
 
 def best_discard(cards: Iterable[Card]) -> tuple[Card, Arrangement]:

@@ -21,6 +21,8 @@ from typing import Any
 
 from scorer.cards import Card, DuplicateCardError, InvalidCardError, parse_cards
 from scorer.errors import OkginError
+from scorer.laydown import LayDown
+from scorer.layoffs import Layoff
 from scorer.melds import Meld
 from scorer.rules import InvalidHandError, RoundResult, Rules, score_round
 
@@ -39,9 +41,10 @@ class RoundInputError(OkginError):
 
 @dataclasses.dataclass(frozen=True)
 class Knock:
-    """A round ended by a knock (or gin): the upcard, every player's hand, and who knocked.
+    """A round ended by a knock (or gin): the upcard, every player's hand, who knocked, and what was laid.
 
-    ``knocker_melds`` are the knocker's melds as laid down, when given (else the best for the knocker).
+    ``laydown`` holds the parts of the lay-down the players gave (the knocker's melds, his discard,
+    each other player's layoffs); the engine chooses the rest (``score_round``).
 
     >>> Knock.of(Card.parse("KS"), {"Ann": parse_cards("AS 2S 3S")}, "Ann").to_dict()["hands"]
     {'Ann': ['AS', '2S', '3S']}
@@ -50,7 +53,7 @@ class Knock:
     upcard: Card
     hands: tuple[tuple[str, tuple[Card, ...]], ...]
     knocker: str
-    knocker_melds: tuple[Meld, ...] | None = None
+    laydown: LayDown = dataclasses.field(default_factory=LayDown)
 
     @classmethod
     def of(
@@ -59,22 +62,36 @@ class Knock:
         hands: Mapping[str, Sequence[Card]],
         knocker: str,
         knocker_melds: Sequence[Meld] | None = None,
+        *,
+        discard: Card | None = None,
+        layoffs: Mapping[str, Sequence[Layoff]] | None = None,
     ) -> Knock:
-        """A knock from hands by name (kept in the mapping's order)."""
-        melds = None if knocker_melds is None else tuple(knocker_melds)
-        return cls(upcard, tuple((name, tuple(cards)) for name, cards in hands.items()), knocker, melds)
+        """A knock from hands by name (kept in the mapping's order) and the parts of the lay-down given."""
+        held = tuple((name, tuple(cards)) for name, cards in hands.items())
+        return cls(upcard, held, knocker, LayDown.of(knocker_melds, discard, layoffs))
 
     @property
     def hands_by_name(self) -> dict[str, tuple[Card, ...]]:
         return dict(self.hands)
 
+    def score(self, rules: Rules) -> RoundResult:
+        """The round scored under ``rules``, as laid where the lay-down is given (``score_round``).
+
+        :raises InvalidHandError: for bad hands, or melds or a discard not from the knocker's hand.
+        :raises IllegalKnockError: for a knock over the limit.
+        :raises IllegalLayoffError: for layoffs the table does not allow.
+        """
+        return score_round(rules, self.upcard, self.hands_by_name, self.knocker, **self.laydown.arguments())
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``{"upcard", "knocker", "hands": {name: [cards]}, "knocker_melds": [[cards]] or null}``."""
+        """JSON form: ``{"upcard", "knocker", "hands": {name: [cards]}}`` and the lay-down as given,
+        ``"knocker_melds": [[cards]] or null, "discard": card or null, "layoffs": {name: [layoff]}``
+        (``LayDown.to_dict``; null or a player left out: the engine chooses)."""
         return {
             "upcard": str(self.upcard),
             "knocker": self.knocker,
             "hands": {name: [str(card) for card in cards] for name, cards in self.hands},
-            "knocker_melds": None if self.knocker_melds is None else [m.to_list() for m in self.knocker_melds],
+            **self.laydown.to_dict(),
         }
 
 
@@ -110,27 +127,72 @@ def parse_round_input(data: object) -> RoundInput:
         raise RoundInputError(f"draw must be true or false, got {draw!r}")
     if draw:
         return Draw()
-    upcard, knocker, hands, melds = (data.get(key) for key in ("upcard", "knocker", "hands", "knocker_melds"))
-    if not isinstance(upcard, str):
-        raise RoundInputError(f'upcard must be a card like "7D", got {upcard!r}')
+    upcard, knocker, hands = (data.get(key) for key in ("upcard", "knocker", "hands"))
+    up = parse_card_field(upcard, "upcard")
     if not isinstance(knocker, str):
         raise RoundInputError(f"knocker must be a player's name, got {knocker!r}")
     if not isinstance(hands, Mapping) or not hands:
         raise RoundInputError('hands must be an object like {"Ann": ["QH", "10S", ...], "Bob": "AS 2S ..."}')
+    held = tuple((str(name), parse_cards_field(cards, f"{name}'s hand")) for name, cards in hands.items())
+    return Knock(up, held, knocker, _parse_laydown(data))
+
+
+def _parse_laydown(data: Mapping[str, Any]) -> LayDown:
+    """The lay-down given with a knock (``LayDown.to_dict``'s keys); each part may be missing or null.
+
+    A meld may be written as one string (``"AS 2S 3S"``), a layoff as ``"QC onto 9C 10C JC"``.
+
+    :raises RoundInputError: naming the part that cannot be read.
+    """
+    melds, discard, layoffs = (data.get(key) for key in ("knocker_melds", "discard", "layoffs"))
     if melds is not None and not isinstance(melds, list):
         raise RoundInputError(f'knocker_melds must be a list of melds like ["AS 2S 3S", ["7H", "7D", "7C"]]: {melds!r}')
-    try:
-        up = Card.parse(upcard)
-    except InvalidCardError as error:
-        raise RoundInputError(f"upcard: {error}") from None
-    held = tuple((str(name), parse_cards_field(cards, f"{name}'s hand")) for name, cards in hands.items())
-    laid = None
+    if layoffs is not None and not isinstance(layoffs, Mapping):
+        raise RoundInputError(f'layoffs must map players to their layoffs, like {{"Bob": [], "Cat": []}}: {layoffs!r}')
+    laid_melds = None
     if melds is not None:
         try:
-            laid = tuple(Meld.of(parse_cards_field(meld, "knocker_melds")) for meld in melds)
+            laid_melds = tuple(Meld.of(parse_cards_field(meld, "knocker_melds")) for meld in melds)
         except InvalidCardError as error:
             raise RoundInputError(f"knocker_melds: {error}") from None
-    return Knock(up, held, knocker, laid)
+    by_player: dict[str, tuple[Layoff, ...]] = {}
+    for name, made in (layoffs or {}).items():
+        if not isinstance(made, list):
+            raise RoundInputError(f"{name}'s layoffs must be a list of layoffs (empty: none laid off), got {made!r}")
+        by_player[str(name)] = tuple(_parse_layoff(item, f"{name}'s layoffs") for item in made)
+    return LayDown.of(laid_melds, None if discard is None else parse_card_field(discard, "discard"), by_player)
+
+
+def _parse_layoff(value: object, what: str) -> Layoff:
+    """One layoff: ``{"card": "QC", "onto": ["9C", "10C", "JC"]}`` (``Layoff.to_dict``) or ``"QC onto 9C 10C JC"``.
+
+    :raises RoundInputError: naming ``what`` and the problem.
+    """
+    if isinstance(value, str):
+        try:
+            return Layoff.parse(value)
+        except OkginError as error:
+            raise RoundInputError(f"{what}: {error}") from None
+    if not isinstance(value, Mapping) or not {"card", "onto"} <= set(value):
+        raise RoundInputError(f'{what}: a layoff is {{"card": "QC", "onto": ["9C", "10C", "JC"]}}, got {value!r}')
+    card = parse_card_field(value["card"], f"{what}: card")
+    try:
+        return Layoff(card, Meld.of(parse_cards_field(value["onto"], f"{what}: onto")))
+    except InvalidCardError as error:
+        raise RoundInputError(f"{what}: onto {error}") from None
+
+
+def parse_card_field(value: object, what: str) -> Card:
+    """One card given as its text (``"7D"``, ``"seven of diamonds"``).
+
+    :raises RoundInputError: naming ``what`` and the problem.
+    """
+    if not isinstance(value, str):
+        raise RoundInputError(f'{what} must be a card like "7D", got {value!r}')
+    try:
+        return Card.parse(value)
+    except InvalidCardError as error:
+        raise RoundInputError(f"{what}: {error}") from None
 
 
 def parse_cards_field(value: object, what: str) -> tuple[Card, ...]:
@@ -268,6 +330,7 @@ class Match:
         :raises MatchError: once the match is won.
         :raises InvalidHandError: for hands that are not the match's players', or bad hands.
         :raises IllegalKnockError: for a knock over the limit.
+        :raises IllegalLayoffError: for layoffs the table does not allow.
         """
         self._score_rounds([*self.inputs(), entered], keep=len(self.rounds))
         return self.rounds[-1]
@@ -278,9 +341,12 @@ class Match:
         hands: Mapping[str, Sequence[Card]],
         knocker: str,
         knocker_melds: Sequence[Meld] | None = None,
+        *,
+        discard: Card | None = None,
+        layoffs: Mapping[str, Sequence[Layoff]] | None = None,
     ) -> MatchRound:
-        """Score a round ended by a knock or gin and add it (``record`` of a ``Knock``)."""
-        return self.record(Knock.of(upcard, hands, knocker, knocker_melds))
+        """Score a round ended by a knock or gin and add it (``record`` of a ``Knock``), as laid where given."""
+        return self.record(Knock.of(upcard, hands, knocker, knocker_melds, discard=discard, layoffs=layoffs))
 
     def record_draw(self) -> MatchRound:
         """Add a void round (2 cards left in the stock, nobody knocked); the same dealer deals again.
@@ -430,9 +496,7 @@ class Match:
             result = None
             if isinstance(entered, Knock):
                 try:
-                    result = score_round(
-                        self.rules, entered.upcard, entered.hands_by_name, entered.knocker, entered.knocker_melds
-                    )
+                    result = entered.score(self.rules)
                 except InvalidCardError as error:
                     raise InvalidHandError(str(error)) from None
                 for name, points in result.points.items():

@@ -86,6 +86,31 @@ class Meld:
 _MELD_RULE = "a set is 3 or 4 cards of one rank, a run 3 or more consecutive cards of one suit, ace low"
 
 
+def parse_melds(text: str | Iterable[str | Iterable[str]]) -> tuple[Meld, ...]:
+    """Melds written as text, split by ``|`` (``"JS QS KS | 4C 4D 4H 4S"``), or as a list of melds.
+
+    The form ``format_melds`` writes; "none" or an empty text is no meld.
+
+    >>> parse_melds("JS QS KS | 4C 4D 4H 4S")
+    (Meld.parse('JS QS KS'), Meld.parse('4C 4D 4H 4S'))
+    >>> parse_melds([["AS", "2S", "3S"], "7H 7D 7C"])
+    (Meld.parse('AS 2S 3S'), Meld.parse('7C 7D 7H'))
+
+    :raises InvalidCardError: for an unknown card; ``InvalidMeldError`` for cards that are no meld (naming them).
+    """
+    parts: list[str | Iterable[str]] = []
+    if isinstance(text, str):
+        parts += [] if text.strip().lower() == "none" else [part for part in text.split("|") if part.strip()]
+    else:
+        parts += text
+    return tuple(Meld.parse(part) for part in parts)
+
+
+def format_melds(melds: Iterable[Meld]) -> str:
+    """Melds as one line, the form ``parse_melds`` reads back: ``"JS QS KS | 4C 4D 4H 4S"`` or ``"none"``."""
+    return " | ".join(str(meld) for meld in melds) or "none"
+
+
 def meld_kind(cards: tuple[Card, ...]) -> Literal["set", "run"] | None:
     """Which kind of meld these distinct cards (sorted) form, if any.
 

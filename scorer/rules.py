@@ -16,22 +16,35 @@ Two players score the standard way (knock, undercut, gin); ``oklahoma-multi`` sc
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from scorer.cards import Card, InvalidCardError, ensure_distinct, format_cards, parse_cards
-from scorer.deadwood import all_best_arrangements_of_mask
+from scorer.deadwood import deadwood_points, legal_arrangements_of_mask, mask_points
 from scorer.errors import OkginError
-from scorer.layoffs import Layoff, PlayerResult, resolve_knock
-from scorer.melds import Meld, cards_mask, mask_cards, meld_from_mask
+from scorer.laydown import LayDown
+from scorer.layoffs import (
+    IllegalLayoffError,
+    Layoff,
+    PlayerResult,
+    all_best_resolutions,
+    extended_melds,
+    lay_off_as_given,
+    resolve_knock,
+)
+from scorer.melds import Meld, cards_mask, mask_cards
 
 __all__ = [
     "MAX_PLAYERS",
     "MIN_PLAYERS",
     "PRESETS",
+    "Alternative",
     "IllegalKnockError",
+    "IllegalLayoffError",
     "InvalidHandError",
     "InvalidRulesError",
+    "LayDown",
     "Layoff",
     "PlayerResult",
     "RoundResult",
@@ -230,6 +243,34 @@ def _check_options(options: Mapping[str, Any]) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
+class Alternative:
+    """Another way the round may have been laid, scoring differently: the players say which they made.
+
+    ``laydown`` is complete: given back to ``score_round`` it scores that way. ``differs``
+    names what differs from the result: "knocker_melds", "discard", or a player whose
+    layoffs differ.
+    """
+
+    laydown: LayDown
+    outcome: Outcome
+    winner: str
+    points: dict[str, int]
+    deadwood: dict[str, int]
+    differs: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: the lay-down's keys (``knocker_melds``, ``discard``, ``layoffs``) and the score."""
+        return {
+            **self.laydown.to_dict(),
+            "outcome": self.outcome,
+            "winner": self.winner,
+            "points": dict(self.points),
+            "deadwood": dict(self.deadwood),
+            "differs": list(self.differs),
+        }
+
+
+@dataclasses.dataclass(frozen=True)
 class RoundResult:
     """One scored round: who knocked, what everyone showed, and the signed points each player won."""
 
@@ -245,13 +286,31 @@ class RoundResult:
     """The knocker's discard when the knocker's 11 cards were given."""
     doubled: bool = False
     """Whether a spade upcard doubled the round."""
+    given: LayDown = dataclasses.field(default_factory=LayDown)
+    """The parts of the lay-down that were given (the rest the engine chose)."""
+    alternatives: tuple[Alternative, ...] = ()
+    """Other ways the players may have laid the round that score differently (empty: the choice does not matter)."""
+
+    @property
+    def laydown(self) -> LayDown:
+        """The lay-down this result scores, complete: the knocker's melds, the discard, everyone's layoffs."""
+        layoffs = {name: result.layoffs for name, result in self.hands.items() if name != self.knocker}
+        return LayDown.of(self.hands[self.knocker].melds, self.discard, layoffs)
+
+    @property
+    def depends_on(self) -> tuple[str, ...]:
+        """What the score depends on that was not given: "knocker_melds", "discard" or players (their layoffs)."""
+        found: dict[str, None] = {}
+        for alternative in self.alternatives:
+            found.update(dict.fromkeys(alternative.differs))
+        return tuple(found)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form, the same for 2 to 4 players and for CLI, API and page.
 
-        ``{"outcome", "knocker", "winner", "upcard", "knock_limit", "discard", "doubled",
-        "players": {name: PlayerResult.to_dict()}, "points": {name: points}}``, players in seating
-        order; a layoff is ``{"card": "QC", "onto": [the knocker's meld as it lay before]}``.
+        ``laydown`` is the lay-down scored, complete, and ``given`` the parts of it that were given
+        (both ``LayDown.to_dict``); ``alternatives`` the other lay-downs that score differently
+        (``Alternative.to_dict``) and ``depends_on`` what they vary.
         """
         return {
             "outcome": self.outcome,
@@ -263,6 +322,10 @@ class RoundResult:
             "doubled": self.doubled,
             "players": {name: result.to_dict() for name, result in self.hands.items()},
             "points": dict(self.points),
+            "laydown": self.laydown.to_dict(),
+            "given": self.given.to_dict(),
+            "alternatives": [alternative.to_dict() for alternative in self.alternatives],
+            "depends_on": list(self.depends_on),
         }
 
 
@@ -274,6 +337,8 @@ class _KnockerChoice:
     melds: tuple[Meld, ...]
     deadwood: tuple[Card, ...]
     points: int
+    engine: bool = True
+    """Whether the engine weighs it for its own choice: an arrangement of the cards kept with their least deadwood."""
 
 
 def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker: str) -> dict[str, tuple[Card, ...]]:
@@ -306,45 +371,76 @@ def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker:
     return checked
 
 
-def _knocker_choices(
-    name: str, hand: tuple[Card, ...], size: int, knocker_melds: Sequence[Meld] | None
-) -> list[_KnockerChoice]:
-    """Every least-deadwood way to lay down (per possible discard), or the melds as laid."""
-    mask = cards_mask(hand)
-    if knocker_melds is not None:
-        laid = 0
-        for meld in knocker_melds:
-            if meld.mask & ~mask:
-                missing = format_cards(card for card in meld.cards if not mask >> card.class_id & 1)
-                raise InvalidHandError(f"{name}'s meld {meld} uses {missing}, not in {name}'s hand")
-            if meld.mask & laid:
-                raise InvalidHandError(f"{name}'s melds share a card: {', '.join(map(str, knocker_melds))}")
-            laid |= meld.mask
-        rest = mask_cards(mask & ~laid)
+def _given_melds_mask(name: str, hand: int, melds: Sequence[Meld] | None) -> int:
+    """The cards of the knocker's melds as laid, checked to come from the hand and not to overlap."""
+    laid = 0
+    for meld in melds or ():
+        if meld.mask & ~hand:
+            missing = format_cards(card for card in meld.cards if not hand >> card.class_id & 1)
+            raise InvalidHandError(f"{name}'s meld {meld} uses {missing}, not in {name}'s hand")
+        if meld.mask & laid:
+            raise InvalidHandError(f"{name}'s melds share a card: {', '.join(map(str, melds or ()))}")
+        laid |= meld.mask
+    return laid
+
+
+def _discards(name: str, hand: tuple[Card, ...], size: int, laid: int, given: Card | None) -> list[Card | None]:
+    """The discards to weigh: the one given, or each card not laid in melds (none when the hand is after it)."""
+    if given is not None:
         if len(hand) == size:
-            return [_KnockerChoice(None, tuple(knocker_melds), rest, sum(card.value for card in rest))]
-        if not rest:
-            raise InvalidHandError(f"{name}'s melds use all {len(hand)} cards; give the hand after the discard")
-        return [
-            _KnockerChoice(card, tuple(knocker_melds), kept, sum(c.value for c in kept))
-            for card in rest
-            for kept in [tuple(c for c in rest if c != card)]
-        ]
-    discards: list[Card | None] = [None] if len(hand) == size else [*sorted(hand)]
-    choices = []
-    for discard in discards:
+            raise InvalidHandError(
+                f"{name}'s discard {given} is given with {size} cards, the hand after the discard: "
+                f"give all {size + 1} cards, the discard among them"
+            )
+        if given not in hand:
+            raise InvalidHandError(f"{name}'s discard {given} is not among {name}'s {len(hand)} cards")
+        if laid >> given.class_id & 1:
+            raise InvalidHandError(f"{name} cannot discard {given}: it is in {name}'s melds as laid")
+        return [given]
+    if len(hand) == size:
+        return [None]
+    discards: list[Card | None] = [card for card in sorted(hand) if not laid >> card.class_id & 1]
+    if not discards:
+        raise InvalidHandError(f"{name}'s melds use all {len(hand)} cards; give the hand after the discard")
+    return discards
+
+
+def _knocker_choices(
+    rules: Rules, upcard: Card, name: str, hand: tuple[Card, ...], size: int, given: LayDown
+) -> list[_KnockerChoice]:
+    """Every legal way for the knocker to lay down within what was given, in preference order.
+
+    Preference: least deadwood, then the discard (card order), then ``arrangement_key``.
+
+    :raises InvalidHandError: for melds or a discard that do not come from the knocker's hand.
+    :raises IllegalKnockError: when no way is within the knock limit.
+    """
+    mask = cards_mask(hand)
+    limit = rules.knock_limit_for(upcard)
+    laid = _given_melds_mask(name, mask, given.knocker_melds)
+    choices: list[_KnockerChoice] = []
+    least = 1 << 10
+    for discard in _discards(name, hand, size, laid, given.discard):
         kept = mask if discard is None else mask & ~(1 << discard.class_id)
-        choices += [_KnockerChoice(discard, a.melds, a.deadwood, a.points) for a in all_best_arrangements_of_mask(kept)]
-    return choices
-
-
-def _extended_melds(melds: tuple[Meld, ...], layoffs: Sequence[Layoff]) -> tuple[Meld, ...]:
-    """The knocker's melds after these layoffs were added."""
-    current = list(melds)
-    for layoff in layoffs:
-        index = current.index(layoff.onto)
-        current[index] = meld_from_mask(current[index].mask | 1 << layoff.card.class_id)
-    return tuple(current)
+        if given.knocker_melds is not None:
+            points = mask_points(kept & ~laid)
+            least = min(least, points)
+            if points <= limit:
+                choices.append(_KnockerChoice(discard, given.knocker_melds, mask_cards(kept & ~laid), points))
+            continue
+        fewest = deadwood_points(kept)
+        least = min(least, fewest)
+        if fewest <= limit:
+            choices += [
+                _KnockerChoice(discard, a.melds, a.deadwood, a.points, engine=a.points == fewest)
+                for a in legal_arrangements_of_mask(kept, limit)
+            ]
+    if not choices:
+        laid_so = " as laid" if given.knocker_melds is not None else ""
+        raise IllegalKnockError(
+            f"illegal knock: {name}'s deadwood{laid_so} is {least}, over {rules.describe_limit(upcard)}"
+        )
+    return sorted(choices, key=lambda choice: choice.points)  # stable: discard, then arrangement order
 
 
 def _seats_after(players: Sequence[str], knocker: str) -> list[str]:
@@ -387,35 +483,137 @@ def _penalty_points(
     return outcome, winner, {winner: bonus, **points}
 
 
-def _score_choice(
-    rules: Rules, upcard: Card, hands: dict[str, tuple[Card, ...]], knocker: str, choice: _KnockerChoice
+def _check_layoff_players(given: LayDown, players: Sequence[str], knocker: str) -> None:
+    for name, _ in given.layoffs:
+        if name == knocker:
+            raise IllegalLayoffError(f"{knocker} knocked and lays off nothing; layoffs are the other players'")
+        if name not in players:
+            raise IllegalLayoffError(
+                f"layoffs are given for {name!r}, who is not one of the players: {', '.join(players)}"
+            )
+
+
+def _score_shown(
+    rules: Rules,
+    upcard: Card,
+    knocker: str,
+    choice: _KnockerChoice,
+    shown: Mapping[str, PlayerResult],
+    players: Sequence[str],
 ) -> RoundResult:
-    """Score the round for one way the knocker lays down."""
-    gin = choice.points == 0
-    others = _seats_after(list(hands), knocker)
-    results: dict[str, PlayerResult] = {knocker: PlayerResult(choice.melds, (), choice.deadwood, choice.points)}
-    table = choice.melds
-    for name in others:
-        # Each player lays off onto the knocker's melds as the players before them left them.
-        result = resolve_knock(table, hands[name], allow_layoffs=not gin)
-        results[name] = result
-        table = _extended_melds(table, result.layoffs)
-    deadwood = {name: results[name].deadwood_points for name in hands}
+    """Score the round from what every player showed (the knocker's choice and the others' results)."""
+    others = _seats_after(players, knocker)
+    deadwood = {name: shown[name].deadwood_points for name in players}
     score = _standard_points if rules.scoring == "standard" else _penalty_points
     outcome, winner, points = score(rules, deadwood, knocker, others)
     doubled = rules.spade_doubles and upcard.suit == "S"
     factor = 2 if doubled else 1
-    points = {name: factor * points[name] for name in hands}  # seating order
     return RoundResult(
         outcome=outcome,
         knocker=knocker,
         winner=winner,
         knock_limit=rules.knock_limit_for(upcard),
         upcard=upcard,
-        hands={name: results[name] for name in hands},  # seating order
-        points=points,
+        hands={name: shown[name] for name in players},  # seating order
+        points={name: factor * points[name] for name in players},
         discard=choice.discard,
         doubled=doubled,
+    )
+
+
+def _laid_outcomes(
+    rules: Rules,
+    upcard: Card,
+    hands: Mapping[str, tuple[Card, ...]],
+    knocker: str,
+    choice: _KnockerChoice,
+    given: Mapping[str, tuple[Layoff, ...]],
+) -> tuple[list[RoundResult], IllegalLayoffError | None]:
+    """Every way the others may lay off after this lay-down, scored, preferred first; and why some could not.
+
+    Each player in turn, from the knocker's left, lays off onto the knocker's melds as the
+    players before left them: as given, or each least-deadwood way (``all_best_resolutions``)
+    when the choice can matter to a later player. A given layoff that the table does not
+    allow ends that way; the first such error is returned.
+    """
+    players = list(hands)
+    others = _seats_after(players, knocker)
+    allow = choice.points > 0  # nobody lays off onto a gin hand
+    knocker_shown = PlayerResult(choice.melds, (), choice.deadwood, choice.points)
+    ways: list[tuple[dict[str, PlayerResult], tuple[Meld, ...]]] = [({knocker: knocker_shown}, choice.melds)]
+    error: IllegalLayoffError | None = None
+    for seat, name in enumerate(others):
+        grown = []
+        for shown, table in ways:
+            if name in given:
+                try:
+                    options = [lay_off_as_given(table, hands[name], given[name], allow, player=name)]
+                except IllegalLayoffError as problem:
+                    error = error or problem
+                    continue
+            elif seat == len(others) - 1:  # the last to lay off decides nothing for anyone else
+                options = [resolve_knock(table, hands[name], allow)]
+            else:
+                options = all_best_resolutions(table, hands[name], allow)
+            grown += [({**shown, name: option}, extended_melds(table, option.layoffs)) for option in options]
+        ways = grown
+    return [_score_shown(rules, upcard, knocker, choice, shown, players) for shown, _ in ways], error
+
+
+def _knocker_gain(result: RoundResult) -> tuple[int, int]:
+    """How good a result is for the knocker: most points won, then fewest won by the others."""
+    others = sum(points for name, points in result.points.items() if name != result.knocker)
+    return result.points[result.knocker], -others
+
+
+def _best_case(rules: Rules, upcard: Card, choice: _KnockerChoice, unlaid: Mapping[str, int]) -> tuple[float, float]:
+    """A bound on ``_knocker_gain`` for this lay-down, from the others' deadwood before any layoff.
+
+    Layoffs only lower the others' deadwood, so with two players the knocker wins at most
+    the opponent's unlaid deadwood less his own (or the gin bonus plus it), and an
+    undercut costs at least the bonus plus his deadwood less the opponent's unlaid one.
+    """
+    factor = 2 if rules.spade_doubles and upcard.suit == "S" else 1
+    if rules.scoring == "penalty":
+        return factor * (rules.gin_bonus if choice.points == 0 else rules.penalty_knock_points), math.inf
+    (most,) = unlaid.values()
+    if choice.points == 0:
+        return factor * (rules.gin_bonus + most), 0
+    if most > choice.points:
+        return factor * (most - choice.points), 0
+    return 0, -factor * (rules.undercut_bonus + choice.points - most)
+
+
+def _differences(result: RoundResult, chosen: RoundResult) -> tuple[str, ...]:
+    """What a result's lay-down changes from the chosen one's (see ``Alternative.differs``).
+
+    A player's layoffs count only while the table they faced is the chosen one's: after the
+    knocker lays other melds, or an earlier player other layoffs, the later layoffs follow.
+    """
+    knocker = chosen.knocker
+    differs = []
+    same_table = set(result.hands[knocker].melds) == set(chosen.hands[knocker].melds)
+    if not same_table:
+        differs.append("knocker_melds")
+    if result.discard != chosen.discard:
+        differs.append("discard")
+    for name in _seats_after(list(chosen.hands), knocker):
+        if not same_table:
+            break
+        if set(result.hands[name].layoffs) != set(chosen.hands[name].layoffs):
+            differs.append(name)
+            same_table = False
+    return tuple(differs)
+
+
+def _alternative(result: RoundResult, chosen: RoundResult) -> Alternative:
+    return Alternative(
+        laydown=result.laydown,
+        outcome=result.outcome,
+        winner=result.winner,
+        points=dict(result.points),
+        deadwood={name: player.deadwood_points for name, player in result.hands.items()},
+        differs=_differences(result, chosen),
     )
 
 
@@ -425,30 +623,80 @@ def score_round(
     hands: Mapping[str, Sequence[Card]],
     knocker: str,
     knocker_melds: Sequence[Meld] | None = None,
+    *,
+    discard: Card | None = None,
+    layoffs: Mapping[str, Sequence[Layoff]] | None = None,
 ) -> RoundResult:
-    """Score one round ended by a knock (or gin).
+    """Score one round ended by a knock (or gin), as laid where the lay-down is given.
 
     ``hands`` maps each player to their cards, in seating order (each player's left
     neighbour next). The knocker's hand has 10 cards (7 with 3-4 players) after the
-    discard, or one more, and then the discard best for the knocker is chosen. Without
-    ``knocker_melds``, the knocker lays down the least-deadwood arrangement best for
-    them (e.g. sets rather than runs when that avoids an undercut). The upcard may be
-    in a hand: a player may have taken it. With 3-4 players, each other player in turn,
-    from the knocker's left, lays off onto the knocker's melds as the players before
-    them left them (so chains may continue a previous player's layoffs).
+    discard, or one more with the discard among them. The upcard may be in a hand: a
+    player may have taken it. Each other player in turn, from the knocker's left, lays
+    off onto the knocker's melds as the players before them left them (chains may
+    continue a previous player's layoffs).
 
-    :raises InvalidHandError: wrong player count or hand size, a card in two hands.
+    What was laid is given by ``knocker_melds`` (the knocker's melds as laid; the rest of
+    his cards are deadwood), ``discard`` (one of the knocker's one-more cards) and
+    ``layoffs`` (per player, as made, checked in seat order); each is scored exactly.
+    What is not given, the engine chooses, by these documented tie-breaks:
+
+    - the knocker lays, of the least-deadwood arrangements of the cards kept after each
+      possible discard, the one that wins him the most points, then costs the others
+      the fewest; then the least deadwood, the lowest discard, ``arrangement_key``;
+    - a player lays off to leave the least deadwood; among equal ways, the fewest
+      cards, then onto runs rather than sets (``resolve_knock``);
+    - given layoffs that need another choice (a meld the knocker's best arrangement
+      does not have, an earlier player's layoff) make the engine take the first choice
+      that allows them.
+
+    When the score depends on those choices, ``alternatives`` lists the lay-downs that
+    score differently, one per different score: the knocker's least-deadwood lay-downs,
+    any legal lay-down that wins the knocker more than the engine's choice (leaving a
+    meld out can avoid an undercut), and an indifferent player's other layoffs.
+
+    :raises InvalidHandError: wrong player count or hand size, a card in two hands, melds
+        or a discard not from the knocker's hand.
     :raises IllegalKnockError: deadwood over the knock limit, naming the limit and upcard.
+    :raises IllegalLayoffError: layoffs by an unknown player or the knocker, or ones the table does not allow.
     """
     checked = _validated_hands(rules, hands, knocker)
-    size = rules.hand_size(len(hands))
-    limit = rules.knock_limit_for(upcard)
-    choices = _knocker_choices(knocker, checked[knocker], size, knocker_melds)
-    legal = sorted((choice for choice in choices if choice.points <= limit), key=lambda choice: choice.points)
-    if not legal:
-        least = min(choice.points for choice in choices)
-        raise IllegalKnockError(f"illegal knock: {knocker}'s deadwood is {least}, over {rules.describe_limit(upcard)}")
-    # The knocker's best: most points won over the others (first in preference order on a tie).
-    results = [_score_choice(rules, upcard, checked, knocker, choice) for choice in legal]
-    best = max(results, key=lambda result: 2 * result.points[knocker] - sum(result.points.values()))
-    return best
+    given = LayDown.of(knocker_melds, discard, layoffs)
+    players = list(checked)
+    _check_layoff_players(given, players, knocker)
+    size = rules.hand_size(len(checked))
+    choices = _knocker_choices(rules, upcard, knocker, checked[knocker], size, given)
+    given_layoffs = given.layoffs_by_player
+    outcomes: dict[int, list[RoundResult]] = {}
+    errors: list[IllegalLayoffError] = []
+
+    def outcomes_of(index: int) -> list[RoundResult]:
+        if index not in outcomes:
+            found, error = _laid_outcomes(rules, upcard, checked, knocker, choices[index], given_layoffs)
+            outcomes[index] = found
+            errors.extend([error] if error else [])
+        return outcomes[index]
+
+    indices = range(len(choices))
+    candidates = [i for i in indices if choices[i].engine and outcomes_of(i)]
+    candidates = candidates or [i for i in indices if outcomes_of(i)]  # given layoffs may need another lay-down
+    if not candidates:
+        raise errors[0]
+    chosen_index = max(candidates, key=lambda i: _knocker_gain(outcomes_of(i)[0]))  # the first of the best
+    chosen = outcomes_of(chosen_index)[0]
+    gain = _knocker_gain(chosen)
+    unlaid = {name: deadwood_points(cards_mask(cards)) for name, cards in checked.items() if name != knocker}
+    least = choices[0].points
+    seen = {tuple(chosen.points.values())}
+    alternatives = []
+    for index in indices:
+        natural = index == chosen_index or choices[index].points == least
+        if not natural and _best_case(rules, upcard, choices[index], unlaid) <= gain:
+            continue  # cannot win the knocker more than the engine's choice: not worth listing
+        for result in outcomes_of(index):
+            score = tuple(result.points.values())
+            if score in seen or not (natural or _knocker_gain(result) > gain):
+                continue
+            seen.add(score)
+            alternatives.append(_alternative(result, chosen))
+    return dataclasses.replace(chosen, given=given, alternatives=tuple(alternatives))

@@ -150,3 +150,52 @@ def score_two_player(
         else:
             outcomes.append(("undercut", 0, undercut_bonus + k - o))
     return max(outcomes, key=lambda outcome: outcome[1] - outcome[2])
+
+
+def score_laid(
+    limit: int,
+    knocker: Iterable[Card],
+    family: list[frozenset[Card]],
+    others: list[tuple[Iterable[Card], dict[int, frozenset[Card]]]],
+    scoring: str = "standard",
+) -> tuple[str, list[int]] | None:
+    """(outcome, points in seat order, the knocker first) of a round laid exactly so, or None if illegal.
+
+    ``family`` is the knocker's melds as laid (the rest of his cards is deadwood). ``others``
+    are, per player in seat order from the knocker's left, (hand, {index of a knocker's
+    meld: the cards laid onto it}); each player melds the rest of his hand as well as he
+    can. A meld with its layoffs, the earlier players' included, must still be a meld.
+    ``scoring`` is "standard" (two players: gin 25, undercut 10) or "penalty" (the
+    multi-player table: knock 10, undercut 20, gin 25 and -2 x deadwood).
+    """
+    hand = frozenset(knocker)
+    table = [frozenset(meld) for meld in family]
+    melded = frozenset().union(*table)
+    if not all(is_meld(meld) for meld in table) or not melded <= hand or sum(map(len, table)) != len(melded):
+        return None
+    k = value(hand - melded)
+    if k > limit:
+        return None
+    deadwood = [k]
+    for cards, laid in others:
+        held = frozenset(cards)
+        used = [card for onto in laid.values() for card in onto]
+        if (used and k == 0) or len(set(used)) != len(used) or not set(used) <= held:
+            return None
+        for index, onto in laid.items():
+            if not is_meld(table[index] | onto):
+                return None
+            table[index] |= onto
+        deadwood.append(min_deadwood(held - set(used)))
+    if scoring == "standard":
+        (o,) = deadwood[1:]
+        if k == 0:
+            return "gin", [25 + o, 0]
+        return ("knock", [o - k, 0]) if k < o else ("undercut", [0, 10 + k - o])
+    if k == 0:
+        return "gin", [25, *(-2 * d for d in deadwood[1:])]
+    lowest = min(deadwood[1:])
+    if lowest > k:
+        return "knock", [10, *(-(d - k) for d in deadwood[1:])]
+    winner = deadwood[1:].index(lowest) + 1  # ties: nearest the knocker's left
+    return "undercut", [20 if seat == winner else -(d - lowest) for seat, d in enumerate(deadwood)]

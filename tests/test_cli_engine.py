@@ -92,6 +92,75 @@ def test_score_options() -> None:
     assert json.loads(out)["outcome"] == "undercut"
 
 
+SIX_D = ["score", "--upcard", "6D", "--knocker", "AC 4C 4D 4H 2S 3S 4S JS QS KS"]
+SIX_D += ["--opponent", "KC AD KD AH KH AS 5S 6S 9S 10S"]
+NINE_H = ["score", "--upcard", "9H", "--knocker", "Ann: 2C 7C 7D 7H 7S 8S 9S"]
+NINE_H += ["--opponent", "Bob: 4C 5C 5D 5S 10S JS QS", "--opponent", "Cat: 6D 6H JH QH KH 6S KS"]
+
+
+def test_score_says_when_the_knockers_melds_decide_and_scores_them_as_laid() -> None:
+    code, out, _ = run(*SIX_D)
+    assert code == 0
+    assert out.splitlines()[3:] == [
+        "undercut: opponent scores 11",
+        "the score depends on the knocker's melds; laid otherwise:",
+        "  if knocker lays 4C 4D 4H 4S | JS QS KS (deadwood 6): knock: knocker scores 5",
+        "say how it was laid with --knocker-melds, --discard and --layoffs to score it as laid",
+    ]
+    code, out, _ = run(*SIX_D, "--knocker-melds", "JS QS KS | 4C 4D 4H 4S")
+    assert out.splitlines()[1:] == [
+        "knocker:  melds JS QS KS | 4C 4D 4H 4S; deadwood AC 2S 3S = 6",
+        "opponent: melds KC KD KH | AD AH AS; layoffs 10S onto JS QS KS, 9S onto 10S JS QS KS; deadwood 5S 6S = 11",
+        "knock: knocker scores 5",
+    ]
+
+
+def test_score_json_lists_the_alternatives() -> None:
+    data = json.loads(run(*SIX_D, "--json")[1])
+    assert data["depends_on"] == ["knocker_melds"] and data["given"]["knocker_melds"] is None
+    (alternative,) = data["alternatives"]
+    assert alternative["knocker_melds"] == [["4C", "4D", "4H", "4S"], ["JS", "QS", "KS"]]
+    assert (alternative["outcome"], alternative["points"]) == ("knock", {"knocker": 5, "opponent": 0})
+    laid = json.loads(run(*SIX_D, "--json", "--knocker-melds", "4C 4D 4H 4S | JS QS KS")[1])
+    assert (laid["points"], laid["alternatives"], laid["laydown"]["knocker_melds"]) == (
+        {"knocker": 5, "opponent": 0},
+        [],
+        alternative["knocker_melds"],
+    )
+
+
+def test_score_three_players_with_layoffs_as_made() -> None:
+    code, out, _ = run(*NINE_H)
+    assert code == 0
+    assert out.splitlines()[4:6] == [
+        "knock: Ann +10, Bob -2, Cat -8",
+        "the score depends on Bob's layoffs; laid otherwise:",
+    ]
+    assert out.splitlines()[6].endswith(": undercut: Cat +20, Ann -2, Bob -4")
+    code, out, _ = run(*NINE_H, "--layoffs", "Bob: 10S JS QS onto 7S 8S 9S; Cat: KS onto 7S 8S 9S")
+    assert out.splitlines()[2:] == [
+        "Bob: melds 5C 5D 5S; layoffs 10S onto 7S 8S 9S, JS onto 7S 8S 9S 10S, QS onto 7S 8S 9S 10S JS;"
+        " deadwood 4C = 4",
+        "Cat: melds 6D 6H 6S | JH QH KH; layoffs KS onto 7S 8S 9S 10S JS QS; deadwood none = 0",
+        "undercut: Cat +20, Ann -2, Bob -4",
+    ]
+    assert run(*NINE_H, "--layoffs", "Bob: none")[1].splitlines()[-1] == "knock: Ann +10, Bob -2, Cat -8"
+
+
+def test_score_the_discard_as_made() -> None:
+    dan = ["score", "--upcard", "8H", "--knocker", "Dan: 3C 5C 6C 7C 8C 9C 3D 2S", "--opponent"]
+    dan += ["Eve: 10C 2D 9H 10H JH QH KH", "--opponent", "Fay: 8D AH 2H 3H 4S 5S 6S"]
+    dan += ["--opponent", "Gus: KS KD QS JD 4D 6D 10S"]
+    out = run(*dan)[1].splitlines()
+    assert (out[1], out[6]) == ("Dan discards 9C", "undercut: Fay +20, Dan +0, Eve -4, Gus -52")
+    assert (
+        out[8]
+        == "  if Dan lays 5C 6C 7C 8C 9C (deadwood 5); Dan discards 3C: undercut: Eve +20, Dan -3, Fay -6, Gus -58"
+    )
+    out = run(*dan, "--discard", "3C")[1].splitlines()
+    assert (out[1], out[-1]) == ("Dan discards 3C", "undercut: Eve +20, Dan -3, Fay -6, Gus -58")
+
+
 SCORE = ["score", "--upcard", "KS", "--knocker", ANN, "--opponent"]
 
 
@@ -104,6 +173,14 @@ SCORE = ["score", "--upcard", "KS", "--knocker", ANN, "--opponent"]
         ([*SCORE, BOB.replace("QH", "JC")], "JC is in both knocker's and opponent's hands"),
         ([*SCORE, BOB, "--gin-bonus", "-5"], "gin_bonus must be a whole number"),
         ([*SCORE, BOB, "--knocker-melds", "AS 2S"], "AS 2S is not a meld"),
+        ([*SCORE, BOB, "--layoffs", "QC onto 8C 9C"], "8C 9C is not a meld"),
+        ([*SCORE, BOB, "--layoffs", "QC 8C 9C 10C JC"], "cannot read layoff 'QC 8C 9C 10C JC'"),
+        ([*SCORE, BOB, "--layoffs", "KC onto 8C 9C 10C JC"], "opponent lays off KC, which is not in opponent's hand"),
+        ([*SCORE, BOB, "--discard", "KD"], "knocker's discard KD is given with 10 cards"),
+        ([*SCORE, BOB, "--opponent", "Bob: 4C 5C"], "Multi-player Oklahoma Gin needs 7"),
+        ([*SCORE, "knocker: " + BOB], "two players are called 'knocker'"),
+        ([*SCORE, BOB, "--discard", "3X"], "--discard: unknown card '3X'"),
+        ([*SCORE, "2C", "--opponent", "3C", "--opponent", "4C", "--opponent", "5C"], "for 2 to 4 players, not 5"),
         (["solve", "AS", "AS"], "AS more than once"),
         (["solve", "AS 2S 3S 4S 5S 6S 7S 8S 9S 10S JS QS"], "at most 11 cards"),
     ],

@@ -1,5 +1,6 @@
 """The match: dealers, rounds, totals to the target, undo, edit, bonuses and JSON."""
 
+import dataclasses
 import json
 import random
 
@@ -8,6 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorer.cards import Card, parse_cards
+from scorer.laydown import LayDown
+from scorer.layoffs import IllegalLayoffError, parse_layoffs
 from scorer.match import Draw, Knock, Match, MatchError, parse_round_input
 from scorer.melds import Meld
 from scorer.rules import IllegalKnockError, InvalidHandError, Rules
@@ -227,6 +230,29 @@ def test_json_round_trip_of_the_whole_match_keeps_its_own_rules() -> None:
         Match.from_dict({"players": ["Ann", "Bob"]})
 
 
+def test_the_lay_down_as_given_is_kept_with_the_round_and_survives_edit_undo_and_json() -> None:
+    multi = Rules.preset_named("oklahoma-multi")
+    hands = {
+        "Ann": parse_cards("2C 7C 7D 7H 7S 8S 9S"),
+        "Bob": parse_cards("4C 5C 5D 5S 10S JS QS"),
+        "Cat": parse_cards("6D 6H JH QH KH 6S KS"),
+    }
+    bob_lays_off = {"Bob": parse_layoffs("10S JS QS onto 7S 8S 9S")}
+    match = Match(["Ann", "Bob", "Cat"], multi, dealer="Cat")
+    assert match.record_round(C("9H"), hands, "Ann").points == {"Ann": 10, "Bob": -2, "Cat": -8}
+    assert match.record_round(C("9H"), hands, "Ann", layoffs=bob_lays_off).points == {"Ann": -2, "Bob": -4, "Cat": 20}
+    assert match.rounds[1].entered.laydown.layoffs_by_player == bob_lays_off
+    match.edit(0, Knock.of(C("9H"), hands, "Ann", layoffs=bob_lays_off))
+    assert match.totals == {"Ann": -4, "Bob": -8, "Cat": 40}
+    data = json.loads(json.dumps(match.to_dict()))
+    assert data["rounds"][0]["input"]["layoffs"] == {"Bob": [layoff.to_dict() for layoff in bob_lays_off["Bob"]]}
+    assert Match.from_dict(data).to_dict() == data
+    match.undo_last()
+    assert match.totals == {"Ann": -2, "Bob": -4, "Cat": 20}
+    with pytest.raises(IllegalLayoffError, match="Cat cannot lay KS onto 7S 8S 9S"):
+        match.record_round(C("9H"), hands, "Ann", layoffs={"Bob": (), "Cat": parse_layoffs("KS onto 7S 8S 9S")})
+
+
 BOB_UNDERCUTS = {"Ann": ANN_KNOCKS["Ann"], "Bob": parse_cards("QS QC QH 10S JS 3D 2H 7S 7C 7D")}  # Bob scores 10
 
 
@@ -270,7 +296,7 @@ def test_recording_a_round_scores_only_that_round(monkeypatch: pytest.MonkeyPatc
         knock(match)
     calls: list[str] = []
     scoring = scorer.match.score_round
-    monkeypatch.setattr(scorer.match, "score_round", lambda *args: calls.append(args[3]) or scoring(*args))
+    monkeypatch.setattr(scorer.match, "score_round", lambda *a, **k: calls.append(a[3]) or scoring(*a, **k))
     knock(match)
     assert calls == ["Ann"]
     match.edit(4, Knock.of(C("KS"), BOB_GINS, "Bob"))  # round 5 and round 6 are scored again
@@ -292,6 +318,9 @@ def test_replay_and_copy() -> None:
     assert fresh.to_dict() == twin.to_dict(), "unchanged on error"
 
 
+ANN_AS = {"upcard": "KS", "knocker": "Ann", "hands": {"Ann": "AS"}}
+
+
 @pytest.mark.parametrize(
     ("data", "message"),
     [
@@ -305,6 +334,17 @@ def test_replay_and_copy() -> None:
         ({"upcard": "KS", "knocker": "Ann", "hands": {"Ann": "AS AS"}}, "Ann's hand holds AS more than once"),
         ({"upcard": "KS", "knocker": "Ann", "hands": {"Ann": "AS"}, "knocker_melds": "AS"}, "list of melds"),
         ({"upcard": "KS", "knocker": "Ann", "hands": {"Ann": "AS"}, "knocker_melds": ["AS 2S"]}, "not a meld"),
+        ({**ANN_AS, "knocker_melds": [[1, 2, 3]]}, "knocker_melds must be a list of cards"),
+        ({**ANN_AS, "discard": ["2C"]}, 'discard must be a card like "7D"'),
+        ({**ANN_AS, "discard": "2X"}, "discard: unknown card '2X'"),
+        ({**ANN_AS, "layoffs": ["10S"]}, "layoffs must map players to their layoffs"),
+        ({**ANN_AS, "layoffs": {"Bob": 3}}, "Bob's layoffs must be a list of layoffs"),
+        ({**ANN_AS, "layoffs": {"Bob": "10S onto 7S 8S 9S"}}, "Bob's layoffs must be a list of layoffs"),
+        ({**ANN_AS, "layoffs": {"Bob": [{"card": "10S"}]}}, 'a layoff is {"card": "QC", "onto"'),
+        ({**ANN_AS, "layoffs": {"Bob": [{"card": 10, "onto": "7S 8S 9S"}]}}, "card must be a card"),
+        ({**ANN_AS, "layoffs": {"Bob": [{"card": "10S", "onto": 7}]}}, "onto must be a list of cards"),
+        ({**ANN_AS, "layoffs": {"Bob": [{"card": "10S", "onto": ["8S", "9S"]}]}}, "onto 8S 9S is not a meld"),
+        ({**ANN_AS, "layoffs": {"Bob": ["10S 7S 8S 9S"]}}, "cannot read layoff '10S 7S 8S 9S'"),
     ],
 )
 def test_a_round_input_that_cannot_be_read_names_the_field(data: object, message: str) -> None:
@@ -316,4 +356,14 @@ def test_round_input_json_round_trip() -> None:
     melds = (Meld.parse("AS 2S 3S"),)
     knock_ = Knock.of(C("KS"), {"Ann": parse_cards("ace of spades, 2S 3S"), "Bob": []}, "Ann", melds)
     assert parse_round_input(json.loads(json.dumps(knock_.to_dict()))) == knock_
+    laid = Knock.of(
+        C("9H"), {"Ann": [], "Bob": [], "Cat": []}, "Ann", discard=C("2C"),
+        layoffs={"Bob": parse_layoffs("10S onto 7S 8S 9S"), "Cat": ()},
+    )  # fmt: skip
+    assert laid.to_dict()["layoffs"] == {"Bob": [{"card": "10S", "onto": ["7S", "8S", "9S"]}], "Cat": []}
+    assert parse_round_input(json.loads(json.dumps(laid.to_dict()))) == laid
+    texts = {**laid.to_dict(), "layoffs": {"Bob": ["10S onto 7S 8S 9S"], "Cat": []}, "knocker_melds": None}
+    assert parse_round_input(texts) == laid, "a layoff may be written as text"
+    old = {key: value for key, value in laid.to_dict().items() if key not in ("knocker_melds", "discard", "layoffs")}
+    assert parse_round_input(old) == dataclasses.replace(laid, laydown=LayDown()), "stored before lay-downs: none given"
     assert parse_round_input(Draw().to_dict()) == Draw()

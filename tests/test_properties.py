@@ -7,11 +7,20 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference import best_families, min_deadwood, opponent_deadwood, score_two_player
+from reference import (
+    best_families,
+    deadwood_of,
+    families,
+    is_meld,
+    min_deadwood,
+    opponent_deadwood,
+    score_laid,
+    score_two_player,
+)
 
 from scorer.cards import DECK, Card
 from scorer.deadwood import all_best_arrangements, best_arrangement, best_discard
-from scorer.layoffs import resolve_knock
+from scorer.layoffs import Layoff, resolve_knock
 from scorer.melds import MELD_BY_MASK, Meld
 from scorer.rules import IllegalKnockError, Rules, score_round
 
@@ -159,3 +168,100 @@ def test_multi_player_rounds_keep_the_penalty_table(rng: random.Random, players:
         assert deadwood[winner] == min(deadwood[n] for n in hands if n != "P0" or result.outcome == "knock")
         assert all(result.points[n] == deadwood[winner] - deadwood[n] for n in hands if n != winner)
     assert result.points[winner] == {"gin": 25, "knock": 10, "undercut": 20}[result.outcome]
+
+
+# --- the table as laid
+
+
+def _random_layoffs(
+    rng: random.Random, family: list[frozenset[Card]], table: list[set[Card]], hand: list[Card]
+) -> tuple[dict[int, frozenset[Card]], list[Layoff]]:
+    """Some legal layoffs of a hand onto the table (grown in place): by meld index, and as the engine takes them.
+
+    Each meld takes a random number of the cards that extend it; the engine is told the
+    meld as the knocker laid it (``family``), which names it whatever was laid on it since.
+    """
+    by_meld: dict[int, frozenset[Card]] = {}
+    given: list[Layoff] = []
+    for index, meld in enumerate(table):
+        laid: list[Card] = []
+        for _ in range(rng.randint(0, 3)):
+            taken = {card for cards in by_meld.values() for card in cards} | set(laid)
+            fits = [card for card in hand if card not in taken and is_meld(meld | set(laid) | {card})]
+            if not fits:
+                break
+            laid.append(rng.choice(fits))
+        if laid:
+            by_meld[index] = frozenset(laid)
+            given += [Layoff(card, Meld.of(family[index])) for card in laid]
+            meld |= set(laid)
+    return by_meld, given
+
+
+def _laid_round(seed: int, players: int) -> tuple[str, list[int]] | None:
+    """Deal, lay the knocker's hand down in a random legal way (limit 10), lay off at random, and score it.
+
+    Returns the reference's score after checking ours equals it, or None when no knock was legal.
+    """
+    rng = random.Random(seed)
+    if players == 2:
+        knocker, opponent = _knock_deal(rng, 10)
+        hands = {"K": knocker, "O": opponent}
+    else:
+        hands = {("K" if name == "P0" else name): cards for name, cards in _multi_deal(rng, players).items()}
+    legal = [family for family in families(hands["K"]) if deadwood_of(hands["K"], family) <= 10]
+    if not legal:
+        return None
+    family = list(rng.choice(legal))
+    table = [set(meld) for meld in family]
+    gin = deadwood_of(hands["K"], frozenset(family)) == 0
+    others, given = [], {}
+    for name in list(hands)[1:]:
+        by_meld, layoffs = ({}, []) if gin else _random_layoffs(rng, family, table, hands[name])
+        others.append((hands[name], by_meld))
+        given[name] = layoffs
+    expected = score_laid(10, hands["K"], family, others, "standard" if players == 2 else "penalty")
+    assert expected is not None  # legal by construction
+    rules = Rules.preset_named("gin-rummy" if players == 2 else "oklahoma-multi")
+    result = score_round(rules, DECK[51], hands, "K", [Meld.of(meld) for meld in family], layoffs=given)
+    assert (result.outcome, list(result.points.values())) == expected
+    assert result.alternatives == ()  # everything was given: nothing left to choose
+    return expected
+
+
+@SLOW
+@given(st.integers(0, 2**32), st.sampled_from([2, 2, 3, 4]))
+def test_any_legal_laid_arrangement_scores_as_the_reference_scores_it(seed: int, players: int) -> None:
+    """For any legal lay-down (melds, possibly leaving meldable cards out; layoffs as made), our score is the
+    brute-force score of that lay-down."""
+    _laid_round(seed, players)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_laid_rounds_agree_with_the_reference_on_fixed_seeds(players: int) -> None:
+    outcomes = [_laid_round(seed, players) for seed in range(60)]
+    assert sum(outcome is not None for outcome in outcomes) >= 40  # most deals knock: the check is not vacuous
+
+
+@SLOW
+@given(deals())
+def test_every_least_deadwood_laydown_is_the_result_or_an_alternative(deal: tuple[list[Card], list[Card]]) -> None:
+    """Saying when it matters: each way the knocker may lay his least deadwood, and each legal lay-down
+    that wins him more than the engine's choice, scores as the result or one of its alternatives."""
+    knocker, opponent = deal
+    try:
+        result = score_round(Rules.preset_named("gin-rummy"), DECK[0], {"K": knocker, "O": opponent}, "K")
+    except IllegalKnockError:
+        return
+    listed = [result.points] + [alternative.points for alternative in result.alternatives]
+    assert len(listed) == len({tuple(points.values()) for points in listed})  # one per different score
+    hand = frozenset(knocker)
+    least = min_deadwood(hand)
+    for family in families(hand):
+        k = deadwood_of(hand, family)
+        if k > 10:
+            continue
+        o = opponent_deadwood(family, opponent, layoffs=k > 0)  # the opponent lays off as well as he can
+        points = {"K": 25 + o, "O": 0} if k == 0 else {"K": o - k, "O": 0} if k < o else {"K": 0, "O": 10 + k - o}
+        if k == least or points["K"] > result.points["K"] or points["O"] < result.points["O"]:
+            assert points in listed, f"{sorted(map(sorted, family))} scores {points}, not listed"

@@ -343,7 +343,13 @@ def test_round_result_json_is_one_shape_by_player_name() -> None:
     ]
     assert data["points"] == {"Ann": 18, "Bob": 0}
     assert set(data) == {"outcome", "knocker", "winner", "upcard", "knock_limit", "discard", "doubled", "players",
-                         "points"}  # fmt: skip
+                         "points", "laydown", "given", "alternatives", "depends_on"}  # fmt: skip
+    assert data["laydown"] == {
+        "knocker_melds": [["8C", "9C", "10C", "JC"], ["9H", "10H", "JH"]], "discard": None,
+        "layoffs": {"Bob": data["players"]["Bob"]["layoffs"]},
+    }  # fmt: skip
+    assert data["given"] == {"knocker_melds": None, "discard": None, "layoffs": {}}
+    assert (data["alternatives"], data["depends_on"]) == ([], [])
 
 
 def test_results_keep_the_seating_order() -> None:

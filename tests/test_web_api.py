@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -81,7 +82,7 @@ def test_a_round_is_scored_and_added_to_the_totals(client: FlaskClient) -> None:
     assert state["dealer"] == "Ann"  # the round's winner deals next
     assert state["rounds"][0] == line
     assert line["input"] == {"upcard": "KS", "knocker": "Ann", "hands": {"Ann": ANN.split(), "Bob": BOB.split()},
-                             "knocker_melds": None}  # fmt: skip
+                             "knocker_melds": None, "discard": None, "layoffs": {}}  # fmt: skip
 
 
 def test_a_draw_scores_nothing_and_keeps_the_dealer(client: FlaskClient) -> None:
@@ -357,3 +358,156 @@ def test_cards_typed_in_a_box_are_read_by_the_server(client: FlaskClient) -> Non
 def test_the_player_count_is_checked_before_the_image_is_read(client: FlaskClient, players: str) -> None:
     answer = client.post(f"/api/detect?players={players}", data=b"not an image", content_type="image/jpeg")
     assert answer.status_code == 400 and answer.json["error"].startswith("players must be 2 to 4")
+
+
+# --- the table as it was laid (issue 12)
+
+# Three runs or three sets leave Ann 9 either way; Bob lays off AS and 2S onto the sets (3) or 4C onto the runs (4).
+SETS_OR_RUNS = {"upcard": "KS", "knocker": "Ann"}
+SETS_OR_RUNS["hands"] = {"Ann": "AC 2C 3C AD 2D 3D AH 2H 3H 9S", "Bob": "AS 2S 4C KD QH JS 10D 9H 9C KH"}
+RUNS = [["AC", "2C", "3C"], ["AD", "2D", "3D"], ["AH", "2H", "3H"]]
+NINE_H = {
+    "upcard": "9H",
+    "knocker": "Ann",
+    "hands": {"Ann": "2C 7C 7D 7H 7S 8S 9S", "Bob": "4C 5C 5D 5S 10S JS QS", "Cat": "6D 6H JH QH KH 6S KS"},
+    "rules": "oklahoma-multi",
+}
+BOB_LAYS_OFF = {"Bob": [{"card": card, "onto": ["7S", "8S", "9S"]} for card in ("10S", "JS", "QS")]}
+
+
+def test_score_takes_the_knockers_melds_as_laid_and_lists_the_alternatives(client: FlaskClient) -> None:
+    chosen = client.post("/api/score", json=SETS_OR_RUNS).json
+    assert chosen["points"] == {"Ann": 63, "Bob": 0} and chosen["depends_on"] == ["knocker_melds"]
+    assert [(a["knocker_melds"], a["points"]) for a in chosen["alternatives"]] == [(RUNS, {"Ann": 62, "Bob": 0})]
+    laid = client.post("/api/score", json=SETS_OR_RUNS | {"knocker_melds": RUNS}).json
+    assert (laid["points"], laid["alternatives"], laid["given"]["knocker_melds"]) == ({"Ann": 62, "Bob": 0}, [], RUNS)
+    text = client.post("/api/score", json=SETS_OR_RUNS | {"knocker_melds": ["AC 2C 3C", "AD 2D 3D", "AH 2H 3H"]}).json
+    assert text["points"] == laid["points"]
+
+
+def test_the_issues_undercut_knock_is_scored_with_the_melds_as_laid(client: FlaskClient) -> None:
+    knock = {
+        "upcard": "6D",
+        "knocker": "K",
+        "hands": {"K": "AC 4C 4D 4H 2S 3S 4S JS QS KS", "O": "KC AD KD AH KH AS 5S 6S 9S 10S"},
+    }
+    engine = client.post("/api/score", json=knock).json
+    assert (engine["outcome"], engine["points"], engine["depends_on"]) == (
+        "undercut",
+        {"K": 0, "O": 11},
+        ["knocker_melds"],
+    )
+    laid = client.post(
+        "/api/score", json=knock | {"knocker_melds": [["JS", "QS", "KS"], ["4C", "4D", "4H", "4S"]]}
+    ).json
+    assert (laid["outcome"], laid["points"], laid["alternatives"]) == ("knock", {"K": 5, "O": 0}, [])
+
+
+def test_the_issues_discard_is_scored_as_made(client: FlaskClient) -> None:
+    dan = {
+        "upcard": "8H", "knocker": "Dan", "rules": "oklahoma-multi",
+        "hands": {"Dan": "3C 5C 6C 7C 8C 9C 3D 2S", "Eve": "10C 2D 9H 10H JH QH KH", "Fay": "8D AH 2H 3H 4S 5S 6S",
+                  "Gus": "KS KD QS JD 4D 6D 10S"},
+    }  # fmt: skip
+    engine = client.post("/api/score", json=dan).json
+    assert (engine["discard"], engine["points"]["Dan"]) == ("9C", 0)
+    assert [(a["discard"], a["points"]["Dan"]) for a in engine["alternatives"]] == [("3C", -3)]
+    laid = client.post("/api/score", json=dan | {"discard": "3C"}).json
+    assert (laid["discard"], laid["points"]["Dan"], laid["alternatives"]) == ("3C", -3, [])
+
+
+def test_score_takes_layoffs_and_the_discard_as_made(client: FlaskClient) -> None:
+    chosen = client.post("/api/score", json=NINE_H).json
+    assert chosen["points"] == {"Ann": 10, "Bob": -2, "Cat": -8} and chosen["depends_on"] == ["Bob"]
+    laid = client.post("/api/score", json=NINE_H | {"layoffs": BOB_LAYS_OFF}).json
+    assert (laid["winner"], laid["points"]) == ("Cat", {"Ann": -2, "Bob": -4, "Cat": 20})
+    assert laid["laydown"]["layoffs"]["Cat"] == [{"card": "KS", "onto": ["7S", "8S", "9S", "10S", "JS", "QS"]}]
+    eleven = {"upcard": "KS", "knocker": "Ann", "hands": {"Ann": ANN + " KH", "Bob": BOB}, "discard": "KH"}
+    assert client.post("/api/score", json=eleven).json["discard"] == "KH"
+
+
+@pytest.mark.parametrize(
+    ("laid", "message"),
+    [
+        ({"knocker_melds": [["AC", "2D", "3H"]]}, "AC 2D 3H is not a meld"),
+        ({"knocker_melds": 7}, "knocker_melds must be a list of melds"),
+        ({"discard": "9S"}, "Ann's discard 9S is given with 10 cards"),
+        ({"layoffs": {"Bob": [{"card": "4C", "onto": ["AD", "2D", "3D"]}]}}, "Bob cannot lay 4C onto AD 2D 3D"),
+        ({"layoffs": {"Bob": [{"card": "KD"}]}}, 'a layoff is {"card": "QC"'),
+        ({"layoffs": {"Zed": []}}, "layoffs are given for 'Zed'"),
+    ],
+)
+def test_a_lay_down_the_table_refuses_is_a_400_naming_it(client: FlaskClient, laid: dict, message: str) -> None:
+    answer = client.post("/api/score", json=SETS_OR_RUNS | {"knocker_melds": RUNS} | laid)
+    assert answer.status_code == 400 and message in answer.json["error"], answer.json
+
+
+def test_a_rounds_lay_down_is_stored_and_kept_through_edit_undo_restart_and_export(client: FlaskClient) -> None:
+    answer = client.post("/api/matches", json={"players": ["Ann", "Bob", "Cat"], "rules": "oklahoma-multi"})
+    match_id = answer.json["id"]
+    rounds = f"/api/matches/{match_id}/rounds"
+    first = client.post(rounds, json=NINE_H).json["round"]
+    assert (first["input"]["layoffs"], first["points"]) == ({}, {"Ann": 10, "Bob": -2, "Cat": -8})
+    assert first["result"]["alternatives"][0]["points"] == {"Ann": -2, "Bob": -4, "Cat": 20}
+    state = client.put(f"{rounds}/1", json=NINE_H | {"layoffs": BOB_LAYS_OFF}).json
+    assert (
+        state["totals"] == {"Ann": -2, "Bob": -4, "Cat": 20} and state["rounds"][0]["input"]["layoffs"] == BOB_LAYS_OFF
+    )
+    client.post(rounds, json=NINE_H | {"layoffs": BOB_LAYS_OFF})
+    client.delete(f"{rounds}/last")
+    state = client.get(f"/api/matches/{match_id}").json  # rebuilt from the database
+    assert state["totals"] == {"Ann": -2, "Bob": -4, "Cat": 20}
+    assert state["rounds"][0]["result"]["given"]["layoffs"] == BOB_LAYS_OFF
+    exported = client.get(f"/matches/{match_id}/export.csv").get_data(as_text=True)
+    assert "Bob lays off 10S onto 7S 8S 9S, JS onto 7S 8S 9S, QS onto 7S 8S 9S" in exported
+    assert "· as laid" in client.get(f"/matches/{match_id}/sheet").get_data(as_text=True)
+
+
+def test_score_reads_the_hands_and_the_lay_down_from_groups_as_they_lie(client: FlaskClient) -> None:
+    """The issue's 6D knock: laid in these groups the knocker scores 5; the engine alone says undercut 11."""
+    groups = {
+        "Ann": [["JS", "QS", "KS"], ["4C", "4D", "4H", "4S"], ["AC", "2S", "3S"]],
+        "Bob": [["KC", "KD", "KH"], ["AD", "AH", "AS"], ["5S", "6S", "9S", "10S"]],
+    }
+    answer = client.post("/api/score", json={"upcard": "6D", "knocker": "Ann", "groups": groups}).json
+    assert (answer["outcome"], answer["points"]) == ("knock", {"Ann": 5, "Bob": 0})
+    assert answer["read"]["laydown"]["knocker_melds"] == [["JS", "QS", "KS"], ["4C", "4D", "4H", "4S"]]
+    hands = {name: [card for group in laid for card in group] for name, laid in groups.items()}
+    engine = client.post("/api/score", json={"upcard": "6D", "knocker": "Ann", "hands": hands}).json
+    assert (engine["outcome"], engine["points"]) == ("undercut", {"Ann": 0, "Bob": 11})
+    # Bob put 6H and 7H against Ann's run of hearts: they go back to his hand as his layoffs.
+    groups = {"Ann": [["3H", "4H", "5H", "6H", "7H"], ["8C", "8D", "8S"], ["JD", "QD", "KD"], ["AC"]]}
+    groups["Bob"] = [["2C", "2D", "2S"], ["9H", "10H", "JC", "4S", "6D"]]
+    laid = client.post("/api/score", json={"upcard": "KS", "knocker": "Ann", "groups": groups}).json
+    assert sorted(laid["read"]["hands"]["Bob"]) == sorted(["2C", "2D", "2S", "9H", "10H", "JC", "4S", "6D", "6H", "7H"])
+    assert [(x["card"], x["onto"]) for x in laid["players"]["Bob"]["layoffs"]] == [
+        ("6H", ["3H", "4H", "5H"]),
+        ("7H", ["3H", "4H", "5H", "6H"]),
+    ]
+    bad = client.post("/api/score", json={"upcard": "6D", "knocker": "Ann", "groups": {"Ann": "JS"}})
+    assert bad.status_code == 400 and "Ann's groups must be a list of groups" in bad.json["error"]
+
+
+def test_the_sheet_and_the_exports_show_the_knockers_melds_as_laid(client: FlaskClient) -> None:
+    match_id = client.post("/api/matches", json={"players": ["K", "O"], "dealer": "O"}).json["id"]
+    knock = {
+        "upcard": "6D",
+        "knocker": "K",
+        "hands": {"K": "AC 4C 4D 4H 2S 3S 4S JS QS KS", "O": "KC AD KD AH KH AS 5S 6S 9S 10S"},
+    }
+    melds = [["JS", "QS", "KS"], ["4C", "4D", "4H", "4S"]]
+    played = client.post(f"/api/matches/{match_id}/rounds", json=knock | {"knocker_melds": melds, "number": 1})
+    assert played.status_code == 201 and played.json["match"]["totals"] == {"K": 5, "O": 0}
+    sheet = client.get(f"/matches/{match_id}/sheet").get_data(as_text=True)
+    assert "· as laid" in sheet and "laid JS QS KS | 4C 4D 4H 4S" in sheet
+    exported = json.loads(client.get(f"/matches/{match_id}/export.json").get_data(as_text=True))
+    assert exported["rounds"][0]["input"]["knocker_melds"] == melds
+    assert "knocker melds JS QS KS | 4C 4D 4H 4S" in client.get(f"/matches/{match_id}/export.csv").get_data(
+        as_text=True
+    )
+    edited = client.put(f"/api/matches/{match_id}/rounds/1", json=knock).json  # the lay-down left out: the engine's
+    assert edited["totals"] == {"K": 0, "O": 11} and "as laid" not in client.get(f"/matches/{match_id}/sheet").get_data(
+        as_text=True
+    )
+    over = client.put(f"/api/matches/{match_id}/rounds/1", json=knock | {"knocker_melds": [["JS", "QS", "KS"]]})
+    assert over.status_code == 400 and "K's deadwood as laid is 22, over the knock limit 6" in over.json["error"]

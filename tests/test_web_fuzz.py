@@ -69,6 +69,10 @@ options = (
     )
     | scalars
 )
+layoffs = st.fixed_dictionaries({}, optional={"card": cards_or_junk, "onto": hands}) | st.text(max_size=30) | scalars
+by_player = st.dictionaries(
+    names.filter(lambda n: isinstance(n, str)), st.lists(layoffs, max_size=4) | scalars, max_size=4
+)
 round_bodies = st.fixed_dictionaries(
     {},
     optional={
@@ -76,7 +80,11 @@ round_bodies = st.fixed_dictionaries(
         "knocker": names,
         "hands": st.dictionaries(names.filter(lambda n: isinstance(n, str)), hands, max_size=4) | scalars,
         "draw": scalars,
-        "knocker_melds": json_values,
+        "knocker_melds": st.lists(hands, max_size=4) | json_values,
+        "discard": cards_or_junk,
+        "layoffs": by_player | json_values,
+        "groups": st.dictionaries(names.filter(lambda n: isinstance(n, str)), st.lists(hands, max_size=4) | scalars)
+        | json_values,
         "number": scalars,
         "match": st.sampled_from([1, 2, True, -(2**63) - 1, 2**63]) | scalars,
         "rules": rules,

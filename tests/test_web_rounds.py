@@ -146,10 +146,10 @@ def watching_the_write_lock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[st
         finally:
             holding.lock = False
 
-    def score_round(*args: Any) -> Any:
+    def score_round(*args: Any, **laid: Any) -> Any:
         if getattr(holding, "lock", False):
             scored_under_lock.append(args[3])
-        return real_score(*args)
+        return real_score(*args, **laid)
 
     monkeypatch.setattr(web.matches, "transaction", transaction)
     monkeypatch.setattr(scorer.match, "score_round", score_round)

@@ -10,10 +10,11 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from scorer.proposal import table_status
-from scorer.rules import IllegalKnockError, InvalidHandError, Rules, score_round
+from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, Rules
 from web import fields, matches
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
+from web.laydown import read_groups
 from web.request_json import json_object as json_body
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -114,11 +115,21 @@ def edit_round(match_id: int, number: int) -> Response:
 
 @bp.post("/score")
 def score() -> Response:
-    """Score one round without recording it: ``{"upcard", "knocker", "hands", "rules"?, "options"?, "match"?}``.
+    """Score one round without recording it: ``{"upcard", "knocker", "hands", "rules"?, "options"?, "match"?}``,
+    as laid where ``knocker_melds``, ``discard`` or ``layoffs`` are given.
 
     With ``match``, the match's rules are used and the hands must be its players' (put in seating order).
+    ``"groups": {name: [[card, ...], ...]}`` gives the cards as they lie (``hands`` may then be left out):
+    the hands and the lay-down are read from them (``web.laydown``; parts given explicitly win), and the
+    answer adds ``"read": {"hands", "laydown", "notes"}``.
     """
     body = json_body()
+    groups = None if body.get("groups") is None else fields.parse_groups(body["groups"])
+    if groups is not None:  # the hands are the cards in the groups, until the groups are read
+        body = {
+            **body,
+            "hands": {name: [str(card) for group in laid for card in group] for name, laid in groups.items()},
+        }
     knock = fields.parse_knock(body)
     source = stand_alone_rules(body)
     if isinstance(source, int):
@@ -130,11 +141,14 @@ def score() -> Response:
             raise fields.InputError(str(error)) from error
     else:
         rules = source
+    read = None
     try:
-        result = score_round(rules, knock.upcard, knock.hands_by_name, knock.knocker, knock.knocker_melds)
-    except (InvalidHandError, IllegalKnockError) as error:
+        if groups is not None:
+            knock, read = read_groups(knock, groups, rules)
+        result = knock.score(rules)
+    except (InvalidHandError, IllegalKnockError, IllegalLayoffError) as error:
         raise fields.InputError(str(error)) from error
-    return jsonify(result.to_dict())
+    return jsonify(result.to_dict() | ({} if read is None else {"read": read}))
 
 
 @bp.post("/arrange")

@@ -11,14 +11,23 @@ every view checks every field first and only then loads, scores or stores anythi
 
 from __future__ import annotations
 
+import collections
 import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from scorer.cards import Card, InvalidCardError
+from scorer.cards import Card
 from scorer.errors import OkginError
-from scorer.match import Draw, Knock, RoundInput, RoundInputError, parse_cards_field, parse_round_input
+from scorer.match import (
+    Draw,
+    Knock,
+    RoundInput,
+    RoundInputError,
+    parse_card_field,
+    parse_cards_field,
+    parse_round_input,
+)
 from scorer.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, InvalidRulesError, Rules
 
 MAX_NAME_LENGTH = 40
@@ -168,6 +177,30 @@ def parse_knock(body: Mapping[str, Any]) -> Knock:
     return entered
 
 
+def parse_groups(value: object) -> dict[str, tuple[tuple[Card, ...], ...]]:
+    """Each player's cards in the groups they lie in: ``{"Ann": [["JS", "QS", "KS"], "4C 4D 4H"], "Bob": [...]}``.
+
+    Every card lies once on the table.
+
+    :raises InputError: for groups that are not lists of cards, or a card in two places.
+    """
+    if not isinstance(value, dict) or not value:
+        raise InputError('groups must map each player to their groups, like {"Ann": [["JS", "QS", "KS"]], "Bob": []}')
+    groups: dict[str, tuple[tuple[Card, ...], ...]] = {}
+    try:
+        for name, laid in value.items():
+            if not isinstance(laid, list):
+                raise InputError(f"{name}'s groups must be a list of groups of cards, got {laid!r}")
+            groups[name] = tuple(parse_cards_field(group, f"a group of {name}'s") for group in laid)
+    except RoundInputError as error:
+        raise InputError(str(error)) from None
+    counts = collections.Counter(card for laid in groups.values() for group in laid for card in group)
+    repeated = sorted(card for card, count in counts.items() if count > 1)
+    if repeated:
+        raise InputError(f"groups: {', '.join(map(str, repeated))} lie in two places; a card lies once on the table")
+    return groups
+
+
 def parse_upcard(value: object) -> Card | None:
     """An optional upcard: absent, null or blank for none yet.
 
@@ -175,12 +208,10 @@ def parse_upcard(value: object) -> Card | None:
     """
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
-    if not isinstance(value, str):
-        raise InputError(f'upcard must be a card like "7D", got {value!r}')
     try:
-        return Card.parse(value)
-    except InvalidCardError as error:
-        raise InputError(f"upcard: {error}") from None
+        return parse_card_field(value, "upcard")
+    except RoundInputError as error:
+        raise InputError(str(error)) from None
 
 
 def parse_hands(value: object) -> dict[str, tuple[Card, ...]]:

@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request, session
 
+from scorer.vision.groups import group_reading, groups_json
 from scorer.vision.layout import UPCARD, LayoutError, TableLayout
 from scorer.vision.manifest import ModelError
 from scorer.vision.types import FrameReading, StableReading
@@ -86,10 +87,12 @@ def table_json(reading: FrameReading, layout: TableLayout, players: list[str]) -
     """A reading as the table page shows it: each player's cards, the upcard, and the cards out of play.
 
     The layout decides: its playing order gives seats to players, the surest card of the upcard zone is
-    the upcard (the others are out of play, like the stock, discards and seats nobody sits at).
+    the upcard (the others are out of play, like the stock, discards and seats nobody sits at). ``groups``
+    are each player's cards as they lie together (``scorer.vision.groups``): a laid meld is one group.
     """
     seating = layout.seating(players)
     taken = {int(seat["zone"]) for seat in seating}
+    groups = groups_json(group_reading(reading))
     upcard, *extra = reading.upcard or (None,)
     out = [*extra, *reading.unassigned]
     out += [card for seat, cards in reading.by_player.items() if seat not in taken for card in cards]
@@ -97,6 +100,7 @@ def table_json(reading: FrameReading, layout: TableLayout, players: list[str]) -
         "hands": {seat["player"]: detections_json(reading.by_player.get(int(seat["zone"]), ())) for seat in seating},
         "upcard": None if upcard is None else upcard.to_dict(),
         "out": detections_json([card for card in out if card is not None]),
+        "groups": {seat["player"]: groups.get(seat["zone"], []) for seat in seating},
     }
 
 

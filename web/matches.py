@@ -33,13 +33,13 @@ from scorer.match import (
     RoundInputError,
     parse_round_input,
 )
-from scorer.rules import IllegalKnockError, InvalidHandError, InvalidRulesError, Rules
+from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, InvalidRulesError, Rules
 from web.db import get_db, snapshot, transaction
 from web.fields import MAX_ROW_ID, InputError
 
 CACHE_SIZE = 32
 WRITE_ATTEMPTS = 20
-SCORING_ERRORS = (InvalidHandError, IllegalKnockError, RoundInputError)
+SCORING_ERRORS = (InvalidHandError, IllegalKnockError, IllegalLayoffError, RoundInputError)
 """What the engine raises for a round that cannot be scored as entered: the player's to fix (400)."""
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from flask import Blueprint, Response, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as BaseResponse
 
+from scorer.match import Knock
 from scorer.rules import PRESETS, Rules
 from web import fields, matches
 
@@ -118,7 +119,8 @@ def export_json(match_id: int) -> Response:
 
 @bp.get("/matches/<int:match_id>/export.csv")
 def export_csv(match_id: int) -> Response:
-    """One row per round: inputs, outcome, and each player's deadwood, points and running total."""
+    """One row per round: inputs, outcome, each player's deadwood, points and running total, and what was
+    laid as given ("as laid": the knocker's melds, discard and layoffs), blank where the engine chose."""
     match = matches.load_match(match_id).match
     out = io.StringIO()
     writer = csv.writer(out)
@@ -129,6 +131,7 @@ def export_csv(match_id: int) -> Response:
     write(
         ["round", "dealer", "upcard", "knocker", "outcome", "winner"]
         + [f"{name} {column}" for name in match.players for column in ("deadwood", "points", "total")]
+        + ["as laid"]
     )
     for line in match.rounds:
         result = line.result
@@ -138,10 +141,12 @@ def export_csv(match_id: int) -> Response:
         for name in match.players:
             deadwood = "" if result is None else result.hands[name].deadwood_points
             row += [deadwood, line.points[name], line.totals_after[name]]
-        write(row)
+        laid = line.entered.laydown if isinstance(line.entered, Knock) else None
+        write([*row, str(laid) if laid is not None and laid.given else ""])
     if match.finished:
         bonuses = match.final_bonuses()
-        write(["bonuses", "", "", "", "", "", *[cell for name in match.players for cell in ("", bonuses[name], "")]])
+        cells = [cell for name in match.players for cell in ("", bonuses[name], "")]
+        write(["bonuses", "", "", "", "", "", *cells, ""])
     return Response(out.getvalue(), mimetype="text/csv", headers=_download(match_id, "csv"))
 
 

@@ -7,8 +7,8 @@ commands start quickly. Bad input exits with status 2 and one line on stderr.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import click
 
@@ -16,18 +16,17 @@ from scorer.cards import Card, format_cards, parse_cards
 from scorer.cli import fail
 from scorer.deadwood import Arrangement, all_best_arrangements, best_arrangement, best_discard
 from scorer.errors import OkginError
-from scorer.layoffs import PlayerResult
-from scorer.melds import Meld
-from scorer.rules import PRESETS, RoundResult, Rules, score_round
+from scorer.laydown import parse_layoffs_by_player
+from scorer.layoffs import PlayerResult, format_layoffs
+from scorer.melds import format_melds, parse_melds
+from scorer.rules import PRESETS, Alternative, InvalidHandError, RoundResult, Rules, score_round
 
-
-def _melds_text(melds: Sequence[Meld]) -> str:
-    return " | ".join(str(meld) for meld in melds) or "none"
+T = TypeVar("T")
 
 
 def _arrangement_text(arrangement: Arrangement) -> str:
     return (
-        f"melds {_melds_text(arrangement.melds)}; deadwood {_deadwood_text(arrangement.deadwood, arrangement.points)}"
+        f"melds {format_melds(arrangement.melds)}; deadwood {_deadwood_text(arrangement.deadwood, arrangement.points)}"
     )
 
 
@@ -66,42 +65,114 @@ def solve(cards: tuple[str, ...], as_json: bool, show_all: bool) -> None:
         return
     if discard is not None:
         click.echo(f"discard:  {discard}")
-    click.echo(f"melds:    {_melds_text(arrangement.melds)}")
+    click.echo(f"melds:    {format_melds(arrangement.melds)}")
     click.echo(f"deadwood: {_deadwood_text(arrangement.deadwood, arrangement.points)}")
     for other in alternatives:
         click.echo(f"also:     {_arrangement_text(other)}")
 
 
-def _player_text(result: PlayerResult) -> str:
-    layoffs = ", ".join(f"{layoff.card} onto {layoff.onto}" for layoff in result.layoffs)
-    laid = f"; layoffs {layoffs}" if layoffs else ""
+def player_text(result: PlayerResult) -> str:
+    """``melds 7C 7D 7H; layoffs 10S onto 7S 8S 9S; deadwood 2C = 2``."""
+    laid = f"; layoffs {format_layoffs(result.layoffs)}" if result.layoffs else ""
     return (
-        f"melds {_melds_text(result.melds)}{laid}; deadwood {_deadwood_text(result.deadwood, result.deadwood_points)}"
+        f"melds {format_melds(result.melds)}{laid}; deadwood {_deadwood_text(result.deadwood, result.deadwood_points)}"
     )
 
 
+def _points_text(result: RoundResult | Alternative, knocker: str) -> str:
+    """``knock: knocker scores 18`` for two players; ``undercut: Cat +20, Ann -2, Bob -4`` for more."""
+    points = result.points
+    if len(points) == 2:
+        return f"{result.outcome}: {result.winner} scores {points[result.winner]}"
+    order = [result.winner, *(name for name in points if name != result.winner)]
+    return f"{result.outcome}: " + ", ".join(f"{name} {points[name]:+d}" for name in order)
+
+
+GIVE_THE_LAYDOWN = "say how it was laid with --knocker-melds, --discard and --layoffs to score it as laid"
+_CHOICE_WORDS = {"knocker_melds": "the knocker's melds", "discard": "the knocker's discard"}
+
+
+def alternatives_text(result: RoundResult, hint: str = GIVE_THE_LAYDOWN) -> list[str]:
+    """Lines saying what the score depends on and how each other lay-down scores (none when nothing does)."""
+    if not result.alternatives:
+        return []
+    depends = [_CHOICE_WORDS.get(part, f"{part}'s layoffs") for part in result.depends_on]
+    lines = [f"the score depends on {' and '.join(depends)}; laid otherwise:"]
+    for alternative in result.alternatives:
+        laid = alternative.laydown
+        parts = []
+        if "knocker_melds" in alternative.differs and laid.knocker_melds is not None:
+            deadwood = alternative.deadwood[result.knocker]
+            parts.append(f"{result.knocker} lays {format_melds(laid.knocker_melds)} (deadwood {deadwood})")
+        if "discard" in alternative.differs:
+            parts.append(f"{result.knocker} discards {laid.discard}")
+        layoffs = laid.layoffs_by_player
+        parts += [f"{name} lays off {format_layoffs(layoffs[name])}" for name in alternative.differs if name in layoffs]
+        lines.append(f"  if {'; '.join(parts)}: {_points_text(alternative, result.knocker)}")
+    return [*lines, hint]
+
+
 def _result_text(result: RoundResult) -> list[str]:
-    opponent = next(name for name in result.hands if name != result.knocker)
     lines = [f"upcard {result.upcard}: knock limit {result.knock_limit}"]
     if result.discard is not None:
-        lines.append(f"knocker discards {result.discard}")
-    lines.append(f"knocker:  {_player_text(result.hands[result.knocker])}")
-    lines.append(f"opponent: {_player_text(result.hands[opponent])}")
+        lines.append(f"{result.knocker} discards {result.discard}")
+    width = max(len(name) for name in result.hands) + 2
+    lines += [f"{name + ':':<{width}}{player_text(player)}" for name, player in result.hands.items()]
     doubled = " (doubled: spade upcard)" if result.doubled else ""
-    lines.append(f"{result.outcome}: {result.winner} scores {result.points[result.winner]}{doubled}")
-    return lines
+    lines.append(_points_text(result, result.knocker) + doubled)
+    return lines + alternatives_text(result)
+
+
+def _option(name: str, parse: Callable[[str], T], text: str | None) -> T | None:
+    """An option's value read by ``parse`` (None when not given); a user error names the option."""
+    if text is None:
+        return None
+    try:
+        return parse(text)
+    except OkginError as error:
+        fail(f"{name}: {error}")
+
+
+def _named_hand(text: str, default: str) -> tuple[str, list[Card]]:
+    """A hand written ``"Ann: 2C 7C ..."`` or just its cards (then named ``default``)."""
+    name, colon, cards = text.partition(":")
+    if colon and name.strip():
+        return name.strip(), parse_cards(cards)
+    return default, parse_cards(text)
 
 
 @click.command()
 @click.option("--upcard", required=True, help="The upcard, e.g. KS (sets the Oklahoma knock limit).")
 @click.option(
-    "--knocker", "knocker_cards", required=True, help="The knocker's 10 cards (or 11: the best discard is chosen)."
+    "--knocker",
+    "knocker_cards",
+    required=True,
+    help='The knocker\'s 10 cards (7 with 3-4 players), or one more to choose the discard; "Ann: ..." names him.',
 )
-@click.option("--opponent", "opponent_cards", required=True, help="The opponent's 10 cards.")
+@click.option(
+    "--opponent",
+    "opponent_cards",
+    required=True,
+    multiple=True,
+    help="An opponent's cards; repeat for 3-4 players, in seat order from the knocker's left. \"Bob: ...\" names one.",
+)
 @click.option(
     "--knocker-melds", default=None, help='The knocker\'s melds as laid, split by "|": "AS 2S 3S | 7H 7D 7C".'
 )
-@click.option("--rules", "preset", type=click.Choice(sorted(PRESETS)), default="oklahoma", show_default=True)
+@click.option("--discard", default=None, help="The knocker's discard, one of his 11 (or 8) cards.")
+@click.option(
+    "--layoffs",
+    default=None,
+    help='Layoffs as made: "10S 9S onto JS QS KS" (one opponent) or "Bob: 10S onto 7S 8S 9S; Cat: none".',
+)
+@click.option(
+    "--rules",
+    "preset",
+    type=click.Choice(sorted(PRESETS)),
+    default="oklahoma",
+    show_default=True,
+    help="oklahoma-multi is taken for 3-4 players.",
+)
 @click.option("--gin-bonus", type=int, default=None, help="Gin bonus (oklahoma: 25; some play 20).")
 @click.option("--undercut-bonus", type=int, default=None, help="Undercut bonus (default 10).")
 @click.option("--knock-limit", type=int, default=None, help="A fixed knock limit 0-10 instead of the preset's.")
@@ -111,8 +182,10 @@ def _result_text(result: RoundResult) -> list[str]:
 def score(
     upcard: str,
     knocker_cards: str,
-    opponent_cards: str,
+    opponent_cards: tuple[str, ...],
     knocker_melds: str | None,
+    discard: str | None,
+    layoffs: str | None,
     preset: str,
     gin_bonus: int | None,
     undercut_bonus: int | None,
@@ -121,13 +194,18 @@ def score(
     ace_gin_only: bool,
     as_json: bool,
 ) -> None:
-    """Score a two-player knock: outcome, melds, layoffs, deadwood and points.
+    """Score a knock: outcome, melds, layoffs, deadwood and points, as laid where the lay-down is given.
 
-    JSON: the round result as the web API gives it, the players named "knocker" and
-    "opponent": "outcome" (knock|undercut|gin), "knocker", "winner", "upcard",
-    "knock_limit", "discard", "doubled", "players" {name: {melds, layoffs, deadwood,
-    deadwood_points}} with each layoff {"card": "QC", "onto": [the knocker's meld as it
-    lay before]}, and "points" {name: points}.
+    Without --knocker-melds, --discard or --layoffs the engine chooses them; when the
+    score depends on that choice it says so and lists each other lay-down that scores
+    differently, so the players can give the one they made.
+
+    JSON: the round result as the web API gives it (``RoundResult.to_dict``), the players named
+    as given ("knocker" and "opponent" unless named): "outcome" (knock|undercut|gin), "knocker",
+    "winner", "upcard", "knock_limit", "discard", "doubled", "players" {name: {melds, layoffs,
+    deadwood, deadwood_points}} with each layoff {"card": "QC", "onto": [the knocker's meld as it
+    lay before]}, "points" {name: points}, and the lay-down: "laydown" (as scored), "given",
+    "alternatives" (other lay-downs that score differently) and "depends_on".
     """
     options: dict[str, Any] = {
         name: value
@@ -138,13 +216,27 @@ def score(
         options["spade_doubles"] = True
     if ace_gin_only:
         options["ace_upcard_gin_only"] = True
+    if len(opponent_cards) > 1 and preset == "oklahoma":
+        preset = "oklahoma-multi"
     try:
         rules = Rules.preset_named(preset, **options)
-        melds = None
-        if knocker_melds is not None:
-            melds = [Meld.parse(part) for part in knocker_melds.split("|") if part.strip()]
-        hands = {"knocker": parse_cards(knocker_cards), "opponent": parse_cards(opponent_cards)}
-        result = score_round(rules, Card.parse(upcard), hands, knocker="knocker", knocker_melds=melds)
+        knocker, knocker_hand = _named_hand(knocker_cards, "knocker")
+        defaults = ["opponent"] if len(opponent_cards) == 1 else [f"opponent {n}" for n in range(1, 5)]
+        hands = {knocker: knocker_hand}
+        for default, text in zip(defaults, opponent_cards, strict=False):
+            name, hand = _named_hand(text, default)
+            if name in hands:
+                raise InvalidHandError(f"two players are called {name!r}; name each once")
+            hands[name] = hand
+        result = score_round(
+            rules,
+            Card.parse(upcard),
+            hands,
+            knocker=knocker,
+            knocker_melds=_option("--knocker-melds", parse_melds, knocker_melds),
+            discard=_option("--discard", Card.parse, discard),
+            layoffs=_option("--layoffs", lambda text: parse_layoffs_by_player(text, list(hands)[1:]), layoffs),
+        )
     except OkginError as error:
         fail(str(error))
     if as_json:

@@ -19,9 +19,18 @@ import click
 
 from scorer.cards import Card, InvalidCardError, format_cards
 from scorer.cli import vision as vision_cli
+from scorer.cli.engine import alternatives_text, player_text
 from scorer.cli.vision import USAGE_ERROR, fail, model_options
 from scorer.proposal import table_status
-from scorer.rules import PRESETS, IllegalKnockError, InvalidHandError, RoundResult, Rules, score_round
+from scorer.rules import (
+    PRESETS,
+    IllegalKnockError,
+    IllegalLayoffError,
+    InvalidHandError,
+    RoundResult,
+    Rules,
+    score_round,
+)
 from scorer.vision.types import FrameReading
 
 if TYPE_CHECKING:
@@ -80,14 +89,23 @@ def seated_hands(layout: TableLayout, reading: FrameReading) -> dict[str, list[C
 
 
 def score_reading(rules: Rules, layout: TableLayout, reading: FrameReading, upcard: Card, knocker: str) -> RoundResult:
-    """Score the round on the table with ``knocker`` (a seat number) knocking.
+    """Score the round on the table with ``knocker`` (a seat number) knocking, as it was laid.
 
     Hands go to the engine in the layout's playing order, which decides layoff order and multi-player undercut ties.
+    The cards' positions say what was laid (``scorer.vision.groups``): the knocker's melds, a discard set
+    aside, cards laid off against his melds (moved back to whoever laid them); what they cannot tell, the
+    engine chooses.
 
     :raises InvalidHandError: when the hands cannot be scored.
     :raises IllegalKnockError: when the knocker's deadwood is over the limit.
+    :raises IllegalLayoffError: when a card against the knocker's melds is no layoff the table allows.
     """
-    return score_round(rules, upcard, seated_hands(layout, reading), knocker=knocker)
+    from scorer.vision.groups import group_reading, read_laydown
+
+    order = [int(zone.name) for zone in layout.playing_order]
+    laid = read_laydown(group_reading(reading), int(knocker), rules.hand_size(len(order)), order)
+    hands = {str(seat): list(laid.hands[seat]) for seat in order}
+    return score_round(rules, upcard, hands, knocker, **laid.laydown.arguments())
 
 
 def result_lines(result: RoundResult) -> list[str]:
@@ -95,17 +113,13 @@ def result_lines(result: RoundResult) -> list[str]:
     lines = [f"upcard {result.upcard}: knock limit {result.knock_limit}; seat {result.knocker} knocks"]
     if result.discard is not None:
         lines.append(f"seat {result.knocker} discards {result.discard}")
-    for seat, player in result.hands.items():
-        melds = " | ".join(format_cards(meld.cards) for meld in player.melds) or "none"
-        layoffs = ", ".join(f"{layoff.card} onto {layoff.onto}" for layoff in player.layoffs)
-        laid = f"; layoffs {layoffs}" if layoffs else ""
-        lines.append(
-            f"seat {seat}: melds {melds}{laid}; deadwood {format_cards(player.deadwood) or 'none'}"
-            f" = {player.deadwood_points}"
-        )
+    lines += [f"seat {seat}: {player_text(player)}" for seat, player in result.hands.items()]
     points = ", ".join(f"seat {seat} {value:+d}" for seat, value in result.points.items())
     lines.append(f"{result.outcome}: seat {result.winner} wins; points {points}")
-    return lines
+    return lines + alternatives_text(result, LAY_IT_OUT)
+
+
+LAY_IT_OUT = "lay each meld out as one overlapping row and set the discard apart to score the table as laid"
 
 
 def _unreadable(reason: str, reading: FrameReading) -> None:
@@ -152,12 +166,14 @@ def score_image(
         fail(str(error))
     detector = vision_cli.load_detector(model_dir, backend, conf)
     layout = TableLayout.default(players)
-    reading = layout.assign(detector.detect(image), max_cards=rules.hand_size(players) + 1)
+    # No max_cards: the knocker's seat also holds the cards laid off against his melds; hand sizes are
+    # checked once the layoffs are back with whoever laid them.
+    reading = layout.assign(detector.detect(image))
     if reading.conflicts:
         _unreadable(f"cannot score {str(photo)!r}: the table is inconsistent", reading)
     try:
         result = score_reading(rules, layout, reading, up, seat)
-    except (InvalidHandError, IllegalKnockError) as error:
+    except (InvalidHandError, IllegalKnockError, IllegalLayoffError) as error:
         _unreadable(f"cannot score {str(photo)!r}: {error}", reading)
     if as_json:
         click.echo(json.dumps({**result.to_dict(), "reading": reading.to_dict()}))
@@ -222,7 +238,7 @@ class _Reporter:
             knocker = status.proposed_knocker.removeprefix("seat ")
         try:
             result = score_reading(self.rules, self.layout, reading, upcard, knocker)
-        except (InvalidHandError, IllegalKnockError) as error:
+        except (InvalidHandError, IllegalKnockError, IllegalLayoffError) as error:
             return self._cannot(f"seat {knocker} knocking: {error}")
         if self.as_json:
             self.echo(json.dumps({"event": "score", "reading": reading.to_dict(), **result.to_dict()}))
@@ -273,7 +289,7 @@ def watch(
         rules, layout, _card(upcard, "--upcard") if upcard else None, _seat(knocker, players), as_json, click.echo
     )
     detector = vision_cli.load_detector(model_dir, backend, conf)
-    pipeline = TablePipeline(detector, layout, Stabiliser(window, settle), max_cards=rules.hand_size(players) + 1)
+    pipeline = TablePipeline(detector, layout, Stabiliser(window, settle))  # no max_cards: see score_image
     source = CameraSource(camera, on_event=lambda message: click.echo(f"okgin: {message}", err=True))
     try:
         source.open()

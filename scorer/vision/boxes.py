@@ -96,6 +96,31 @@ def iou(a: Box, b: Box) -> float:
     return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
 
 
+def overlap_extent(a: Box, b: Box) -> tuple[float, float]:
+    """How far two boxes overlap across and down; negative: the gap between them.
+
+    >>> overlap_extent((0, 0, 10, 10), (6, 12, 20, 20))
+    (4, -2)
+    """
+    return min(a[2], b[2]) - max(a[0], b[0]), min(a[3], b[3]) - max(a[1], b[1])
+
+
+def turned_box(box: Box, turn: int) -> Box:
+    """The box seen turned back by ``turn`` degrees clockwise (a multiple of 90), about the origin.
+
+    A card laid by a player at the top of the picture (turned 180 degrees) reads upright in
+    ``turned_box(box, 180)``; ``turned_box(turned_box(box, t), -t)`` is the box again.
+
+    >>> turned_box((10, 20, 30, 60), 90), turned_box((10, 20, 30, 60), 180)
+    ((20, -30, 60, -10), (-30, -60, -10, -20))
+    """
+    x1, y1, x2, y2 = box
+    corners = {0: ((x1, y1), (x2, y2)), 90: ((y1, -x1), (y2, -x2)), 180: ((-x1, -y1), (-x2, -y2))}
+    corners[270] = ((-y1, x1), (-y2, x2))
+    (a, b), (c, d) = corners[turn % 360]
+    return (min(a, c), min(b, d), max(a, c), max(b, d))
+
+
 def overlaps(a: Box, b: Box) -> bool:
     """Whether two boxes share some area (touching edges do not count).
 

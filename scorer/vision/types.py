@@ -129,17 +129,22 @@ class FrameReading:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: the cards of each zone (seats by number as text, then ``upcard`` and
-        ``unassigned``), the conflicts and the frame size.
+        ``unassigned``), each seat's laid ``groups`` (``scorer.vision.groups``), the conflicts
+        and the frame size.
 
-        >>> FrameReading({1: (), 2: ()}, width=640, height=480).to_dict()
-        {'zones': {'1': [], '2': [], 'upcard': [], 'unassigned': []}, 'conflicts': [], 'width': 640, 'height': 480}
+        >>> FrameReading({1: (), 2: ()}, width=640, height=480).to_dict()  # doctest: +NORMALIZE_WHITESPACE
+        {'zones': {'1': [], '2': [], 'upcard': [], 'unassigned': []}, 'groups': {'1': [], '2': []},
+         'conflicts': [], 'width': 640, 'height': 480}
         """
+        from scorer.vision.groups import group_reading, groups_json  # groups are read from these values
+
         return {
             "zones": {
                 **{str(seat): _cards_json(cards) for seat, cards in sorted(self.by_player.items())},
                 "upcard": _cards_json(self.upcard),
                 "unassigned": _cards_json(self.unassigned),
             },
+            "groups": groups_json(group_reading(self)),
             "conflicts": [conflict.to_dict() for conflict in self.conflicts],
             "width": self.width,
             "height": self.height,

@@ -8,6 +8,7 @@ import { cameraSupported } from "./camera.js";
 import { pretty } from "./cards.js";
 import { CardEditor, CardGrid, RoundEditor } from "./table/dialogs.js";
 import { LiveTable } from "./table/live.js";
+import { groupsFor } from "./laydown.js";
 import { enableDrawing, enableTaps } from "./table/overlay.js";
 import { buildHands, render } from "./table/render.js";
 import { STALE, Sequencer, Store } from "./table/sequence.js";
@@ -140,7 +141,10 @@ async function propose(knocker) {
   const state = store.state;
   if (state.match.finished || state.saving) return;
   const key = tableKey(state);
-  const body = { match: state.match.id, upcard: upcardOf(state), knocker, hands: handsPayload(state) };
+  const hands = handsPayload(state);
+  // The camera's groups, while they hold the hands' cards, say what was laid: the server reads them.
+  const groups = groupsFor(state.groups, hands);
+  const body = { match: state.match.id, upcard: upcardOf(state), knocker, hands, ...(groups && { groups }), ...state.laydown };
   try {
     const result = await sequencer.latest("propose", () => post("/api/score", body));
     if (result === STALE) return;
@@ -178,7 +182,8 @@ async function confirmRound() {
   const proposal = store.state.proposal;
   if (!proposal) return;
   const { upcard, knocker, hands } = proposal.body;
-  const match = await saveRound({ upcard, knocker, hands });
+  // As scored: the hands the groups were read into (layoffs back with whoever laid them) and the lay-down given.
+  const match = await saveRound({ upcard, knocker, hands: proposal.result.read?.hands ?? hands, ...proposal.result.given });
   if (!match) return;
   await saveCorrection();
   update((state) => ({ ...roundConfirmed(state, match), cards: [], stable: false }));
@@ -263,6 +268,12 @@ Object.assign(actions, {
     editor.open(id);
   },
   propose,
+  /** The players say how they laid the cards (a listed way, or the knocker's melds regrouped): score that. */
+  layDown: (laid) => {
+    const knocker = store.state.proposal?.knocker;
+    update((state) => ({ ...state, laydown: laid }));
+    if (knocker) propose(knocker);
+  },
   undoRound,
   openRoundEditor: (number) => roundEditor.open(number),
 });

@@ -3,6 +3,7 @@
 // `actions`; none keeps table state of its own.
 
 import { DECK, RANKS, SUITS, SUIT_SYMBOLS, parseCard, pretty } from "../cards.js";
+import { describeLayDown, givenLayDown } from "../laydown.js";
 import { el } from "../sheet.js";
 import { placeLabel } from "./render.js";
 import { OUT, UPCARD, cardsAt, findCard, placeName, players, upcardOf } from "./state.js";
@@ -167,6 +168,11 @@ export class RoundEditor {
     $("round-hands").replaceChildren(...match.players.map((name, i) => el("div", {},
       el("label", { for: `round-hand-${i}`, text: `${name}'s cards` }),
       el("input", { id: `round-hand-${i}`, class: "card-input", value: (line.hands?.[name] ?? []).join(" "), autocomplete: "off" }))));
+    // The lay-down given with the round is kept unless the players untick it (then the engine chooses).
+    this.laid = line.draw ? null : givenLayDown(line);
+    $("round-laid-row").hidden = !this.laid;
+    $("round-laid").checked = Boolean(this.laid);
+    $("round-laid-text").textContent = this.laid ? `Scored as laid: ${describeLayDown(this.laid)}` : "";
     $("round-error").textContent = "";
     $("round-editor").dataset.number = String(number);
     $("round-editor").showModal();
@@ -181,6 +187,7 @@ export class RoundEditor {
           upcard: $("round-upcard").value,
           knocker: $("round-knocker").value,
           hands: Object.fromEntries(match.players.map((name, i) => [name, $(`round-hand-${i}`).value])),
+          ...(this.laid && $("round-laid").checked ? this.laid : {}),
         };
     try {
       await this.actions.editRound(number, body);

@@ -2,6 +2,7 @@
 // of at least 32 CSS pixels, and drawing a box around a card the detector missed.
 
 import { pretty } from "../cards.js";
+import { groupOutlines } from "../laydown.js";
 import { OUT, UPCARD, placeName, players, tableKey } from "./state.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -97,7 +98,8 @@ export function drawOverlay(state) {
     }
   });
   const selected = boxes.filter((group) => Number(group.dataset.id) === state.selected);
-  svg.replaceChildren(...hits, ...boxes.filter((group) => !selected.includes(group)), ...selected, ...texts);
+  const outlines = groupOutlines(state.groups, SVG_NS, stroke);
+  svg.replaceChildren(...outlines, ...hits, ...boxes.filter((group) => !selected.includes(group)), ...selected, ...texts);
 }
 
 /** Taps and keys on the boxes open the editor for that card (one listener for the whole overlay). */

@@ -2,6 +2,7 @@
 // what a click does comes in `actions` (table.js).
 
 import { cardChip, pretty } from "../cards.js";
+import { layDownPanel } from "../laydown.js";
 import { el, renderSheet } from "../sheet.js";
 import { drawOverlay } from "./overlay.js";
 import { OUT, UPCARD, cardsAt, handStatus, players, tableKey, upcardOf } from "./state.js";
@@ -107,7 +108,7 @@ function describeOutcome(result) {
   return `${who}: ${winner} scores ${result.points[winner]}.${discard} Knock limit ${result.knock_limit} (upcard ${pretty(result.upcard)}).`;
 }
 
-function renderProposal(state) {
+function renderProposal(state, actions) {
   const section = $("proposal");
   section.hidden = !state.proposal;
   $("confirm-round").disabled = state.saving || Boolean(state.match.finished);
@@ -134,6 +135,7 @@ function renderProposal(state) {
     }
     parts.push(block);
   }
+  parts.push(layDownPanel(result, { onPick: actions.layDown, onRegroup: (melds) => actions.layDown({ knocker_melds: melds }) }));
   $("proposal-body").replaceChildren(...parts);
 }
 
@@ -200,7 +202,7 @@ function renderCamera(state) {
 export function render(state, before, actions) {
   renderCamera(state);
   renderHands(state, actions);
-  renderProposal(state);
+  renderProposal(state, actions);
   renderMatchOver(state);
   renderNotice(state, before);
   $("table-error").textContent = state.error;

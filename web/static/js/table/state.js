@@ -20,6 +20,8 @@ export function initialState(match, seating) {
     corrected: false, // the current frame's cards were corrected by hand
     arrangement: null, // {key, answer}: /api/arrange for the cards under `key`
     proposal: null, // {knocker, key, body, result}: /api/score for the cards under `key`
+    laydown: null, // what the players say they laid, for this table: {knocker_melds?, discard?, layoffs?}
+    groups: null, // the camera's groups by player: [{cards, box}] (a laid meld lies as one group)
     pendingKnocker: null, // a shown proposal's knocker, while corrections change the cards: scored again
     saving: false, // a round is being posted: Confirm stays disabled
     confirmed: null, // cards of the round just confirmed (auto-proposals wait for a new deal)
@@ -144,6 +146,7 @@ export function changedCards(state, { byHand = false } = {}) {
   return {
     ...state,
     proposal: kept ? state.proposal : null,
+    laydown: kept ? state.laydown : null,
     pendingKnocker: state.proposal && !kept ? state.proposal.knocker : state.pendingKnocker,
     corrected: state.corrected || (byHand && state.frame !== null),
     selected: state.cards.some((entry) => entry.id === state.selected) ? state.selected : null,
@@ -154,7 +157,7 @@ export function changedCards(state, { byHand = false } = {}) {
 export function applyReading(state, { frame, stable, table }) {
   const entries = readingCards(state, table);
   const same = sameCards(state.cards, entries, 0);
-  let next = { ...state, frame, stable };
+  let next = { ...state, frame, stable, groups: table.groups ?? null };
   if (!same) next = changedCards({ ...withIds(next, entries), corrected: false });
   return next;
 }
@@ -184,7 +187,8 @@ export function autoKnocker(state) {
 export function roundConfirmed(state, match) {
   const body = state.proposal?.body;
   const confirmed = body ? [...Object.values(body.hands).flat(), body.upcard] : null;
-  return { ...state, match, proposal: null, pendingKnocker: null, saving: false, confirmed: confirmed ?? state.confirmed };
+  return { ...state, match, proposal: null, laydown: null, pendingKnocker: null, saving: false,
+    confirmed: confirmed ?? state.confirmed };
 }
 
 /** A hand's line under its chips: card count (with the server's word when the count is wrong), deadwood, knock. */

@@ -1,0 +1,459 @@
+"""Laid groups: cards overlapping in a row, a fan or a cascade are one group, and a group is a meld.
+
+When a round ends each player spreads his cards in front of him, a meld to a group, each
+card covering most of the one before but leaving its corner index in view; the opponents
+lay off by adding a card against one of the knocker's melds. The camera sees corner
+indices only: a covered card shows its top-left index, the top card of a group usually
+both corners. So each card's footprint is rebuilt in its player's own view (his cards
+upright, ``SEAT_TURNS``): from the top-left of its index box, one card wide and one card
+tall, the card's size measured on the cards seen whole. Cards whose footprints overlap
+are one group (``group_reading``).
+
+``read_laydown`` then proposes what was laid, for the engine to score as laid: the
+knocker's groups that are melds are his melds as laid; a group holding no meld is his
+deadwood; a card lying alone when he shows one card too many is the discard he set
+aside; and cards missing from an opponent's seat, found at the end of one of the
+knocker's melds, are that opponent's layoffs. Whatever the positions cannot tell (a group
+mixing a meld with other cards, two lone cards) is left to the engine, with a note.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import statistics
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
+
+from scorer.cards import Card, format_cards, parse_cards
+from scorer.laydown import LayDown, format_layoffs_by_player
+from scorer.layoffs import IllegalLayoffError, Layoff, extended_melds, lay_off_as_given
+from scorer.melds import MELD_BY_MASK, Meld, cards_mask, meld_kind
+from scorer.vision.boxes import overlap_extent, turned_box, union_box
+from scorer.vision.types import Box, CardDetection, FrameReading
+
+SEAT_TURNS: dict[int, int] = {1: 0, 2: 180, 3: 90, 4: 270}
+"""Clockwise turn (degrees) of each seat's cards in the picture, seats as in ``TableLayout.default``
+(1 bottom, 2 top, 3 left, 4 right): each player's cards read upright from his side of the table."""
+
+WHOLE_CARD_SHARE = 0.6
+"""A box at least this share of the longest box in the picture, and card-shaped, is a card seen whole."""
+
+SEEN_WHOLE = 0.8
+"""A card's box at least this share of a card's height long (and card-shaped) spans the card: it lies where
+its box is. A cascade's covered card shows a strip a card wide but not a card tall."""
+
+CARD_ASPECT = (0.55, 0.95)
+"""Short over long side of a card seen whole (63 x 88 mm cards: 0.72; less after the index insets and a
+slight tilt). A lone corner index (rank over suit) is narrower, a covered card's edge strip more so."""
+
+OVERLAP_SHARE = 0.1
+"""Two footprints overlapping by at least this share of a card's width, both ways, are one group.
+
+Cards of one group overlap by 70-85% of a card; groups lie at least 12% of a card apart
+(``scorer.synth.scene``), more once the index insets are counted. Footprints never reach
+past the card, so a gap between groups never closes."""
+
+SMALLEST_CARD_PER_INDEX = 3.3
+"""A card's diagonal in corner-index lengths for the deck with the largest indices (``merge``'s
+``CARD_DIAGONAL_PER_INDEX`` is 3.3 to 7.8 by deck): sizing cards from their indices errs small, which
+keeps groups apart while a group's cards, a fifth of a card apart, still overlap."""
+
+SET_ASIDE = 1.5
+"""A lone card is the set-aside discard when it lies this many times further from the other groups
+than any other lone card."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LaidGroup:
+    """Cards lying as one group, in laying order (the player's left to right, or top to bottom).
+
+    ``footprint`` is where the group lies in the picture, its covered parts included; None
+    for a group a player made by hand (regrouping on the page), which has no place.
+    """
+
+    cards: tuple[Card, ...]
+    footprint: Box | None = None
+
+    @classmethod
+    def of(cls, cards: Sequence[Card] | str) -> LaidGroup:
+        """A group of cards without a place, e.g. from a list a player regrouped.
+
+        >>> LaidGroup.of("JS QS KS").to_dict()
+        {'cards': ['JS', 'QS', 'KS'], 'box': None}
+        """
+        return cls(tuple(parse_cards(cards) if isinstance(cards, str) else cards))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``{"cards": ["5S", "6S", "7S"], "box": [x1, y1, x2, y2] or null}``."""
+        box = None if self.footprint is None else [round(v, 1) for v in self.footprint]
+        return {"cards": [str(card) for card in self.cards], "box": box}
+
+
+def card_size(cards: Sequence[CardDetection]) -> tuple[float, float]:
+    """A card's (width, height) in pixels, upright, measured on the cards seen whole.
+
+    A card seen at two opposite corners has a box spanning it (less the index insets, so
+    the size errs small, which keeps groups apart). Without one, the size follows from the
+    corner indices (``SMALLEST_CARD_PER_INDEX``); a 63 x 88 mm card's sides are 0.58 and
+    0.81 of its diagonal.
+
+    >>> card = CardDetection(Card.parse("AS"), (0, 0, 60, 84), 0.9)
+    >>> index = CardDetection(Card.parse("2S"), (100, 0, 110, 20), 0.9)
+    >>> card_size([card, index])
+    (60.0, 84.0)
+    """
+    if not cards:
+        return (0.0, 0.0)
+    sides = [sorted((box[2] - box[0], box[3] - box[1])) for box in (card.box for card in cards)]
+    longest = max(long for _, long in sides)
+    whole = [(short, long) for short, long in sides if _looks_whole(short, long, longest)]
+    if whole:
+        return float(statistics.median(s for s, _ in whole)), float(statistics.median(long for _, long in whole))
+    diagonal = SMALLEST_CARD_PER_INDEX * statistics.median(long for _, long in sides)
+    return 0.58 * diagonal, 0.81 * diagonal
+
+
+def _looks_whole(short: float, long: float, longest: float) -> bool:
+    """Whether a box of these sides is a card seen whole, given the longest a card's box is here."""
+    return long >= WHOLE_CARD_SHARE * longest and CARD_ASPECT[0] <= short / max(long, 1e-9) <= CARD_ASPECT[1]
+
+
+def _seen_whole(box: Box, card_height: float) -> bool:
+    """Whether a card's box spans the card: card-shaped and nearly a card long (a covered card's strip is not)."""
+    short, long = sorted((box[2] - box[0], box[3] - box[1]))
+    return long >= SEEN_WHOLE * card_height and _looks_whole(short, long, card_height)
+
+
+def _grown(box: Box, size: tuple[float, float]) -> Box:
+    """An upright box grown from its top-left to a whole card: a covered card shows its top-left index."""
+    x1, y1, x2, y2 = box
+    return (x1, y1, max(x2, x1 + size[0]), max(y2, y1 + size[1]))
+
+
+def group_cards(cards: Sequence[CardDetection], turn: int, size: tuple[float, float]) -> tuple[LaidGroup, ...]:
+    """Group one player's cards by position: cards whose footprints overlap lie in one group.
+
+    ``turn`` is how his cards are turned in the picture (``SEAT_TURNS``), ``size`` a card's
+    upright (width, height) (``card_size``). A card seen whole lies where its box is; any
+    other is grown from the top-left of its box (its visible index) to a card's size.
+    Groups come in the player's left-to-right order.
+
+    >>> row = [CardDetection(Card.parse(c), (x, 0, x + 10, 20), 0.9) for c, x in (("5S", 0), ("6S", 15), ("7S", 30))]
+    >>> apart = CardDetection(Card.parse("KD"), (200, 0, 260, 84), 0.9)
+    >>> [format_cards(g.cards) for g in group_cards([apart, *row], 0, (60.0, 84.0))]
+    ['5S 6S 7S', 'KD']
+    """
+    width, height = size
+    upright = [turned_box(card.box, turn) for card in cards]
+    footprints = [box if _seen_whole(box, height) else _grown(box, size) for box in upright]
+    group_of = list(range(len(cards)))
+
+    def root(index: int) -> int:
+        while group_of[index] != index:
+            group_of[index] = group_of[group_of[index]]
+            index = group_of[index]
+        return index
+
+    least = OVERLAP_SHARE * width
+    for i, j in itertools.combinations(range(len(cards)), 2):
+        across, down = overlap_extent(footprints[i], footprints[j])
+        if across >= least and down >= least:
+            group_of[root(i)] = root(j)
+    members: dict[int, list[int]] = {}
+    for index in range(len(cards)):
+        members.setdefault(root(index), []).append(index)
+    groups = []
+    for indices in members.values():
+        box = union_box([footprints[i] for i in indices])
+        along_x = box[2] - box[0] - width >= box[3] - box[1] - height  # a row or fan, else a cascade
+        indices.sort(key=lambda i: (upright[i][0], upright[i][1]) if along_x else (upright[i][1], upright[i][0]))
+        groups.append((box, LaidGroup(tuple(cards[i].card for i in indices), turned_box(box, -turn))))
+    groups.sort(key=lambda item: (item[0][0], item[0][1]))
+    return tuple(group for _, group in groups)
+
+
+def group_reading(reading: FrameReading) -> dict[int, tuple[LaidGroup, ...]]:
+    """Each seat's cards in laid groups, the card size measured over the whole picture."""
+    every = [card for cards in reading.by_player.values() for card in cards]
+    size = card_size([*every, *reading.upcard, *reading.unassigned])
+    return {seat: group_cards(cards, SEAT_TURNS.get(seat, 0), size) for seat, cards in reading.by_player.items()}
+
+
+def groups_json(groups: Mapping[int, Sequence[LaidGroup]]) -> dict[str, list[dict[str, Any]]]:
+    """JSON form: seat number (as text) to its groups (``LaidGroup.to_dict``)."""
+    return {str(seat): [group.to_dict() for group in laid] for seat, laid in sorted(groups.items())}
+
+
+# --- what the groups say was laid
+
+
+@dataclasses.dataclass(frozen=True)
+class LaidTable:
+    """What the positions of the cards say was laid: each seat's own cards and the lay-down.
+
+    ``hands`` hold each seat's cards with its layoffs moved back to it (the knocker's with
+    his discard); ``laydown`` names players by seat number as text, and leaves out what the
+    positions could not tell; ``notes`` say what that was.
+    """
+
+    hands: dict[int, tuple[Card, ...]]
+    laydown: LayDown
+    groups: dict[int, tuple[LaidGroup, ...]]
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``hands`` and ``groups`` by seat, the ``laydown`` (``LayDown.to_dict``), ``notes``."""
+        return {
+            "hands": {str(seat): [str(card) for card in cards] for seat, cards in sorted(self.hands.items())},
+            "laydown": self.laydown.to_dict(),
+            "groups": groups_json(self.groups),
+            "notes": list(self.notes),
+        }
+
+
+def _melds_in_order(cards: Sequence[Card]) -> tuple[Meld, ...] | None:
+    """The group cut, in laying order, into consecutive melds (two melds laid touching), or None."""
+    if len(cards) < 3:
+        return None
+    if meld_kind(tuple(sorted(cards))) is not None:
+        return (Meld.of(cards),)
+    for cut in range(3, len(cards) - 2):
+        head, tail = _melds_in_order(cards[:cut]), _melds_in_order(cards[cut:])
+        if head is not None and tail is not None:
+            return head + tail
+    return None
+
+
+def _holds_a_meld(cards: Sequence[Card]) -> bool:
+    mask = cards_mask(cards)
+    return any(meld & mask == meld for meld in MELD_BY_MASK)
+
+
+def _layoff_options(group: Sequence[Card]) -> list[tuple[Card, ...]]:
+    """The cards of a meld group that may have been laid off onto the rest (none included).
+
+    A run keeps 3+ consecutive cards and loses its lowest and/or highest ones; a set of
+    four loses any one card.
+    """
+    if meld_kind(tuple(sorted(group))) is None:
+        return [()]
+    if len({card.rank for card in group}) == 1:
+        return [(), *((card,) for card in group)] if len(group) == 4 else [()]
+    ranked = sorted(group, key=lambda card: card.rank)
+    return [
+        (*ranked[:below], *ranked[len(ranked) - above :])
+        for below in range(len(ranked) - 2)
+        for above in range(len(ranked) - 2 - below)
+    ]
+
+
+def _not_last(group: Sequence[Card], cards: Sequence[Card]) -> int:
+    """How many of ``cards`` are not among the group's last cards in laying order.
+
+    A card put against a row is most easily put on top at its end, so the last cards laid
+    are the likeliest layoffs.
+    """
+    last = set(group[len(group) - len(cards) :])
+    return sum(card not in last for card in cards)
+
+
+def _splits(groups: Sequence[tuple[Card, ...]], count: int) -> list[tuple[tuple[int, int], list[_Split]]]:
+    """Every way to take ``count`` laid-off cards from the knocker's meld groups, likeliest first, with its rank.
+
+    Likeliest: the fewest melds laid onto, then the cards last in their rows.
+    """
+    ways = []
+    for picked in itertools.product(*(_layoff_options(group) for group in groups)):
+        if sum(map(len, picked)) != count:
+            continue
+        rank = (sum(bool(cards) for cards in picked), sum(map(_not_last, groups, picked)))
+        ways.append((rank, [_Split.of(group, cards) for group, cards in zip(groups, picked, strict=True)]))
+    return sorted(ways, key=lambda way: way[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class _Split:
+    """One group of the knocker's: his own cards, and the cards laid off against them."""
+
+    kept: tuple[Card, ...]
+    laid: tuple[Card, ...]
+
+    @classmethod
+    def of(cls, group: Sequence[Card], laid: Sequence[Card]) -> _Split:
+        return cls(tuple(card for card in group if card not in laid), tuple(laid))
+
+
+def read_laydown(
+    groups: Mapping[int, Sequence[LaidGroup]],
+    knocker: int,
+    hand_size: int,
+    seating: Sequence[int] | None = None,
+    knocker_cards: Collection[Card] | None = None,
+) -> LaidTable:
+    """What was laid, read from the groups (``group_reading``) with ``knocker`` (a seat) knocking.
+
+    ``hand_size`` is the cards each player holds after the knocker's discard (10, or 7
+    for 3-4 players); ``seating`` the seats in playing order (default: the groups' order),
+    in which layoffs are tried. ``knocker_cards``, the knocker's own cards if known (as
+    seen when he knocked, before anyone laid off), tells the layoffs apart for sure;
+    without them the cards missing from the other seats are taken from the ends of his
+    melds, the likeliest way first (``_splits``), with a note when another is as likely.
+
+    >>> def row(cards, y):
+    ...     return [CardDetection(Card.parse(c), (20 * k, y, 20 * k + 10, y + 20), 0.9) for k, c in enumerate(cards)]
+    >>> knocker = group_cards(row("JS QS KS".split(), 0), 0, (60.0, 84.0))
+    >>> other = group_cards(row("2C 5D 9H".split(), 500), 180, (60.0, 84.0))
+    >>> laid = read_laydown({1: knocker, 2: other}, knocker=1, hand_size=3)
+    >>> laid.laydown.knocker_melds, laid.notes
+    ((Meld.parse('JS QS KS'),), ())
+    """
+    seats = list(seating or groups)
+    cards = {seat: [card for group in groups.get(seat, ()) for card in group.cards] for seat in seats}
+    own = {seat: tuple(found) for seat, found in cards.items()}
+    short = {seat: hand_size - len(cards[seat]) for seat in seats if seat != knocker and len(cards[seat]) < hand_size}
+    laid_off = sum(short.values())
+    extra = len(cards[knocker]) - laid_off - hand_size
+    if extra not in (0, 1):
+        shown = ", ".join(f"seat {seat} {len(found)}" for seat, found in cards.items())
+        note = f"the seats show {shown} cards: not {hand_size} each (the knocker one more), so the lay-down is not read"
+        return LaidTable(own, LayDown(), _frozen(groups), (note,))
+    notes: list[str] = []
+    knocker_groups = [group.cards for group in groups.get(knocker, ())]
+    meld_groups = [group for group in knocker_groups if _melds_in_order(group) is not None]
+    layoffs: dict[int, tuple[Layoff, ...]] = {}
+    if laid_off:
+        if knocker_cards is None:
+            ways = _splits(meld_groups, laid_off)
+        else:
+            theirs = [tuple(card for card in group if card not in knocker_cards) for group in meld_groups]
+            ways = [((0, 0), [_Split.of(group, laid) for group, laid in zip(meld_groups, theirs, strict=True)])]
+        found = _assign_layoffs(ways, short, knocker, seats, notes)
+        if found is None:
+            return LaidTable(own, LayDown(), _frozen(groups), tuple(notes))
+        meld_groups, layoffs = found
+        moved = {layoff.card for laid in layoffs.values() for layoff in laid}
+        own = {
+            seat: tuple(c for c in own[seat] if c not in moved) + tuple(x.card for x in layoffs.get(seat, ()))
+            for seat in seats
+        }
+    melds = _knocker_melds(knocker_groups, meld_groups, knocker, notes)
+    discard = _set_aside(groups.get(knocker, ()), notes) if extra else None
+    laydown = LayDown.of(melds, discard, {str(seat): laid for seat, laid in layoffs.items()})
+    return LaidTable(own, laydown, _frozen(groups), tuple(notes))
+
+
+def _frozen(groups: Mapping[int, Sequence[LaidGroup]]) -> dict[int, tuple[LaidGroup, ...]]:
+    return {seat: tuple(laid) for seat, laid in groups.items()}
+
+
+def _knocker_melds(
+    knocker_groups: Sequence[tuple[Card, ...]], meld_groups: Sequence[tuple[Card, ...]], knocker: int, notes: list[str]
+) -> tuple[Meld, ...] | None:
+    """The knocker's melds as laid, once the laid-off cards are out of his groups; None when unclear."""
+    melds: list[Meld] = []
+    for group in meld_groups:
+        melds += _melds_in_order(group) or ()
+    mixed = [group for group in knocker_groups if _melds_in_order(group) is None and _holds_a_meld(group)]
+    if mixed:
+        shown = "; ".join(format_cards(group) for group in mixed)
+        notes.append(f"seat {knocker} lays {shown} together, a meld with other cards: its melds are not read")
+        return None
+    if not melds:
+        notes.append(f"seat {knocker} shows no group that is a meld: its melds are not read")
+        return None
+    return tuple(melds)
+
+
+def _assign_layoffs(
+    ways: Sequence[tuple[tuple[int, int], list[_Split]]],
+    short: Mapping[int, int],
+    knocker: int,
+    seats: Sequence[int],
+    notes: list[str],
+) -> tuple[list[tuple[Card, ...]], dict[int, tuple[Layoff, ...]]] | None:
+    """The cards laid off onto the knocker's melds and who laid them: the seats short of cards, in seat order.
+
+    The first way (``_splits``) whose cards the short seats can have laid off in turn (a
+    chain needs the card before it); a note names a second legal way as likely.
+    """
+    start = seats.index(knocker)
+    order = [seat for k in range(1, len(seats)) if (seat := seats[(start + k) % len(seats)]) in short]
+    legal = []
+    for rank, split in ways:
+        table = [meld for part in split for meld in _melds_in_order(part.kept) or ()]
+        if sum(len(meld.cards) for meld in table) != sum(len(part.kept) for part in split):
+            continue  # a group cut too short to stay a meld
+        pool = [(card, Meld.of(part.kept)) for part in split for card in part.laid]
+        if len(pool) != sum(short.values()):
+            continue
+        for owners in _owner_choices(len(pool), order, short):
+            layoffs = _legal_in_turn(pool, owners, table, order)
+            if layoffs is not None:
+                legal.append((rank, [part.kept for part in split], layoffs))
+        if len(legal) > 1:
+            break
+    if not legal:
+        missing = ", ".join(f"seat {seat} {count}" for seat, count in short.items())
+        notes.append(
+            f"cards are missing from seats ({missing}) but lie at the end of no meld of seat {knocker}:"
+            " layoffs not read"
+        )
+        return None
+    if len(legal) > 1 and legal[1][0] == legal[0][0]:
+        chosen, other = (format_layoffs_by_player(_named(way[2])) for way in legal[:2])
+        notes.append(f"the layoffs are read as {chosen}; they may be {other}: check")
+    return legal[0][1], legal[0][2]
+
+
+def _named(layoffs: Mapping[int, Sequence[Layoff]]) -> dict[str, Sequence[Layoff]]:
+    return {f"seat {seat}": laid for seat, laid in layoffs.items()}
+
+
+def _owner_choices(count: int, order: Sequence[int], short: Mapping[int, int]) -> list[tuple[int, ...]]:
+    """Every way to give ``count`` laid-off cards to the short seats, each seat as many as it lacks."""
+    seats = [seat for seat in order for _ in range(short[seat])]
+    return sorted(set(itertools.permutations(seats, count)), key=lambda owners: [order.index(s) for s in owners])
+
+
+def _legal_in_turn(
+    pool: Sequence[tuple[Card, Meld]], owners: Sequence[int], table: Sequence[Meld], order: Sequence[int]
+) -> dict[int, tuple[Layoff, ...]] | None:
+    """Each seat's layoffs when these owners laid these cards, checked in seat order; None if the table refuses."""
+    current = tuple(table)
+    layoffs: dict[int, tuple[Layoff, ...]] = {}
+    for seat in order:
+        laid = [Layoff(card, onto) for (card, onto), owner in zip(pool, owners, strict=True) if owner == seat]
+        try:
+            result = lay_off_as_given(current, [layoff.card for layoff in laid], laid, player=f"seat {seat}")
+        except IllegalLayoffError:
+            return None
+        layoffs[seat] = result.layoffs
+        current = extended_melds(current, result.layoffs)
+    return layoffs
+
+
+def _set_aside(groups: Sequence[LaidGroup], notes: list[str]) -> Card | None:
+    """The knocker's discard: the card lying alone, or the lone card lying furthest from the rest."""
+    lone = [group for group in groups if len(group.cards) == 1]
+    if len(lone) == 1:
+        return lone[0].cards[0]
+    gaps = sorted(
+        ((_gap(group, [other for other in groups if other is not group]), group.cards[0]) for group in lone),
+        key=lambda item: -item[0],
+    )
+    if len(gaps) >= 2 and gaps[0][0] > 0 and gaps[0][0] >= SET_ASIDE * gaps[1][0]:
+        return gaps[0][1]
+    notes.append("the knocker shows one card more than a hand, but no card lies set aside: the discard is not read")
+    return None
+
+
+def _gap(group: LaidGroup, others: Sequence[LaidGroup]) -> float:
+    """The distance from a group's footprint to the nearest other group's (0 where a place is unknown)."""
+    distances = []
+    for other in others:
+        if group.footprint is None or other.footprint is None:
+            return 0.0
+        across, down = overlap_extent(group.footprint, other.footprint)
+        distances.append(max(0.0, -across, -down))
+    return min(distances, default=0.0)

@@ -1,0 +1,50 @@
+"""The table as the page sends it: each player's cards in the groups they lie in (as the camera read
+them, or as a player regrouped them), read into hands and a lay-down the way a picture is read.
+
+``scorer.vision.groups.read_laydown`` does the reading; this module only turns names into seats and
+back, so the page and the CLI read a table one way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from scorer.cards import Card
+from scorer.laydown import LayDown
+from scorer.match import Knock
+from scorer.rules import InvalidHandError, Rules
+from scorer.vision.groups import LaidGroup, read_laydown
+
+
+def read_groups(
+    knock: Knock, groups: Mapping[str, Sequence[Sequence[Card]]], rules: Rules
+) -> tuple[Knock, dict[str, Any]]:
+    """The knock as the groups say it was laid, and what was read: ``{"hands", "laydown", "notes"}`` by name.
+
+    The players sit in the knock's order. Cards laid off against the knocker's melds go back to
+    whoever laid them; each part of the lay-down given with the knock (melds, discard, layoffs)
+    wins over the one read.
+
+    :raises InvalidHandError: for a knocker who is not one of the players, or a player count the rules refuse.
+    """
+    names = [name for name, _ in knock.hands]
+    if knock.knocker not in names:
+        raise InvalidHandError(f"knocker must be one of {', '.join(names)}; got {knock.knocker!r}")
+    by_seat = {
+        seat: tuple(LaidGroup(tuple(group)) for group in groups.get(name, ())) for seat, name in enumerate(names, 1)
+    }
+    table = read_laydown(by_seat, names.index(knock.knocker) + 1, rules.hand_size(len(names)))
+    read = LayDown(
+        table.laydown.knocker_melds,
+        table.laydown.discard,
+        tuple((names[int(seat) - 1], laid) for seat, laid in table.laydown.layoffs),
+    )
+    hands = tuple((names[seat - 1], cards) for seat, cards in table.hands.items())
+    answer = {
+        "hands": {name: [str(card) for card in cards] for name, cards in hands},
+        "laydown": read.to_dict(),
+        "notes": list(table.notes),
+    }
+    return dataclasses.replace(knock, hands=hands, laydown=knock.laydown.filled_from(read)), answer
