@@ -239,9 +239,10 @@ def make_classifier_crops(
             while made < negatives_per_image and tries < 50 * negatives_per_image:
                 tries += 1
                 w, h = rng.choice(sizes)
-                scale = rng.uniform(0.7, 1.6)
-                w, h = w * scale, h * scale
                 where = rng.random()
+                # inside a card up to 2.5 times an index: a close-up's big pips were read as cards
+                scale = rng.uniform(0.7, 2.5 if where < 0.45 else 1.6)
+                w, h = w * scale, h * scale
                 if where < 0.45 and outlines:  # inside a card: pips, court art and backs look most like an index
                     corners = rng.choice(outlines)
                     u, v = rng.uniform(0.15, 0.85), rng.uniform(0.15, 0.85)

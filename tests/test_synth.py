@@ -259,3 +259,19 @@ def test_four_index_variant_repeats_each_index_unmirrored_in_blank_corners(faces
         copied = four.faces[card][y1:y2, width - x2 : width - x1]
         assert np.array_equal(copied, two.faces[card][y1:y2, x1:x2])  # the same glyphs, not a mirror image
         assert not np.array_equal(copied, copied[:, ::-1])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_keyboard_keys_print_legends(seed: int) -> None:
+    """Keys carry letters and digits (a laptop's "8" was read as a card), not only blank squares."""
+    from scorer.synth.clutter import draw_keyboard
+
+    background = 120.0
+    image = np.full((500, 700, 3), background, np.float32)
+    draw_keyboard(image, np.random.default_rng(seed), 200)
+    pixels = image.reshape(-1, 3)
+    plain = {(background,) * 3, (30.0, 30.0, 35.0), (60.0, 60.0, 65.0), (210.0, 210.0, 205.0), (240.0,) * 3}
+    distance = np.min([np.abs(pixels - np.array(colour)).max(axis=1) for colour in plain], axis=0)
+    keyboard = np.abs(pixels - background).max(axis=1) > 1
+    assert keyboard.mean() > 0.05, "no keyboard drawn"
+    assert (distance > 25).sum() > 0.005 * keyboard.sum(), "keys without legends"

@@ -88,26 +88,63 @@ def draw_mug(image: np.ndarray, mask: np.ndarray, rng: np.random.Generator, scal
     cv2.ellipse(image, centre, (int(axes[0] * 0.8), int(axes[1] * 0.8)), angle, 0, 360, drink, -1, cv2.LINE_AA)
 
 
+KEY_LEGENDS = string.ascii_uppercase + string.digits + "~!@#$%&*+-=?<>"
+"""What keys print: digits and capitals are what a corner index is made of, so they teach the classifier most."""
+
+HERSHEY_FONTS = (
+    cv2.FONT_HERSHEY_SIMPLEX,
+    cv2.FONT_HERSHEY_DUPLEX,
+    cv2.FONT_HERSHEY_PLAIN,
+    cv2.FONT_HERSHEY_COMPLEX,
+    cv2.FONT_HERSHEY_TRIPLEX,
+)
+
+
 def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float) -> None:
-    """A keyboard (or calculator): a dark or light slab with a grid of keys."""
-    height, width = image.shape[:2]
-    centre = _random_point(rng, width, height)
+    """A keyboard (or calculator): a dark or light slab of keys, each printed with a letter, digit or sign,
+    sometimes backlit in colour. Real photos put cards on laptops and beside gaming keyboards, and a key's
+    "8" or "2" was read as a card there; so the keys carry legends, drawn upright and turned into place."""
     rows, columns = int(rng.integers(4, 7)), int(rng.integers(10, 16))
     key = rng.uniform(0.15, 0.3) * scale
-    angle = rng.uniform(0, 360)
+    pitch = key * rng.uniform(1.05, 1.2)
+    patch_width, patch_height = int(columns * pitch + key), int(rows * pitch + key)
+    if key < 4 or patch_width < 8 or patch_height < 8:
+        return
     dark = rng.random() < 0.5
     slab = (30.0, 30.0, 35.0) if dark else (210.0, 210.0, 205.0)
     keys = (60.0, 60.0, 65.0) if dark else (240.0, 240.0, 240.0)
-    outline = _rotated_rect(centre, (columns * key * 1.1 + key, rows * key * 1.1 + key), angle)
-    cv2.fillPoly(image, [outline.astype(np.int32)], slab, cv2.LINE_AA)
-    transform = rotation(angle)[:2, :2]
+    if dark and rng.random() < 0.4:  # backlit legends in a gaming keyboard's colours
+        legend = tuple(float(c) for c in rng.uniform(80, 255, 3))
+    else:
+        legend = (225.0, 225.0, 225.0) if dark else (float(rng.uniform(20, 90)),) * 3
+    font = HERSHEY_FONTS[int(rng.integers(len(HERSHEY_FONTS)))]
+    font_scale = cv2.getFontScaleFromHeight(font, max(3, int(key * rng.uniform(0.3, 0.55))))
+    thickness = max(1, round(key / 25))
+    patch = np.empty((patch_height, patch_width, 3), np.uint8)
+    patch[:] = slab
     for row in range(rows):
         for column in range(columns):
-            local = np.array([(column - (columns - 1) / 2) * key * 1.1, (row - (rows - 1) / 2) * key * 1.1])
-            key_centre = transform @ local + np.array(centre)
-            cv2.fillPoly(
-                image, [_rotated_rect(tuple(key_centre), (key * 0.9, key * 0.9), angle).astype(np.int32)], keys
-            )
+            x, y = int(key / 2 + column * pitch), int(key / 2 + row * pitch)
+            cv2.rectangle(patch, (x, y), (int(x + key * 0.92), int(y + key * 0.92)), keys, -1, cv2.LINE_AA)
+            text = KEY_LEGENDS[int(rng.integers(len(KEY_LEGENDS)))]
+            where = (int(x + key * rng.uniform(0.12, 0.4)), int(y + key * rng.uniform(0.5, 0.75)))
+            cv2.putText(patch, text, where, font, font_scale, legend, thickness, cv2.LINE_AA)
+    _paste_turned(image, None, patch, _random_point(rng, *image.shape[1::-1]), rng.uniform(0, 360))
+
+
+def _paste_turned(
+    image: np.ndarray, mask: np.ndarray | None, patch: np.ndarray, centre: tuple[int, int], angle: float
+) -> None:
+    """Paste an upright patch into ``image`` turned by ``angle`` degrees about ``centre``; mark it in ``mask``."""
+    height, width = image.shape[:2]
+    patch_height, patch_width = patch.shape[:2]
+    place = cv2.getRotationMatrix2D((patch_width / 2, patch_height / 2), angle, 1.0)
+    place[:, 2] += np.array(centre) - np.array([patch_width / 2, patch_height / 2])
+    warped = cv2.warpAffine(patch.astype(np.float32), place, (width, height))
+    coverage = cv2.warpAffine(np.ones((patch_height, patch_width), np.float32), place, (width, height))
+    image[:] = image * (1 - coverage[:, :, None]) + warped * coverage[:, :, None]
+    if mask is not None:
+        mask[coverage > 0.5] = 1
 
 
 def draw_note(image: np.ndarray, mask: np.ndarray | None, rng: np.random.Generator, scale: float) -> None:
@@ -132,14 +169,7 @@ def draw_note(image: np.ndarray, mask: np.ndarray | None, rng: np.random.Generat
             cv2.line(patch, (0, y + 2), (note_width, y + 2), (200.0, 170.0, 140.0), 1, cv2.LINE_AA)
         text = "".join(rng.choice(alphabet) for _ in range(int(rng.integers(2, 10))))
         cv2.putText(patch, text, (int(0.08 * note_width), y), cv2.FONT_HERSHEY_SIMPLEX, font_scale, ink, 1, cv2.LINE_AA)
-    centre = _random_point(rng, width, height)
-    place = cv2.getRotationMatrix2D((note_width / 2, note_height / 2), rng.uniform(0, 360), 1.0)
-    place[:, 2] += np.array(centre) - np.array([note_width / 2, note_height / 2])
-    warped = cv2.warpAffine(patch.astype(np.float32), place, (width, height))
-    coverage = cv2.warpAffine(np.ones((note_height, note_width), np.float32), place, (width, height))
-    image[:] = image * (1 - coverage[:, :, None]) + warped * coverage[:, :, None]
-    if mask is not None:
-        mask[coverage > 0.5] = 1
+    _paste_turned(image, mask, patch, _random_point(rng, width, height), rng.uniform(0, 360))
 
 
 def draw_under_clutter(image: np.ndarray, rng: np.random.Generator, scale: float, count: int) -> None:
