@@ -86,11 +86,18 @@ def table_image() -> bytes:
     return encoded.tobytes()
 
 
-def start_server(port: int, workdir: Path, model: str | None, repo: Path = REPO) -> subprocess.Popen[bytes]:
-    """``okgin serve`` on loopback, running the code of ``repo`` (this checkout unless another is given)."""
-    command = [sys.executable, "-c", "from scorer.cli import run; run()"]
-    command += ["serve", "--host", HOST, "--port", str(port), "--db", str(workdir / "bench.db")]
-    command += ["--data-dir", str(workdir)] + (["--model", model] if model else [])
+def okgin_command(*args: str) -> list[str]:
+    """``okgin ARGS`` run from the checkout on ``PYTHONPATH`` (the one being measured, not an installed copy)."""
+    return [sys.executable, "-c", "from scorer.cli import run; run()", *args]
+
+
+def start_server(
+    port: int, workdir: Path, model: str | None, *extra: str, repo: Path = REPO
+) -> subprocess.Popen[bytes]:
+    """``okgin serve`` on loopback with its database in ``workdir``, running the code of ``repo`` (this
+    checkout unless another is given), once it accepts connections; ``extra`` are more serve options."""
+    command = okgin_command("serve", "--host", HOST, "--port", str(port), "--db", str(workdir / "bench.db"))
+    command += ["--data-dir", str(workdir), *(["--model", model] if model else []), *extra]
     env = os.environ | {"YOLO_OFFLINE": "1", "PYTHONPATH": str(repo)}
     process = subprocess.Popen(command, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 30

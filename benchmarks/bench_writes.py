@@ -44,7 +44,7 @@ def main() -> int:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as workdir:
         port = free_port()
-        server = start_server(port, Path(workdir), None, options.repo.resolve())
+        server = start_server(port, Path(workdir), None, repo=options.repo.resolve())
         try:
             setup = {"players": ["Ann", "Bob"], "options": {"target": 10**9}}
             status, created = call(port, "POST", "/api/matches", setup)
