@@ -66,8 +66,8 @@ def _held_out_style(dark: bool) -> str:
 
 NOT_YET_SHIPPED = pytest.mark.xfail(
     strict=True,
-    reason="the shipped weights predate the procedural styles and the coarse look (models/README.md, Session 3): "
-    "they never saw a dark face and miss a close-up's biggest index; strict, so a model that reads these flips it",
+    reason="the shipped detector (v8) predates the procedural styles (models/README.md, Session 4): it does not find "
+    "light indices on a dark face and misses a close-up's biggest index; strict, so a model that reads these flips it",
 )
 
 

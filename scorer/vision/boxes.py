@@ -210,27 +210,43 @@ def centre_xywh_to_corner_xywh(boxes: np.ndarray) -> np.ndarray:
     return np.column_stack([boxes[:, :2] - boxes[:, 2:4] / 2, boxes[:, 2:4]])
 
 
+CONTAINED = 0.7
+"""Share of the smaller box inside the larger at which two looks' boxes are one corner index."""
+
+
 def keep_best_boxes(
     looks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], iou_limit: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Several detections of one frame (xyxy, score, class arrays) as one: where boxes overlap by more than
-    ``iou_limit``, only the highest-scoring stays (class-agnostic non-maximum suppression).
+    """Several detections of one frame (xyxy, score, class arrays) as one, best first: where boxes overlap by
+    more than ``iou_limit``, only the highest-scoring stays (class-agnostic non-maximum suppression); a box of
+    one look mostly inside a better one of another look (``CONTAINED``) is the same index seen at another
+    scale, boxed tighter or looser, and goes too (kept, it made a card's corners one too many).
 
     >>> a = (np.array([[0, 0, 10, 10]], np.float32), np.array([0.9], np.float32), np.array([0]))
     >>> b = (np.array([[1, 1, 10, 10], [50, 50, 60, 60]], np.float32), np.array([0.5, 0.7]), np.array([0, 0]))
     >>> keep_best_boxes([a, b], 0.5)[0].tolist()
     [[0.0, 0.0, 10.0, 10.0], [50.0, 50.0, 60.0, 60.0]]
+    >>> c = (np.array([[-1, -1, 13, 14]], np.float32), np.array([0.6], np.float32), np.array([0]))
+    >>> keep_best_boxes([a, c], 0.5)[0].tolist()
+    [[0.0, 0.0, 10.0, 10.0]]
     """
-    import cv2
-
     xyxy = np.concatenate([look[0] for look in looks]).astype(np.float32).reshape(-1, 4)
     scores = np.concatenate([look[1] for look in looks]).astype(np.float32)
     classes = np.concatenate([look[2] for look in looks])
-    if len(scores) == 0:
-        return xyxy, scores, classes
-    corner_xywh = np.column_stack([xyxy[:, :2], xyxy[:, 2:] - xyxy[:, :2]])
-    kept = np.asarray(cv2.dnn.NMSBoxes(corner_xywh.tolist(), scores.tolist(), 0.0, iou_limit), dtype=np.int64).reshape(
-        -1
-    )
-    kept = kept[np.argsort(-scores[kept], kind="stable")]
-    return xyxy[kept], scores[kept], classes[kept]
+    look_of = np.concatenate([np.full(len(look[1]), index) for index, look in enumerate(looks)])
+    areas = np.maximum(xyxy[:, 2] - xyxy[:, 0], 0) * np.maximum(xyxy[:, 3] - xyxy[:, 1], 0)
+    kept: list[int] = []
+    for candidate in np.argsort(-scores, kind="stable"):
+        others = np.array(kept, dtype=np.int64)
+        top_left = np.maximum(xyxy[others, :2], xyxy[candidate, :2])
+        bottom_right = np.minimum(xyxy[others, 2:], xyxy[candidate, 2:])
+        inter = np.prod(np.clip(bottom_right - top_left, 0, None), axis=1)
+        union = areas[others] + areas[candidate] - inter
+        same = inter > iou_limit * np.maximum(union, 1e-9)
+        contained = (look_of[others] != look_of[candidate]) & (
+            inter > CONTAINED * np.minimum(areas[others], areas[candidate])
+        )
+        if not (same | contained).any():
+            kept.append(int(candidate))
+    chosen = np.array(kept, dtype=np.int64)
+    return xyxy[chosen].reshape(-1, 4), scores[chosen], classes[chosen]
