@@ -11,6 +11,7 @@ from conftest import truth_detections
 from scorer.cards import Card, parse_cards
 from scorer.melds import parse_melds
 from scorer.rules import Rules, score_round
+from scorer.synth.scene import SceneConfig
 from scorer.vision.boxes import turned_box
 from scorer.vision.groups import SEAT_TURNS, card_size, group_cards, group_reading, groups_json, read_laydown
 from scorer.vision.layout import TableLayout
@@ -153,12 +154,12 @@ def truth_groups(truth: Any, seat: int, seen: set[Card]) -> list[list[str]]:
 
 
 @pytest.mark.parametrize(("seed", "mild"), [(3, True), (8, True), (21, True), (101, False), (102, False), (104, False)])
-def test_rendered_tables_are_read_into_their_groups(seed: int, mild: bool) -> None:
+def test_rendered_tables_are_read_into_their_groups(seed: int, mild: bool, scene_config: SceneConfig) -> None:
     """Rows (and, on hard tables, fans and cascades under a tilted camera) of the scene renderer, 2-4 players,
     read by a perfect detector. ``benchmarks/bench_groups.py`` measures it over many tables."""
     from scorer.synth.scene import render_table_scene
 
-    _, truth = render_table_scene(seed, mild=mild)
+    _, truth = render_table_scene(seed, mild=mild, config=scene_config)
     players = max(placed.seat or 0 for placed in truth.cards)
     reading = TableLayout.default(players).assign(truth_detections(truth))
     for seat, groups in group_reading(reading).items():
@@ -189,16 +190,16 @@ def laid_rows(seat: int, rows: list[str], start: float, y: float) -> list[Any]:
     return placements
 
 
-def render_laid_table(seed: int, knocker_rows: list[str], opponent_rows: list[str], upcard: str) -> Any:
-    from scorer.synth.faces import FacesUnavailableError
+def render_laid_table(
+    config: SceneConfig, seed: int, knocker_rows: list[str], opponent_rows: list[str], upcard: str
+) -> Any:
+    """The rows as laid, in the anglo deck the session's ``scene_config`` rendered (so never skipped for want
+    of the checkout's rendered decks)."""
     from scorer.synth.scene import Placement, render_cards
 
     placements = [*laid_rows(1, knocker_rows, 120, 590), *laid_rows(2, opponent_rows, 1160, 130)]
     placements.append(Placement(C(upcard), (900, 360), 0.0, "upcard"))
-    try:
-        return render_cards(seed, placements, deck="anglo", card_width=WIDTH)
-    except FacesUnavailableError as error:  # pragma: no cover - the session fixture renders the faces
-        pytest.skip(str(error))
+    return render_cards(seed, placements, deck="anglo", card_width=WIDTH, config=config)
 
 
 SIX_D_LAID = (["JS QS KS", "4C 4D 4H 4S", "AC 2S 3S"], ["KC KD KH", "AD AH AS", "5S 6S 9S 10S"], "6D")
@@ -217,17 +218,19 @@ def assert_scored_as_laid(reading: Any) -> None:
     assert (unread.outcome, unread.points) == ("undercut", {"1": 0, "2": 11})
 
 
-def test_a_table_whose_grouping_decides_the_winner_is_scored_as_laid() -> None:
-    _, truth = render_laid_table(1, *SIX_D_LAID)
+def test_a_table_whose_grouping_decides_the_winner_is_scored_as_laid(scene_config: SceneConfig) -> None:
+    _, truth = render_laid_table(scene_config, 1, *SIX_D_LAID)
     reading = TableLayout.default(2).assign(truth_detections(truth))
     assert texts(group_reading(reading)[1]) == ["JS QS KS", "4C 4D 4H 4S", "AC 2S 3S"]
     assert_scored_as_laid(reading)
     assert groups_json(group_reading(reading))["1"][0]["cards"] == ["JS", "QS", "KS"]
 
 
-def test_layoffs_put_against_a_meld_on_a_rendered_table_go_back_to_whoever_laid_them() -> None:
+def test_layoffs_put_against_a_meld_on_a_rendered_table_go_back_to_whoever_laid_them(
+    scene_config: SceneConfig,
+) -> None:
     knocker = ["3H 4H 5H 6H 7H", "8C 8D 8S", "JD QD KD", "AC"]
-    _, truth = render_laid_table(2, knocker, ["2C 2D 2S", "9H 10H JC 4S 6D"], "KS")
+    _, truth = render_laid_table(scene_config, 2, knocker, ["2C 2D 2S", "9H 10H JC 4S 6D"], "KS")
     reading = TableLayout.default(2).assign(truth_detections(truth))
     table = read_laydown(group_reading(reading), 1, 10)
     assert [str(x) for x in table.laydown.layoffs_by_player["2"]] == ["6H onto 3H 4H 5H", "7H onto 3H 4H 5H 6H"]
@@ -236,13 +239,13 @@ def test_layoffs_put_against_a_meld_on_a_rendered_table_go_back_to_whoever_laid_
 
 @pytest.mark.model
 @pytest.mark.slow
-def test_the_shipped_model_reads_the_laid_table_and_it_is_scored_as_laid() -> None:
+def test_the_shipped_model_reads_the_laid_table_and_it_is_scored_as_laid(scene_config: SceneConfig) -> None:
     from conftest import shipped_model_or_skip
 
     from scorer.vision.detector import CardDetector
 
     detector = CardDetector(shipped_model_or_skip())
-    image, _ = render_laid_table(1, *SIX_D_LAID)
+    image, _ = render_laid_table(scene_config, 1, *SIX_D_LAID)
     reading = TableLayout.default(2).assign(detector.detect(image))
     assert texts(group_reading(reading)[1]) == ["JS QS KS", "4C 4D 4H 4S", "AC 2S 3S"]
     assert_scored_as_laid(reading)

@@ -17,8 +17,10 @@ import collections
 import dataclasses
 import datetime
 import json
+import random
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -39,6 +41,8 @@ from web.fields import MAX_ROW_ID, InputError
 
 CACHE_SIZE = 32
 WRITE_ATTEMPTS = 20
+STALE_BACKOFF_SECONDS = 0.002
+"""The first retry's longest random wait after another process wrote first; it doubles per attempt, up to 64x."""
 SCORING_ERRORS = (InvalidHandError, IllegalKnockError, IllegalLayoffError, RoundInputError)
 """What the engine raises for a round that cannot be scored as entered: the player's to fix (400)."""
 
@@ -113,6 +117,13 @@ class MatchCache:
         self._entries: collections.OrderedDict[int, tuple[int, Match]] = collections.OrderedDict()
         self._lock = threading.Lock()
         self._guards = [threading.Lock() for _ in range(guards)]
+        self._writers = [threading.Lock() for _ in range(guards)]
+
+    def writer(self, match_id: int) -> threading.Lock:
+        """The lock a thread holds while it computes and commits a change to this match in this process
+        (shared by a few ids): writers take turns instead of each computing on a match another has just
+        changed. Held while scoring, it is not the database's write lock, which is taken only to commit."""
+        return self._writers[match_id % len(self._writers)]
 
     def guard(self, match_id: int) -> threading.Lock:
         """The lock for rebuilding or changing this match in this process (shared by a few ids)."""
@@ -335,31 +346,35 @@ def list_matches(limit: int = 100) -> list[MatchSummary]:
 def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchRecord:
     """Compute ``change`` on the match as stored, outside the write lock, and commit it if the match is
     unchanged meanwhile; else compute again on the newer match (from the cache: the winner put it there).
+    Writers in one process take turns (``MatchCache.writer``); the revision check guards against others.
 
     :raises BusyError: when the match changed under every attempt.
     """
     cache = _cache()
-    for _ in range(WRITE_ATTEMPTS):
-        record = load_match(match_id)
-        match, write = change(record)  # ``record.match`` is a private copy: changing it is safe
-        try:
-            with cache.guard(match_id):  # readers that miss the cache wait for this write's entry
-                with transaction() as db:
-                    current = db.execute("SELECT revision FROM matches WHERE id = ?", (match_id,)).fetchone()
-                    if current is None or current["revision"] != record.revision:
-                        raise _Stale
-                    write(db)
-                    winner = match.winner
-                    db.execute(
-                        "UPDATE matches SET revision = revision + 1, winner = ?,"
-                        " finished_at = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(finished_at, ?) END"
-                        " WHERE id = ?",
-                        (winner, winner, _now(), match_id),
-                    )
-                cache.put(match_id, record.revision + 1, match)  # after COMMIT: never a revision not stored
-        except _Stale:
-            continue
-        return MatchRecord(match_id, record.created_at, record.revision + 1, match)
+    with cache.writer(match_id):  # without it, 16 writers at once starved one of them into a 503
+        for attempt in range(WRITE_ATTEMPTS):
+            record = load_match(match_id)
+            match, write = change(record)  # ``record.match`` is a private copy: changing it is safe
+            try:
+                with cache.guard(match_id):  # readers that miss the cache wait for this write's entry
+                    with transaction() as db:
+                        current = db.execute("SELECT revision FROM matches WHERE id = ?", (match_id,)).fetchone()
+                        if current is None or current["revision"] != record.revision:
+                            raise _Stale
+                        write(db)
+                        winner = match.winner
+                        db.execute(
+                            "UPDATE matches SET revision = revision + 1, winner = ?,"
+                            " finished_at = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(finished_at, ?) END"
+                            " WHERE id = ?",
+                            (winner, winner, _now(), match_id),
+                        )
+                    cache.put(match_id, record.revision + 1, match)  # after COMMIT: never a revision not stored
+            except _Stale:
+                # another process wrote meanwhile: back off a random, growing while before computing again
+                time.sleep(random.uniform(0, STALE_BACKOFF_SECONDS * 2 ** min(attempt, 6)))
+                continue
+            return MatchRecord(match_id, record.created_at, record.revision + 1, match)
     raise BusyError(f"match {match_id} kept changing while this change was saved; try again")
 
 
