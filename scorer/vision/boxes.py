@@ -235,18 +235,24 @@ def keep_best_boxes(
     classes = np.concatenate([look[2] for look in looks])
     look_of = np.concatenate([np.full(len(look[1]), index) for index, look in enumerate(looks)])
     areas = np.maximum(xyxy[:, 2] - xyxy[:, 0], 0) * np.maximum(xyxy[:, 3] - xyxy[:, 1], 0)
+    # every pair at once (a few hundred boxes): which pairs are one index, then greedy by score
+    x1, y1, x2, y2 = xyxy.T
+    across = np.clip(np.minimum(x2[:, None], x2) - np.maximum(x1[:, None], x1), 0, None)
+    down = np.clip(np.minimum(y2[:, None], y2) - np.maximum(y1[:, None], y1), 0, None)
+    inter = across * down
+    union = areas[:, None] + areas[None, :] - inter
+    one_index = (inter > iou_limit * np.maximum(union, 1e-9)) | (
+        (look_of[:, None] != look_of[None, :]) & (inter > CONTAINED * np.minimum(areas[:, None], areas[None, :]))
+    )
+    np.fill_diagonal(one_index, False)
+    clashes: dict[int, list[int]] = {}
+    for first, second in zip(*np.nonzero(one_index), strict=True):  # few: each look is suppressed already
+        clashes.setdefault(int(first), []).append(int(second))
     kept: list[int] = []
-    for candidate in np.argsort(-scores, kind="stable"):
-        others = np.array(kept, dtype=np.int64)
-        top_left = np.maximum(xyxy[others, :2], xyxy[candidate, :2])
-        bottom_right = np.minimum(xyxy[others, 2:], xyxy[candidate, 2:])
-        inter = np.prod(np.clip(bottom_right - top_left, 0, None), axis=1)
-        union = areas[others] + areas[candidate] - inter
-        same = inter > iou_limit * np.maximum(union, 1e-9)
-        contained = (look_of[others] != look_of[candidate]) & (
-            inter > CONTAINED * np.minimum(areas[others], areas[candidate])
-        )
-        if not (same | contained).any():
-            kept.append(int(candidate))
+    suppressed: set[int] = set()
+    for candidate in map(int, np.argsort(-scores, kind="stable")):
+        if candidate not in suppressed:
+            kept.append(candidate)
+            suppressed.update(clashes.get(candidate, ()))
     chosen = np.array(kept, dtype=np.int64)
     return xyxy[chosen].reshape(-1, 4), scores[chosen], classes[chosen]
