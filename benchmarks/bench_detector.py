@@ -7,6 +7,11 @@ The frames are rendered table scenes (``scorer.synth``), so the two-stage design
 real corners to classify; without rendered decks a real photo scaled to 1280x720 is used.
 Timing is per ``CardDetector.detect`` call (pre-processing, inference, decoding, NMS,
 classifier batch, merging): median and 90th percentile over the frames, after a warm-up.
+
+This machine's speed varies from day to day (the same model took 39 ms one session and 67 ms
+another), so each backend is also timed in the same run as the plain design of session 1 (one look
+at the frame, one reading of each crop): the ratio is what the coarse look and the turned readings
+cost, whatever the machine.
 """
 
 from __future__ import annotations
@@ -77,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model {manifest.directory} ({manifest.design}, imgsz {manifest.detector_imgsz}); {cpu_count()} cores")
     print(f"backends shipped: {', '.join(backends) or 'none'}")
     frames = benchmark_frames(args.frames)
-    print(f"{'backend':<10}{'median ms':>10}{'p90 ms':>9}{'frames/s':>10}{'cards':>7}{'F1 real':>9}")
+    print(f"{'backend':<10}{'median ms':>10}{'p90 ms':>9}{'frames/s':>10}{'cards':>7}{'F1 real':>9}{'plain ms':>10}{'ratio':>7}")
     for backend in backends:
         try:
             detector = CardDetector(manifest.directory, backend=backend)
@@ -85,13 +90,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{backend:<10} unavailable: {error}")
             continue
         median, p90, cards = time_detector(detector, frames)
+        detector.manifest = detector.manifest.replace(detector_coarse_sizes=(), classifier_rotations=(0,))
+        plain, _, _ = time_detector(detector, frames)
+        detector.manifest = manifest
         f1 = "-"
         if not args.no_eval and (args.photos / "images").is_dir():
             report = evaluate_dataset(
                 detector, args.photos / "images", args.photos / "labels", args.photos / "classes.txt"
             )
             f1 = f"{report.f1:.2f}"
-        print(f"{backend:<10}{median:>10.1f}{p90:>9.1f}{1000 / median:>10.1f}{cards:>7.1f}{f1:>9}")
+        row = f"{backend:<10}{median:>10.1f}{p90:>9.1f}{1000 / median:>10.1f}{cards:>7.1f}{f1:>9}"
+        print(f"{row}{plain:>10.1f}{median / plain:>7.2f}")
     return 0
 
 

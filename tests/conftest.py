@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -204,6 +205,15 @@ def build_tiny_models(directory: Path, *, dynamic_detector: bool = False) -> Pat
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Directory with ``two-stage/`` and ``one-stage/`` tiny untrained model sets (see ``build_tiny_models``)."""
     return build_tiny_models(tmp_path_factory.mktemp("tiny-models"))
+
+
+def copy_models(source: Path, target: Path, **changes: object) -> Path:
+    """A copy of the model set in ``source`` at ``target``, its manifest's keys changed as given."""
+    shutil.copytree(source, target)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest.update(changes)
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    return target
 
 
 # --- canned detections ----------------------------------------------------------------------------------------------

@@ -130,7 +130,7 @@ def test_eval_scores_cards_and_writes_plots(
     result = invoke(runner, "eval", *args, "--classes", labelled_set / "classes.txt", "--plots", tmp_path / "plots")
     assert result.exit_code == 0, result.output
     # a: AS found, QH missed, QD invented; b: 10C missed, AS and QD invented (AS is not on b)
-    assert result.stdout.splitlines()[-1] == "precision 0.25 recall 0.33 F1 0.29 exact-images 0/2"
+    assert result.stdout.splitlines()[-1] == "precision 0.250 recall 0.333 F1 0.286 exact-images 0/2"
     assert "confused QH -> QD x1" in result.stdout
     per_image = json.loads((tmp_path / "plots" / "per-image.json").read_text())
     assert per_image["images"][0] == {

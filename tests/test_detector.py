@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import without_train_extra
+from conftest import copy_models, without_train_extra
 
 from scorer.cards import CLASS_NAMES
 from scorer.extras import TRAIN_EXTRA_INSTALL
@@ -36,14 +36,6 @@ def write_manifest(directory: Path, **fields: object) -> Path:
     return directory
 
 
-def copy_models(source: Path, target: Path, **changes: object) -> Path:
-    shutil.copytree(source, target)
-    manifest = json.loads((target / "manifest.json").read_text())
-    manifest.update(changes)
-    (target / "manifest.json").write_text(json.dumps(manifest))
-    return target
-
-
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
@@ -57,6 +49,7 @@ def copy_models(source: Path, target: Path, **changes: object) -> Path:
         ({"detector_weight": 0}, r"detector_weight 0.0 is outside \(0, 1\]"),
         ({"classifier_rotations": [0, 45]}, "classifier_rotations must list some of 0, 90, 180, 270"),
         ({"classifier_rotations": []}, "classifier_rotations must list some of 0, 90, 180, 270"),
+        ({"classifier_sure": 1.5}, r"classifier_sure 1.5 is outside \(0, 1\]"),
     ],
 )
 def test_bad_manifest_fields_are_named(tmp_path: Path, fields: dict[str, object], message: str) -> None:
@@ -125,9 +118,9 @@ def test_a_manifest_writes_and_reads_itself_back(tmp_path: Path) -> None:
     manifest = ModelManifest(
         tmp_path / "m", classifier_onnx="c.onnx", detector_onnx="d.onnx", classifier_names=names, provenance=provenance
     )
-    manifest.replace(card_conf=0.35, classifier_rotations=(0, 180)).save()
+    manifest.replace(card_conf=0.35, classifier_rotations=(0, 180), classifier_sure=0.95).save()
     again = ModelManifest.load(tmp_path / "m")
-    assert again == manifest.replace(card_conf=0.35, classifier_rotations=(0, 180))
+    assert again == manifest.replace(card_conf=0.35, classifier_rotations=(0, 180), classifier_sure=0.95)
     assert again.provenance == provenance and again.classifier_classes == manifest.classifier_classes
     assert json.loads((tmp_path / "m" / "manifest.json").read_text())["classifier_rotations"] == [0, 180]
     with pytest.raises(ModelError, match=r"detector_weight 2 is outside \(0, 1\]"):
@@ -298,6 +291,31 @@ def test_classifier_readings_are_averaged_over_turned_crops(
     assert fake.batches == [3 * len(turns)]  # every turn of every crop in one batch
     assert probabilities.shape == (3, 2)
     assert np.allclose(probabilities, [expected] * 3)
+
+
+class WhiteSureClassifier(BrightTopClassifier):
+    """Sure (0.99) of class 0 for a white crop; otherwise 0.7 for the brighter half's class, 0.3 for the other."""
+
+    def predict(self, crops: Any) -> np.ndarray:
+        bright_top = super().predict(crops)[:, 0]
+        white = np.array([float(c.min() == 255) for c in crops])
+        first = np.where(white == 1, 0.99, 0.3 + 0.4 * bright_top)
+        return np.stack([first, 1 - first], axis=1).astype(np.float32)
+
+
+@pytest.mark.slow
+def test_a_crop_read_surely_at_its_first_turn_is_not_read_again(tiny_models: Path, tmp_path: Path) -> None:
+    directory = copy_models(
+        tiny_models / "two-stage", tmp_path / "m", classifier_rotations=[0, 90, 180, 270], classifier_sure=0.9
+    )
+    detector = CardDetector(directory)
+    detector.classifier = fake = WhiteSureClassifier()
+    white = np.full((64, 64, 3), 255, np.uint8)
+    half = np.zeros((64, 64, 3), np.uint8)
+    half[:32, :40] = 255  # read 0.7 one way at 0 and 270 degrees, the other way at 90 and 180
+    probabilities = detector._classify([white, half, white])
+    assert fake.batches == [3, 3]  # all three once, then only the unsure one at the three other turns
+    assert np.allclose(probabilities, [[0.99, 0.01], [0.5, 0.5], [0.99, 0.01]])
 
 
 @pytest.mark.slow

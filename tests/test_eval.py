@@ -73,8 +73,8 @@ def test_totals() -> None:
     report = EvalReport((a, b))
     assert (report.precision, report.recall, report.exact_images) == (0.5, 0.5, 0)
     assert report.f1 == pytest.approx(0.5)
-    assert format_report(report).splitlines()[-1] == "precision 0.50 recall 0.50 F1 0.50 exact-images 0/2"
-    assert EvalReport(()).summary_line() == "precision 0.00 recall 0.00 F1 0.00 exact-images 0/0"
+    assert format_report(report).splitlines()[-1] == "precision 0.500 recall 0.500 F1 0.500 exact-images 0/2"
+    assert EvalReport(()).summary_line() == "precision 0.000 recall 0.000 F1 0.000 exact-images 0/0"
 
 
 def test_read_labels(tmp_path: Path) -> None:

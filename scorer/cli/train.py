@@ -45,12 +45,14 @@ def _default(name: str) -> Any:
 @click.option("--workers", type=int, default=_default("workers"), show_default=True)
 @click.option(
     "--stage",
-    type=click.Choice([*STAGES, "validate", "tune"]),
+    type=click.Choice([*STAGES, "validate", "tune", "quantize"]),
     default=_default("stage"),
     show_default=True,
     help="validate: print the synthetic validation metrics of the model in --init "
     "(default: $OKGIN_MODEL_DIR or the checkout's models/); "
-    "tune: choose that model's card threshold on the --data val scenes and write it into its manifest.",
+    "tune: choose that model's card threshold on the --data val scenes and write it into its manifest; "
+    "quantize: write an int8 copy of that model's ONNX classifier, calibrated on the --data val scenes, "
+    "and point its manifest at it.",
 )
 @click.option("--ship", "ship_dir", type=click.Path(path_type=Path), default=None, help="Export the result to here.")
 @click.option(
@@ -88,11 +90,19 @@ def train(
 
     try:
         training.check_scenes(scene_dir)
-        if stage != "tune":  # tuning runs the model through ONNX Runtime: the light install suffices
+        if stage == "quantize":
+            require("onnx", "okgin train --stage quantize")
+        elif stage != "tune":  # tuning runs the model through ONNX Runtime: the light install suffices
             require("ultralytics", "okgin train")
-        if stage in {"tune", "validate"}:
+        if stage in {"tune", "validate", "quantize"}:
             model_dir = init_dir or default_model_dir()
-            if stage == "tune":
+            if stage == "quantize":
+                from scorer.quantize import quantize_model
+
+                manifest = quantize_model(model_dir, scene_dir)
+                quantized = f"{manifest.detector_onnx} and {manifest.classifier_onnx}"
+                click.echo(f"{model_dir}/manifest.json now names {quantized}")
+            elif stage == "tune":
                 click.echo(f"choosing the card threshold of {model_dir} on the val scenes of {scene_dir} ...")
                 _report(training.tune_thresholds(model_dir, scene_dir), model_dir)
             else:

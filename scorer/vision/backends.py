@@ -261,12 +261,16 @@ class OnnxBoxModel:
         self.dynamic = not (_is_fixed(height) and _is_fixed(width))
         self.size = (imgsz, imgsz) if self.dynamic else (int(height), int(width))
 
-    def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> BoxArrays:
+    def input_blob(self, image: np.ndarray, size: int | None = None) -> tuple[np.ndarray, Letterbox]:
+        """The network input for a BGR frame looked at ``size`` px (default: the model's), and how it was made."""
         import cv2
 
         shape = (size, size) if size and self.dynamic else self.size  # a fixed-shape export takes only its own
         padded, box = letterbox(image, shape, minimal=self.dynamic)
-        blob = cv2.dnn.blobFromImage(padded, scalefactor=1 / 255, swapRB=True)
+        return cv2.dnn.blobFromImage(padded, scalefactor=1 / 255, swapRB=True), box
+
+    def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> BoxArrays:
+        blob, box = self.input_blob(image, size)
         output = self.session.run(None, {self.input_name: blob})[0]
         xyxy, scores, classes = decode_yolo(output, conf, iou)
         # from network-input pixels back to the frame's, cut to the frame
@@ -286,19 +290,22 @@ class OnnxCropModel:
         self.size = (int(height), int(width)) if _is_fixed(height) and _is_fixed(width) else (imgsz, imgsz)
         self.fixed_batch = int(batch) if _is_fixed(batch) else None
 
-    def predict(self, crops: Sequence[np.ndarray]) -> np.ndarray:
+    def input_blobs(self, crops: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The network inputs for BGR crops, one per inference: all at once, or for a fixed-batch export
+        (ultralytics' default) its batch size at a time, the last one padded with zeros."""
         import cv2
 
-        if not crops:
-            return np.zeros((0, 0), dtype=np.float32)
         blob = cv2.dnn.blobFromImages(list(crops), scalefactor=1 / 255, size=self.size[::-1], swapRB=True)
         if self.fixed_batch is None:
-            return np.asarray(self.session.run(None, {self.input_name: blob})[0], dtype=np.float32)
-        # a fixed-batch export (ultralytics' default) takes its batch size per call; pad the last chunk
+            return [blob]
         step = self.fixed_batch
-        chunks = []
-        for start in range(0, len(blob), step):
-            chunk = blob[start : start + step]
-            filled = np.concatenate([chunk, np.zeros((step - len(chunk), *chunk.shape[1:]), chunk.dtype)])
-            chunks.append(self.session.run(None, {self.input_name: filled})[0][: len(chunk)])
-        return np.concatenate(chunks).astype(np.float32)
+        return [
+            np.concatenate([chunk, np.zeros((step - len(chunk), *chunk.shape[1:]), chunk.dtype)])
+            for chunk in (blob[start : start + step] for start in range(0, len(blob), step))
+        ]
+
+    def predict(self, crops: Sequence[np.ndarray]) -> np.ndarray:
+        if not crops:
+            return np.zeros((0, 0), dtype=np.float32)
+        outputs = [self.session.run(None, {self.input_name: blob})[0] for blob in self.input_blobs(crops)]
+        return np.concatenate(outputs)[: len(crops)].astype(np.float32)

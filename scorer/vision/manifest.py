@@ -100,6 +100,7 @@ _KNOWN_KEYS = frozenset(
         "crop_size",
         "crop_pad",
         "classifier_rotations",
+        "classifier_sure",
         "names",
         "classifier_names",
         "none_class",
@@ -139,6 +140,7 @@ class ModelManifest:
     crop_size: int = CROP_SIZE
     crop_pad: float = CROP_PAD
     classifier_rotations: tuple[int, ...] = (0,)  # quarter turns of each crop whose class probabilities are averaged
+    classifier_sure: float | None = None  # a crop read this surely at its first turn is not read at the others
     names: tuple[str, ...] = CLASS_NAMES  # a one-stage detector's class names, in its class order
     classifier_names: tuple[str, ...] | None = None  # the classifier's, in its class order (default: names)
     none_class: str = DEFAULT_NONE_CLASS  # the classifier's "no card here" class
@@ -172,6 +174,8 @@ class ModelManifest:
         object.__setattr__(self, "classifier_classes", classifier_classes)
         if not self.classifier_rotations or not set(self.classifier_rotations) <= {0, 90, 180, 270}:
             raise ModelError(f"{where}: classifier_rotations must list some of 0, 90, 180, 270 degrees")
+        if self.classifier_sure is not None and not 0 < self.classifier_sure <= 1:
+            raise ModelError(f"{where}: classifier_sure {self.classifier_sure} is outside (0, 1]")
         if not 0 < self.detector_weight <= 1:
             raise ModelError(f"{where}: detector_weight {self.detector_weight} is outside (0, 1]")
         if not (self.detector or self.detector_onnx):
@@ -221,6 +225,7 @@ class ModelManifest:
                 "crop_size": int(data.get("crop_size", CROP_SIZE)),
                 "crop_pad": float(data.get("crop_pad", CROP_PAD)),
                 "classifier_rotations": tuple(int(turn) for turn in data.get("classifier_rotations", (0,))),
+                "classifier_sure": None if data.get("classifier_sure") is None else float(data["classifier_sure"]),
                 "names": _names(data.get("names", CLASS_NAMES), "names"),
                 "classifier_names": _names(data["classifier_names"], "classifier_names")
                 if "classifier_names" in data
@@ -249,6 +254,8 @@ class ModelManifest:
             crop_pad=self.crop_pad,
             classifier_rotations=list(self.classifier_rotations),
         )
+        if self.classifier_sure is not None:
+            data["classifier_sure"] = self.classifier_sure
         if self.names != CLASS_NAMES:
             data["names"] = list(self.names)
         if self.classifier_names is not None:
