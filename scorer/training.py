@@ -656,6 +656,14 @@ def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResul
         )  # fmt: skip
     if config.ship_dir is None:
         return TrainResult(detector_weights, classifier_weights)
+    # a stage not trained in this run ships as it was in --init
+    if not detector_weights.exists() and init_detector is not None:
+        detector_weights = init_detector
+    if not classifier_weights.exists() and init_classifier is not None:
+        classifier_weights = init_classifier
+    for weights in (detector_weights, classifier_weights):
+        if not weights.exists():
+            raise TrainingError(f"nothing to ship: no weights at {weights} (train that stage, or give --init)")
     manifest = ship(detector_weights, classifier_weights, config.ship_dir, config.provenance)
     log(f"quantizing {config.ship_dir} on the val scenes of {config.scene_dir} ...")
     try:

@@ -13,6 +13,7 @@ from scorer.cards import CLASS_NAMES
 from scorer.cli import main
 from scorer.synth.scene import SceneConfig
 from scorer.training import (
+    MODEL_FILES,
     NONE_CLASS,
     TILE_SIZE,
     TrainConfig,
@@ -99,6 +100,24 @@ def test_the_recipe_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> None
     assert "cutting" not in again.output
     assert "wrote card_conf" in again.output
     assert json.loads(again.output[again.output.index("{\n") :])["train_command"].startswith("okgin train")
+
+
+def test_a_stage_not_trained_ships_as_it_was_in_init(scenes: Path, tiny_models: Path, tmp_path: Path) -> None:
+    init = tmp_path / "init"
+    init.mkdir()
+    for tiny, name in (("det.pt", MODEL_FILES["detector"]), ("cls.pt", MODEL_FILES["classifier"])):
+        (init / name).write_bytes((tiny_models / "two-stage" / tiny).read_bytes())
+    config = TrainConfig(
+        scenes, tmp_path / "run", classifier_epochs=1, batch=4, crops_per_corner=1, stage="classifier",
+        init_dir=init, ship_dir=tmp_path / "models",
+    )  # fmt: skip
+    result = train(config, log=lambda _: None)
+    assert result.manifest is not None
+    shipped = tmp_path / "models" / MODEL_FILES["detector"]
+    assert shipped.read_bytes() == (init / MODEL_FILES["detector"]).read_bytes()
+    assert (tmp_path / "models" / MODEL_FILES["classifier"]).read_bytes() != (
+        init / MODEL_FILES["classifier"]
+    ).read_bytes()
 
 
 def test_train_refuses_a_folder_without_scenes(tmp_path: Path) -> None:
