@@ -69,6 +69,7 @@ TRAIN_EXTRA_MODULES = {
     "torchvision": "torchvision",  # brought by ultralytics
     "pillow": "PIL",
     "matplotlib": "matplotlib",
+    "onnx": "onnx",
 }
 """The packages of pyproject's ``train`` extra, distribution -> module: what the light install lacks."""
 REFUSED_IMPORT = "refused import of the train extra:"

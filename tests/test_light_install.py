@@ -147,6 +147,8 @@ def test_training_asks_for_the_train_extra(tmp_path: Path) -> None:
     message = okgin_fails_asking_for_the_train_extra(tmp_path, "train", "--data", str(tmp_path / "scenes"))
     assert "okgin train needs ultralytics" in message
     assert not (tmp_path / "runs").exists()
+    args = ["train", "--stage", "quantize", "--data", str(tmp_path / "scenes"), "--init", str(tmp_path)]
+    assert "okgin train --stage quantize needs onnx" in okgin_fails_asking_for_the_train_extra(tmp_path, *args)
 
 
 def test_evaluation_plots_ask_for_the_train_extra(tmp_path: Path) -> None:
