@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every yardstick a candidate model must beat the shipped one on, one block per set: the
-# figures in models/README.md ("Yardsticks") come from this command.
+# Every yardstick a candidate model is measured on, one block per set, then both real sets pooled:
+# the figures in models/README.md ("Yardsticks") come from this command.
 #
 #   bash scripts/yardsticks.sh [MODEL_DIR] [HELD_OUT_SCENES]
 #
@@ -8,30 +8,55 @@
 # (default: ../shared/real-photos beside the checkout). HELD_OUT_SCENES is a folder written by
 # `okgin data generate ... --procedural-fraction 1 --style-pool heldout` (index styles no
 # model was trained on; the command is in datasets/README.md); without it that set is skipped.
-# Each block ends with okgin eval's own last line: "precision P recall R F1 F exact-images K/N";
-# sets with corner-index labels add the per-stage line (detector recall, classifier accuracy).
+# Each block ends with the line okgin eval ends with: "precision P recall R F1 F exact-images K/N";
+# sets with corner-index labels add the per-stage line (detector recall, classifier accuracy). The
+# last block pools the cards of both real sets (poker-cards-fmjio and all of rf-zk7wu-phone).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 model="${1:-$repo/models}"
 held_out="${2:-}"
 real="${REAL_PHOTOS:-$repo/../shared/real-photos}"
+totals="$(mktemp -d)"
+trap 'rm -rf "$totals"' EXIT
 
-score() {  # score NAME IMAGES LABELS [CLASSES] [okgin eval options...]
-    local name="$1" images="$2" labels="$3"
-    shift 3
+score() {  # score KEY NAME IMAGES LABELS [okgin eval options...]
+    local key="$1" name="$2" images="$3" labels="$4"
+    shift 4
     echo "== $name"
-    okgin eval --model "$model" --images "$images" --labels "$labels" "$@" | grep -E '^(detector recall|precision)'
+    okgin eval --model "$model" --images "$images" --labels "$labels" --json "$@" > "$totals/$key.json"
+    python3 - "$totals/$key.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+s = t.get("stages")
+if s:
+    print(f"detector recall {s['detector_recall']:.2f} ({s['detector_recall_iou']:.2f} at IoU >= {s['match_iou']}), "
+          f"classifier accuracy {s['classifier_accuracy']:.2f} on {s['indices']} labelled indices")
+print(f"precision {t['precision']:.3f} recall {t['recall']:.3f} F1 {t['f1']:.3f} exact-images {t['exact_images']}/{t['images']}")
+PY
 }
 
 poker="$real/poker-cards-fmjio"
-score "poker-cards-fmjio (88 phone photos, one poker deck)" \
-    "$poker/images" "$poker/labels" --classes "$poker/classes.txt"
+score poker "poker-cards-fmjio (88 phone photos, one poker deck)" "$poker/images" "$poker/labels" \
+    --classes "$poker/classes.txt"
 zk="$real/rf-zk7wu-phone"
-score "rf-zk7wu-phone (160 photos)" "$zk/images" "$zk/labels" --classes "$zk/classes.txt"
-score "rf-zk7wu-phone, black deck (60 photos)" "$zk/images" "$zk/labels" --classes "$zk/classes.txt" \
+score zk "rf-zk7wu-phone (160 photos)" "$zk/images" "$zk/labels" --classes "$zk/classes.txt"
+score black "rf-zk7wu-phone, black deck (60 photos)" "$zk/images" "$zk/labels" --classes "$zk/classes.txt" \
     --only 'IMG_77*' --only 'IMG_78*'
-score "rf-zk7wu-phone, close-ups (100 photos)" "$zk/images" "$zk/labels" --classes "$zk/classes.txt" \
+score closeups "rf-zk7wu-phone, close-ups (100 photos)" "$zk/images" "$zk/labels" --classes "$zk/classes.txt" \
     --only 'IMG_2022*'
 if [[ -n "$held_out" ]]; then
-    score "held-out index styles ($held_out, val scenes)" "$held_out/images/val" "$held_out/labels/val"
+    score held_out "held-out index styles ($held_out, val scenes)" "$held_out/images/val" "$held_out/labels/val"
 fi
+echo "== both real sets pooled (poker-cards-fmjio + rf-zk7wu-phone)"
+python3 - "$totals/poker.json" "$totals/zk.json" <<'PY'
+import json, sys
+sets = [json.load(open(path)) for path in sys.argv[1:]]
+found = sum(t["cards_found"] for t in sets)
+labelled = sum(t["cards_labelled"] for t in sets)
+invented = sum(t["cards_invented"] for t in sets)
+precision = found / (found + invented) if found + invented else 0.0
+recall = found / labelled if labelled else 0.0
+f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+exact, images = sum(t["exact_images"] for t in sets), sum(t["images"] for t in sets)
+print(f"precision {precision:.3f} recall {recall:.3f} F1 {f1:.3f} exact-images {exact}/{images}")
+PY
