@@ -1,12 +1,14 @@
 """Int8 copies of a model's ONNX files, calibrated on generated scenes.
 
 On a laptop CPU most of a frame's time is the two networks' convolutions; ONNX Runtime runs them
-in 8-bit integers far faster than in floats. Everything is quantized but the output layers: the
-last convolutions before each output (a detector's box and class maps, the classifier's head) and
-what follows them, whose values feed thresholds directly. The activations' ranges are measured on what inference really
-sees: val frames letterboxed at each of the manifest's sizes, and the crops the float model cuts
-from them at each of its turns. The manifest is then pointed at the int8 files; the float ones
-stay beside them.
+in 8-bit integers far faster than in floats. Everything is quantized but the output layers: each
+convolution that reaches an output through no other convolution (the detector's class maps and box
+decoder, the classifier's head) and what follows it, whose values feed thresholds directly. The
+activations' ranges are measured on what inference sees: val frames letterboxed at each of the
+manifest's sizes, and crops of their labelled indices and of what the detector finds, at each of the
+manifest's turns. The manifest is then pointed at the int8 files; the float ones stay beside them.
+
+A tool, not a default: no shipped model runs int8 (models/README.md, Session 5, says what was measured).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ CALIBRATION_CROPS = 2048
 CROP_BATCH = 64
 PARTS = ("detector", "classifier")
 DEFAULT_PARTS = ("classifier",)
-"""The detector stays float by default: in session 5 the int8 detector and the int8 classifier each read
+"""The detector stays float unless asked: in session 5 the int8 detector and an int8 classifier each read
 poker-cards-fmjio as well as the float ones, but together they invented 7 more cards (models/README.md)."""
 
 

@@ -26,7 +26,6 @@ import numpy as np
 
 from scorer.cards import CLASS_NAMES
 from scorer.errors import OkginError
-from scorer.quantize import QuantizeError, quantize_model
 from scorer.vision.boxes import (
     box_area,
     box_centre,
@@ -61,11 +60,6 @@ TILE_SIZE = 320
 CLASSIFIER_ROTATIONS = (0, 90, 180, 270)
 """Each crop is classified turned these ways and the probabilities averaged: on the 240 gen21 val
 scenes this lifted the v4 model's best card F1 from 0.891 (one reading) to 0.906 (see the model card)."""
-
-CLASSIFIER_SURE = 0.95
-"""A crop read at least this surely at its first turn is not read at the others: the turns were half of a
-frame's time, and on 175 p2/p3 val scenes this read as many cards right (card F1 0.77 either way; see the
-model card)."""
 
 COMPLETE_MARKER = "COMPLETE"
 
@@ -492,7 +486,6 @@ def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, pro
         crop_size=CROP_SIZE,
         crop_pad=CROP_PAD,
         classifier_rotations=CLASSIFIER_ROTATIONS,
-        classifier_sure=CLASSIFIER_SURE,
         classifier_names=tuple(classifier_names[i] for i in range(len(classifier_names))),
         none_class=NONE_CLASS,
         # a low corner threshold, since the classifier's none class vetoes false alarms; the card
@@ -665,11 +658,6 @@ def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResul
         if not weights.exists():
             raise TrainingError(f"nothing to ship: no weights at {weights} (train that stage, or give --init)")
     manifest = ship(detector_weights, classifier_weights, config.ship_dir, config.provenance)
-    log(f"quantizing {config.ship_dir} on the val scenes of {config.scene_dir} ...")
-    try:
-        quantize_model(config.ship_dir, config.scene_dir)
-    except QuantizeError as error:
-        raise TrainingError(str(error)) from None
     log(f"choosing the card threshold of {config.ship_dir} on the val scenes of {config.scene_dir} ...")
     tuning = tune_thresholds(config.ship_dir, config.scene_dir)
     return TrainResult(detector_weights, classifier_weights, manifest, tuning)

@@ -75,8 +75,6 @@ def test_the_recipe_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> None
     manifest = json.loads((models / "manifest.json").read_text())
     assert manifest["design"] == "two-stage" and manifest["trained_on"] == "eight test scenes"
     assert sorted(manifest["classifier_names"]) == sorted([*CLASS_NAMES, NONE_CLASS])
-    assert said[2:4] == [f"quantizing {models} on the val scenes of {scenes} ...", said[3]]
-    assert manifest["classifier_onnx"] == "corner-classifier.int8.onnx" and manifest["classifier_sure"] == 0.95
     for key in ("detector", "detector_onnx", "classifier", "classifier_onnx"):
         assert (models / manifest[key]).stat().st_size > 100_000
     # the shipped copy's card threshold was chosen for these weights on the val scenes
