@@ -26,6 +26,7 @@ HANDS = {
         "Dan": "5C 6C 7C 9D 10D JH QH"},
 }  # fmt: skip
 UPCARD = {2: "KS", 3: "9C", 4: "9C"}
+ROUND_ROWS = "#sheet-body table.rounds tbody tr:has(th[scope=row])"  # rounds only, not the "No rounds yet." row
 
 
 @pytest.fixture
@@ -68,6 +69,9 @@ def type_table(page: Any, players: int) -> None:
 
 def sheet_fits(page: Any, what: str) -> None:
     """Every column of the score sheet is in view: its table needs no scrolling inside its box either."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("table.rounds"), f"{what}: no score sheet on {page.url}").to_be_attached()
     widths = page.evaluate(
         "() => [document.querySelector('table.rounds')].map((t) => [t.scrollWidth, t.parentElement.clientWidth])[0]"
     )
@@ -111,14 +115,15 @@ def test_every_page_fits_the_screen(base: str, browser: Any, size: dict, tmp_pat
             box = bar.bounding_box()
             assert box is not None and box["y"] + box["height"] <= size["height"] + 1, "totals pinned in view"
         page.click("#confirm-round")
-        expect(page.locator("#sheet-body table.rounds tbody tr")).to_have_count(1)
+        expect(page.locator(ROUND_ROWS)).to_have_count(1)  # saved before the page is left
         if size == PHONE:
             edit = page.locator('button[aria-label="Edit round 1"]')
             edit.scroll_into_view_if_needed()
             edit_box = edit.bounding_box()
             assert edit_box is not None and edit_box["x"] + edit_box["width"] <= size["width"], "Edit is reachable"
         sheet_fits(page, f"{label} table {players} players")
-        page.goto(f"{base}/matches/{match_id}/sheet")
+        sheet_page = page.goto(f"{base}/matches/{match_id}/sheet")
+        assert sheet_page is not None and sheet_page.ok, f"sheet: {sheet_page and sheet_page.status} {page.url}"
         check(f"sheet-{players}-players")
         sheet_fits(page, f"{label} sheet {players} players")
 
