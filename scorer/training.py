@@ -18,7 +18,7 @@ import json
 import os
 import random
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ from scorer.vision.manifest import ModelError, ModelManifest
 from scorer.vision.types import Box
 
 if TYPE_CHECKING:
+    from scorer.vision.detector import CardDetector
     from scorer.vision.tuning import ThresholdScore
 
 NONE_CLASS = "none"
@@ -145,35 +146,63 @@ def make_detector_tiles(
             image = cv2.imread(str(item.image_path))
             if image is None:
                 raise TrainingError(f"cannot read generated image {item.image_path}")
-            scale = imgsz / max(image.shape[:2])
-            image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+            image, scale = _at_inference_scale(image, imgsz)
             height, width = image.shape[:2]
             boxes = [scale_box(box, scale) for box in item.boxes]
             classes = item.class_ids if card_classes else (0,) * len(boxes)
             for index in range(tiles_per_image):
-                tile_w, tile_h = min(TILE_SIZE, width), min(TILE_SIZE, height)
                 if boxes and rng.random() < 0.8:
-                    bx1, by1, bx2, by2 = rng.choice(boxes)
-                    cx = (bx1 + bx2) / 2 + rng.uniform(-0.4, 0.4) * tile_w
-                    cy = (by1 + by2) / 2 + rng.uniform(-0.4, 0.4) * tile_h
+                    centre = _near(box_centre(rng.choice(boxes)), rng, width, height)
                 else:
-                    cx, cy = rng.uniform(0, width), rng.uniform(0, height)
-                x0 = int(min(max(cx - tile_w / 2, 0), width - tile_w))
-                y0 = int(min(max(cy - tile_h / 2, 0), height - tile_h))
-                tile = image[y0 : y0 + tile_h, x0 : x0 + tile_w]
-                lines = []
-                for cls, box in zip(classes, boxes, strict=True):
-                    inside = clip_box(shift_box(box, -x0, -y0), tile_w, tile_h)
-                    if box_area(inside) >= 0.6 * box_area(box):
-                        lines.append(label_line(cls, inside, tile_w, tile_h))
-                name = f"{item.image_path.stem}_{index}"
-                cv2.imwrite(str(out_dir / "images" / split / f"{name}.jpg"), tile, [cv2.IMWRITE_JPEG_QUALITY, 95])
-                write_label_file(out_dir / "labels" / split / f"{name}.txt", lines)
+                    centre = (rng.uniform(0, width), rng.uniform(0, height))
+                _write_tile(image, boxes, classes, centre, out_dir, split, f"{item.image_path.stem}_{index}")
     names = CLASS_NAMES if card_classes else ("corner",)
     yaml_path = out_dir / "data.yaml"
     comment = f"corner tiles cut from {scene_dir} by scorer.training.make_detector_tiles"
     yaml_path.write_text(dataset_yaml(out_dir.resolve(), names, "images/train", "images/val", comment))
     return yaml_path
+
+
+def _at_inference_scale(image: np.ndarray, imgsz: int) -> tuple[np.ndarray, float]:
+    """``image`` shrunk (or grown) so its longer side is ``imgsz``, as the detector's letterbox does, and the scale."""
+    import cv2
+
+    scale = imgsz / max(image.shape[:2])
+    return cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA), scale
+
+
+def _near(point: tuple[float, float], rng: random.Random, width: int, height: int) -> tuple[float, float]:
+    """A tile centre up to 0.4 tile from ``point``, so what the tile is cut for is not always in its middle."""
+    tile_w, tile_h = min(TILE_SIZE, width), min(TILE_SIZE, height)
+    return point[0] + rng.uniform(-0.4, 0.4) * tile_w, point[1] + rng.uniform(-0.4, 0.4) * tile_h
+
+
+def _write_tile(
+    image: np.ndarray,
+    boxes: list[Box],
+    classes: Sequence[int],
+    centre: tuple[float, float],
+    out_dir: Path,
+    split: str,
+    name: str,
+) -> None:
+    """Cut a ``TILE_SIZE`` tile centred on ``centre`` (moved to stay inside the image) with the labels of
+    the corners in it; a corner cut by the tile edge keeps its label only if 60% of it stays inside."""
+    import cv2
+
+    height, width = image.shape[:2]
+    tile_w, tile_h = min(TILE_SIZE, width), min(TILE_SIZE, height)
+    cx, cy = centre
+    x0 = int(min(max(cx - tile_w / 2, 0), width - tile_w))
+    y0 = int(min(max(cy - tile_h / 2, 0), height - tile_h))
+    tile = image[y0 : y0 + tile_h, x0 : x0 + tile_w]
+    lines = []
+    for cls, box in zip(classes, boxes, strict=True):
+        inside = clip_box(shift_box(box, -x0, -y0), tile_w, tile_h)
+        if box_area(inside) >= 0.6 * box_area(box):
+            lines.append(label_line(cls, inside, tile_w, tile_h))
+    cv2.imwrite(str(out_dir / "images" / split / f"{name}.jpg"), tile, [cv2.IMWRITE_JPEG_QUALITY, 95])
+    write_label_file(out_dir / "labels" / split / f"{name}.txt", lines)
 
 
 BOX_SHIFT = 0.2
@@ -266,13 +295,124 @@ def make_classifier_crops(
     return out_dir
 
 
-def _card_outlines(scene_dir: Path, split: str, stem: str) -> list[np.ndarray]:
-    """The four corners of every card (faces and backs) in a scene, from the generator's sidecar truth."""
+def _scene_cards(scene_dir: Path, split: str, stem: str) -> list[dict[str, Any]]:
+    """Every card of a scene (faces and backs) as the generator's sidecar truth records it; none without one."""
     meta = scene_dir / "meta" / split / f"{stem}.json"
     if not meta.exists():
         return []
-    cards = json.loads(meta.read_text()).get("cards", [])
+    cards: list[dict[str, Any]] = json.loads(meta.read_text()).get("cards", [])
+    return cards
+
+
+def _card_outlines(scene_dir: Path, split: str, stem: str) -> list[np.ndarray]:
+    """The four corners of every card (faces and backs) in a scene, from the generator's sidecar truth."""
+    cards = _scene_cards(scene_dir, split, stem)
     return [np.asarray(card["outline"], dtype=float) for card in cards if len(card.get("outline", ())) == 4]
+
+
+def _index_boxes(scene_dir: Path, split: str, stem: str) -> list[Box]:
+    """The box of every corner index that shows at all, labelled or not (a sliver under another card,
+    an index too small to label): a detection there is not a false alarm to teach as ``none``."""
+    return [
+        box_from_row(index["box"])
+        for card in _scene_cards(scene_dir, split, stem)
+        for index in card.get("indices", ())
+        if index.get("visible", 0) > 0 or index.get("labelled")
+    ]
+
+
+def _overlaps_an_index(box: Box, indices: list[Box]) -> bool:
+    """Whether ``box`` shares more than a sliver (15% of the smaller box) with one of ``indices``."""
+    return any(intersection_area(box, index) > 0.15 * min(box_area(box), box_area(index)) for index in indices)
+
+
+MINED_MARKER = "MINED"
+
+MINED_PER_IMAGE = 4
+"""The most false alarms one scene adds as ``none`` crops, so a few cluttered scenes do not swamp the class."""
+
+
+def _false_cards(
+    scene_dir: Path, detector: CardDetector, per_image: int
+) -> Iterator[tuple[str, LabelledImage, np.ndarray, list[Box]]]:
+    """Per train and val scene: its split, labels, pixels and the ``per_image`` most confident false cards
+    that ``detector`` reads in it, as inference does.
+
+    A false card is a corner box that overlaps no index (labelled or not, see ``_index_boxes``) and that the
+    classifier names as a card: a card nobody laid down, in the making (a keyboard's legends, a note's
+    digits, a big pip), which random negatives rarely hit.
+    """
+    import cv2
+
+    if detector.classifier is None:
+        raise TrainingError("mining false alarms needs a two-stage model; this model has no classifier")
+    manifest = detector.manifest
+    for split in ("train", "val"):
+        for item in read_split(scene_dir, split):
+            image = cv2.imread(str(item.image_path))
+            if image is None:
+                raise TrainingError(f"cannot read generated image {item.image_path}")
+            indices = [*item.boxes, *_index_boxes(scene_dir, split, item.image_path.stem)]
+            xyxy, scores, _ = detector.find_corners(image)
+            wrong = [
+                (box, float(score))
+                for box, score in zip(map(box_from_row, xyxy), scores, strict=True)
+                if not _overlaps_an_index(box, indices)
+            ]
+            named = detector.name_boxes(image, [box for box, _ in wrong])
+            ranked = sorted(
+                (
+                    (score**manifest.detector_weight * probability, box)
+                    for (box, score), (card, probability) in zip(wrong, named, strict=True)
+                    if card is not None and probability >= manifest.classifier_conf
+                ),
+                reverse=True,
+            )
+            yield split, item, image, [box for _, box in ranked[:per_image]]
+
+
+def mine_hard_negatives(
+    scene_dir: Path, detector: CardDetector, out_dir: Path, per_image: int = MINED_PER_IMAGE
+) -> int:
+    """Add ``detector``'s false cards on the scenes (``_false_cards``) to the classifier's ``none`` crops,
+    cut as inference cuts them, so it learns to veto exactly those; returns how many."""
+    import cv2
+
+    manifest = detector.manifest
+    written = 0
+    for split, item, image, false_cards in _false_cards(scene_dir, detector, per_image):
+        (out_dir / split / NONE_CLASS).mkdir(parents=True, exist_ok=True)
+        for rank, box in enumerate(false_cards):
+            crop = corner_crop(image, box, manifest.crop_size, manifest.crop_pad)
+            cv2.imwrite(str(out_dir / split / NONE_CLASS / f"{item.image_path.stem}_m{rank}.png"), crop)
+            written += 1
+    (out_dir / MINED_MARKER).write_text(f"{written} false alarms of {manifest.directory}\n")
+    return written
+
+
+def mine_detector_tiles(
+    scene_dir: Path,
+    detector: CardDetector,
+    out_dir: Path,
+    per_image: int = MINED_PER_IMAGE,
+    seed: int = 0,
+    imgsz: int = DETECTOR_IMGSZ,
+) -> int:
+    """Add a tile around each of ``detector``'s false cards on the scenes (``_false_cards``) to the one-class
+    tiles in ``out_dir``, labelled with the true corners in it, so the detector learns that place holds no
+    index; returns how many."""
+    rng = random.Random(seed)
+    written = 0
+    for split, item, image, false_cards in _false_cards(scene_dir, detector, per_image):
+        small, scale = _at_inference_scale(image, imgsz)
+        height, width = small.shape[:2]
+        boxes = [scale_box(box, scale) for box in item.boxes]
+        for rank, box in enumerate(false_cards):
+            centre = _near(box_centre(scale_box(box, scale)), rng, width, height)
+            _write_tile(small, boxes, (0,) * len(boxes), centre, out_dir, split, f"{item.image_path.stem}_m{rank}")
+            written += 1
+    (out_dir / MINED_MARKER).write_text(f"{written} false alarms of {detector.manifest.directory}\n")
+    return written
 
 
 def make_correction_crops(corrections_dir: Path, model_dir: Path | None, out_dir: Path, copies: int = 5) -> int:
@@ -318,6 +458,16 @@ def make_correction_crops(corrections_dir: Path, model_dir: Path | None, out_dir
                 cv2.imwrite(str(out_dir / "train" / name / f"correction_{image_path.stem}_{index}_{copy}.png"), crop)
                 written += 1
     return written
+
+
+def _init_model(init_dir: Path) -> CardDetector:
+    """The model in ``init_dir`` as inference runs it (its ONNX files and manifest)."""
+    from scorer.vision.detector import CardDetector
+
+    try:
+        return CardDetector(init_dir)
+    except ModelError as error:
+        raise TrainingError(f"mining false alarms needs the --init model as inference runs it: {error}") from None
 
 
 def _run_dir_state(run_dir: Path) -> str:
@@ -568,7 +718,9 @@ class TrainConfig:
     """One run of the recipe: ``okgin train``'s options, for callers without a command line.
 
     ``stage`` trains both models (``all``) or one; ``init_dir`` fine-tunes from the weights
-    shipped there instead of starting from scratch; ``ship_dir`` exports the result there
+    shipped there instead of starting from scratch; ``mine_negatives`` adds that model's false
+    alarms on the scenes to the detector's tiles and the classifier's ``none`` crops (see
+    ``_false_cards``); ``ship_dir`` exports the result there
     and tunes its thresholds on the val scenes; ``provenance`` goes into the shipped manifest.
     """
 
@@ -585,6 +737,7 @@ class TrainConfig:
     stage: str = "all"
     ship_dir: Path | None = None
     corrections_dir: Path | None = None
+    mine_negatives: bool = False
     seed: int = 0
     provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -616,6 +769,8 @@ def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResul
     check_scenes(config.scene_dir)
     if config.stage not in STAGES:
         raise TrainingError(f"unknown stage {config.stage!r}: choose one of {', '.join(STAGES)}")
+    if config.mine_negatives and config.init_dir is None:
+        raise TrainingError("mining false alarms needs the model that makes them: give --init")
     init_detector = init_classifier = None
     if config.init_dir is not None:
         init_detector = config.init_dir / MODEL_FILES["detector"]
@@ -631,6 +786,12 @@ def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResul
         if not tiles_yaml.exists():
             log("cutting detector tiles ...")
             make_detector_tiles(config.scene_dir, run_dir / "tiles", config.tiles_per_image, config.seed)
+        if config.mine_negatives and config.init_dir is not None and not (run_dir / "tiles" / MINED_MARKER).exists():
+            log(f"mining the false alarms of {config.init_dir} on the scenes ...")
+            mined = mine_detector_tiles(
+                config.scene_dir, _init_model(config.init_dir), run_dir / "tiles", seed=config.seed
+            )
+            log(f"added {mined} tiles around false alarms")
         detector_weights = train_stage(
             "detect", tiles_yaml, run_dir / "detector", config.detector_epochs, TILE_SIZE, config.batch,
             init_detector, config.device, config.workers,
@@ -640,6 +801,10 @@ def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResul
         if not crops_dataset_is_complete(crops):
             log("cutting classifier crops ...")
             make_classifier_crops(config.scene_dir, crops, config.seed, config.crops_per_corner)
+        if config.mine_negatives and config.init_dir is not None and not (crops / MINED_MARKER).exists():
+            log(f"mining the false alarms of {config.init_dir} on the scenes ...")
+            mined = mine_hard_negatives(config.scene_dir, _init_model(config.init_dir), crops)
+            log(f"added {mined} false alarms as '{NONE_CLASS}' crops")
         if config.corrections_dir is not None:
             added = make_correction_crops(config.corrections_dir, config.init_dir, crops)
             log(f"added {added} crops from the corrections in {config.corrections_dir}")

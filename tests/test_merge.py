@@ -29,6 +29,16 @@ def test_same_card_far_apart_keeps_the_better_one_and_reports_it() -> None:
     assert [(str(c.card), c.reason) for c in conflicts] == [("QH", "QH seen twice, far apart")]
 
 
+def test_a_sighting_too_weak_to_be_a_card_is_no_second_sighting() -> None:
+    sure, faint = corner("QH", 10, 10, 0.8), corner("QH", 1000, 600, 0.3)
+    cards, conflicts = merge_corners([sure, faint], min_confidence=0.4)
+    assert [(str(c.card), c.box[0]) for c in cards] == [("QH", 10)] and conflicts == []
+    # two faint corners of one card add up to a card (0.51), and so to a conflict
+    cards, conflicts = merge_corners([sure, faint, corner("QH", 1060, 680, 0.3)], min_confidence=0.4)
+    assert [c.reason for c in conflicts] == ["QH seen twice, far apart"]
+    assert merge_corners([faint], min_confidence=0.4) == ([], [])
+
+
 def test_three_far_copies_are_counted() -> None:
     _, conflicts = merge_corners([corner("2C", 0, 0), corner("2C", 500, 0), corner("2C", 1000, 0)])
     assert [c.reason for c in conflicts] == ["2C seen 3 times, far apart"]

@@ -43,6 +43,10 @@ def test_hundreds_of_distinct_index_styles() -> None:
     assert 0.12 < len(dark) / len(styles) < 0.35  # dark faces printed in light, gold or silver ink
     assert all(np.mean(s.black_ink) > np.mean(s.paper) + 80 for s in dark)
     assert {s.corners for s in styles} == {2, 4}
+    # some dark decks print every suit in one ink (gold foil), so a pip's shape, not its colour, names the suit
+    one_ink = [s for s in styles if len(set(s.suit_inks.values())) == 1]
+    assert one_ink and all(s in dark for s in one_ink)
+    assert 0.2 < len(one_ink) / len(dark) < 0.6
 
 
 def test_held_out_fonts_never_appear_in_training_styles() -> None:

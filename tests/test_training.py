@@ -13,15 +13,20 @@ from scorer.cards import CLASS_NAMES
 from scorer.cli import main
 from scorer.synth.scene import SceneConfig
 from scorer.training import (
+    MINED_MARKER,
     MODEL_FILES,
     NONE_CLASS,
     TILE_SIZE,
     TrainConfig,
+    TrainingError,
     make_classifier_crops,
     make_detector_tiles,
+    mine_detector_tiles,
+    mine_hard_negatives,
     read_split,
     train,
 )
+from scorer.vision.detector import CardDetector
 from scorer.vision.manifest import ModelManifest
 
 pytestmark = pytest.mark.slow
@@ -116,6 +121,90 @@ def test_a_stage_not_trained_ships_as_it_was_in_init(scenes: Path, tiny_models: 
     assert (tmp_path / "models" / MODEL_FILES["classifier"]).read_bytes() != (
         init / MODEL_FILES["classifier"]
     ).read_bytes()
+
+
+def _one_scene(root: Path) -> Path:
+    """A 400 x 300 scene with one card: its top-left index labelled, its bottom-right index half under
+    another card (visible, too little to label), plus that card's own index wholly hidden."""
+    import cv2
+    import numpy as np
+
+    for folder in ("images", "labels", "meta"):
+        (root / folder / "train").mkdir(parents=True)
+    (root / "images" / "val").mkdir()
+    cv2.imwrite(str(root / "images" / "train" / "s.jpg"), np.full((300, 400, 3), 90, np.uint8))
+    # class 0, the labelled index at (20, 20)-(40, 50) in pixels
+    (root / "labels" / "train" / "s.txt").write_text(f"0 {30 / 400} {35 / 300} {20 / 400} {30 / 300}\n")
+    indices = [
+        {"corner": "tl", "box": [20, 20, 40, 50], "visible": 1.0, "labelled": True},
+        {"corner": "br", "box": [120, 150, 140, 180], "visible": 0.4, "labelled": False},
+        {"corner": "tl", "box": [300, 200, 320, 230], "visible": 0.0, "labelled": False},
+    ]
+    (root / "meta" / "train" / "s.json").write_text(json.dumps({"cards": [{"name": "AS", "indices": indices}]}))
+    return root
+
+
+@pytest.fixture
+def stub_reader(tiny_models: Path) -> CardDetector:
+    """A two-stage model whose two stages answer for ``_one_scene`` as the comments below say."""
+    import numpy as np
+
+    from scorer.cards import Card
+    from scorer.vision.detector import CardDetector
+
+    detector = CardDetector(tiny_models / "two-stage")
+    found = {
+        (20.0, 20.0, 40.0, 50.0): ("2C", 0.9),  # the labelled index
+        (122.0, 152.0, 142.0, 182.0): ("3C", 0.9),  # the index half under another card
+        (300.0, 200.0, 320.0, 230.0): ("4C", 0.9),  # on a card over a hidden index: a false alarm
+        (200.0, 40.0, 220.0, 70.0): ("5C", 0.8),  # blank table: a false alarm
+        (250.0, 40.0, 270.0, 70.0): ("6C", 0.95),  # the most confident false alarm
+        (350.0, 40.0, 370.0, 70.0): (None, 0.99),  # vetoed by the classifier already: not hard
+        (200.0, 100.0, 220.0, 130.0): ("7C", 0.1),  # too weak a reading to become a card
+    }
+    boxes = np.array(list(found), np.float32)
+    scores = np.full(len(boxes), 0.5, np.float32)
+    detector.find_corners = lambda image: (boxes, scores, np.zeros(len(boxes), int))  # type: ignore[method-assign]
+    detector.name_boxes = lambda image, asked: [  # type: ignore[method-assign]
+        (None if found[box][0] is None else Card.parse(found[box][0]), found[box][1]) for box in asked
+    ]
+    return detector
+
+
+def test_mined_negatives_are_the_false_cards_away_from_every_index(stub_reader: CardDetector, tmp_path: Path) -> None:
+    scenes = _one_scene(tmp_path / "scenes")
+    written = mine_hard_negatives(scenes, stub_reader, tmp_path / "crops", per_image=2)
+    assert written == 2
+    mined = sorted(path.name for path in (tmp_path / "crops" / "train" / NONE_CLASS).glob("*.png"))
+    assert mined == ["s_m0.png", "s_m1.png"]
+    assert (tmp_path / "crops" / MINED_MARKER).exists()
+    assert mine_hard_negatives(scenes, stub_reader, tmp_path / "all", per_image=5) == 3
+
+
+def test_mined_tiles_hold_the_false_cards_at_inference_scale(stub_reader: CardDetector, tmp_path: Path) -> None:
+    from PIL import Image
+
+    scenes = _one_scene(tmp_path / "scenes")
+    tiles = tmp_path / "tiles"
+    for folder in ("images", "labels"):
+        (tiles / folder / "train").mkdir(parents=True)
+    assert mine_detector_tiles(scenes, stub_reader, tiles, per_image=5) == 3
+    names = sorted(path.name for path in (tiles / "images" / "train").glob("*.jpg"))
+    assert names == ["s_m0.jpg", "s_m1.jpg", "s_m2.jpg"]
+    assert {Image.open(tiles / "images" / "train" / name).size for name in names} == {(TILE_SIZE, TILE_SIZE)}
+    # 400 x 300 is seen at 640 x 480: the labelled index (20, 20)-(40, 50) is (32, 32)-(64, 80) there, and a
+    # tile that holds it labels it as the corner it is
+    for name in names:
+        for line in (tiles / "labels" / "train" / f"{Path(name).stem}.txt").read_text().splitlines():
+            cls, _, _, w, h = line.split()
+            assert cls == "0" and (float(w), float(h)) == pytest.approx((32 / TILE_SIZE, 48 / TILE_SIZE), abs=1e-3)
+    assert (tiles / MINED_MARKER).exists()
+
+
+def test_mining_needs_the_model_that_makes_the_false_alarms(scenes: Path, tmp_path: Path) -> None:
+    config = TrainConfig(scenes, tmp_path / "run", stage="classifier", mine_negatives=True)
+    with pytest.raises(TrainingError, match="give --init"):
+        train(config, log=lambda _: None)
 
 
 def test_train_refuses_a_folder_without_scenes(tmp_path: Path) -> None:

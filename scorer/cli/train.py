@@ -62,6 +62,12 @@ def _default(name: str) -> Any:
     default=None,
     help="Add the web page's corrected frames (its corrections/ folder) to the classifier's examples.",
 )
+@click.option(
+    "--mine-negatives",
+    is_flag=True,
+    default=_default("mine_negatives"),
+    help="Add the --init model's false alarms on the scenes to the detector's tiles and the classifier's 'none' crops.",
+)
 @click.option("--seed", type=int, default=_default("seed"), show_default=True)
 def train(
     scene_dir: Path,
@@ -77,6 +83,7 @@ def train(
     stage: str,
     ship_dir: Path | None,
     corrections_dir: Path | None,
+    mine_negatives: bool,
     seed: int,
 ) -> None:
     """Train the corner detector and the rank/suit classifier on generated scenes.
@@ -124,6 +131,7 @@ def train(
             stage=stage,
             ship_dir=ship_dir,
             corrections_dir=corrections_dir,
+            mine_negatives=mine_negatives,
             seed=seed,
             provenance={"trained_on": str(scene_dir), "train_command": "okgin train " + " ".join(sys.argv[2:])},
         )

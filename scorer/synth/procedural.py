@@ -201,6 +201,12 @@ _SILVER: BGR = (200, 200, 200)
 _WHITE: BGR = (245, 245, 245)
 
 
+MONOCHROME_DARK_SHARE = 0.4
+"""Of the dark-faced styles, the share printing every suit in one ink. On a real black deck with gold and white
+pips (rf-zk7wu-phone) hearts were read as spades and diamonds as clubs: in dark styles whose red suits are red,
+colour, not the pip's shape, decides."""
+
+
 def _jitter(rng: np.random.Generator, colour: BGR, amount: float) -> BGR:
     values = np.clip(np.array(colour) + rng.normal(0, amount, 3), 0, 255)
     return float(values[0]), float(values[1]), float(values[2])
@@ -248,7 +254,7 @@ def sample_style(style_id: int, pool: str = "train") -> FaceStyle:
         aspect=rng.uniform(0.62, 0.9),
     )
     faded = rng.random() < 0.15
-    return FaceStyle(
+    style = FaceStyle(
         style_id=style_id,
         pool=pool,
         rank_font=fonts[int(rng.integers(len(fonts)))],
@@ -276,6 +282,12 @@ def sample_style(style_id: int, pool: str = "train") -> FaceStyle:
         corner_radius=rng.uniform(0.03, 0.08),
         seed=int(rng.integers(2**31)),
     )
+    # Drawn last, so that every style drawn before keeps its looks: dark foil decks often print all four suits
+    # in one ink (gold on black), where only the pip's shape tells a heart from a spade, not its colour.
+    if dark and rng.random() < MONOCHROME_DARK_SHARE:
+        ink = style.black_ink if rng.random() < 0.5 else style.red_ink
+        style = dataclasses.replace(style, black_ink=ink, red_ink=ink, suit_inks=dict.fromkeys("CDHS", ink))
+    return style
 
 
 # --- pips ---------------------------------------------------------------------------------------------------

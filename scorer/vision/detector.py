@@ -147,9 +147,9 @@ class CardDetector:
         """The cards that named corners of a ``width`` x ``height`` frame show: fused with the manifest's
         detector weight, merged one per card, and kept above its card threshold."""
         manifest = self.manifest
-        cards, conflicts = merge_corners([corner.detection(manifest.detector_weight) for corner in corners])
-        kept = tuple(card for card in cards if card.confidence >= manifest.card_conf)
-        return Detections(kept, tuple(conflicts), width, height)
+        fused = [corner.detection(manifest.detector_weight) for corner in corners]
+        cards, conflicts = merge_corners(fused, min_confidence=manifest.card_conf)
+        return Detections(tuple(cards), tuple(conflicts), width, height)
 
     def __repr__(self) -> str:
         return f"CardDetector({str(self.manifest.directory)!r}, backend={self.backend_name!r}, conf={self.conf})"

@@ -82,14 +82,18 @@ def _wider_than_a_card(group: Sequence[CornerDetection]) -> bool:
     )
 
 
-def merge_corners(corners: Sequence[CornerDetection]) -> tuple[list[CardDetection], list[Conflict]]:
+def merge_corners(
+    corners: Sequence[CornerDetection], min_confidence: float = 0.0
+) -> tuple[list[CardDetection], list[Conflict]]:
     """Merge corner detections into one ``CardDetection`` per card, reporting what one deck forbids.
 
     Same-class corners within about a card's size are one card: its box is the union of the
     corner boxes, its confidence ``1 - prod(1 - c)`` over its corners, since each corner read
     the same way is independent evidence (a card seen at two corners beats a lone misread).
-    Two groups far apart keep the more confident one and report a conflict; a group with more
-    corners than a card prints does too.
+    A group less confident than ``min_confidence`` (the card threshold) is dropped first: it is
+    not a card, so not a second sighting either (a half-hidden index read at 0.4 beside a row
+    must not stop a round being scored). Two groups far apart keep the more confident one and
+    report a conflict; a group with more corners than a card prints does too.
 
     >>> qh = Card.parse("QH")
     >>> cards, conflicts = merge_corners([CornerDetection(qh, (0, 0, 10, 20), 0.9),
@@ -100,6 +104,9 @@ def merge_corners(corners: Sequence[CornerDetection]) -> tuple[list[CardDetectio
     ...                                   CornerDetection(qh, (900, 0, 910, 20), 0.6)])
     >>> [str(c.card) for c in cards], [c.reason for c in conflicts]
     (['QH'], ['QH seen twice, far apart'])
+    >>> merge_corners([CornerDetection(qh, (0, 0, 10, 20), 0.9), CornerDetection(qh, (900, 0, 910, 20), 0.3)],
+    ...               min_confidence=0.4)[1]
+    []
     """
     by_card: dict[Card, list[CornerDetection]] = defaultdict(list)
     for corner in corners:
@@ -107,7 +114,9 @@ def merge_corners(corners: Sequence[CornerDetection]) -> tuple[list[CardDetectio
     cards: list[CardDetection] = []
     conflicts: list[Conflict] = []
     for card, seen in by_card.items():
-        groups = _cluster(seen)
+        groups = [group for group in _cluster(seen) if combined_confidence(group) >= min_confidence]
+        if not groups:
+            continue
         groups.sort(key=lambda group: -combined_confidence(group))
         best = groups[0]
         cards.append(CardDetection(card, union_box([c.box for c in best]), combined_confidence(best)))
