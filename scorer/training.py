@@ -346,29 +346,19 @@ def _false_cards(
 
     if detector.classifier is None:
         raise TrainingError("mining false alarms needs a two-stage model; this model has no classifier")
-    manifest = detector.manifest
+    weight = detector.manifest.detector_weight
     for split in ("train", "val"):
         for item in read_split(scene_dir, split):
             image = cv2.imread(str(item.image_path))
             if image is None:
                 raise TrainingError(f"cannot read generated image {item.image_path}")
             indices = [*item.boxes, *_index_boxes(scene_dir, split, item.image_path.stem)]
-            xyxy, scores, _ = detector.find_corners(image)
-            wrong = [
-                (box, float(score))
-                for box, score in zip(map(box_from_row, xyxy), scores, strict=True)
-                if not _overlaps_an_index(box, indices)
-            ]
-            named = detector.name_boxes(image, [box for box, _ in wrong])
-            ranked = sorted(
-                (
-                    (score**manifest.detector_weight * probability, box)
-                    for (box, score), (card, probability) in zip(wrong, named, strict=True)
-                    if card is not None and probability >= manifest.classifier_conf
-                ),
-                reverse=True,
-            )
-            yield split, item, image, [box for _, box in ranked[:per_image]]
+            xyxy, scores, classes = detector.find_corners(image)
+            away = np.array([not _overlaps_an_index(box_from_row(row), indices) for row in xyxy], bool)
+            # named and vetoed as inference does: what survives is a card in the making
+            false_cards = detector.read_corners(image, (xyxy[away], scores[away], classes[away]))
+            false_cards.sort(key=lambda corner: corner.detection(weight).confidence, reverse=True)
+            yield split, item, image, [corner.box for corner in false_cards[:per_image]]
 
 
 def mine_hard_negatives(
