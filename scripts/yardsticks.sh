@@ -19,6 +19,22 @@ real="${REAL_PHOTOS:-$repo/../shared/real-photos}"
 totals="$(mktemp -d)"
 trap 'rm -rf "$totals"' EXIT
 
+summary() {  # summary JSON... : the summary line of okgin eval's JSON totals, their card counts added up
+    python3 - "$@" <<'PY'
+import json, sys
+# from the counts, not the JSON's figures (rounded to four places), so that 0.97446 prints as okgin eval prints it
+sets = [json.load(open(path)) for path in sys.argv[1:]]
+found = sum(t["cards_found"] for t in sets)
+labelled = sum(t["cards_labelled"] for t in sets)
+invented = sum(t["cards_invented"] for t in sets)
+precision = found / (found + invented) if found + invented else 0.0
+recall = found / labelled if labelled else 0.0
+f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+exact, images = sum(t["exact_images"] for t in sets), sum(t["images"] for t in sets)
+print(f"precision {precision:.3f} recall {recall:.3f} F1 {f1:.3f} exact-images {exact}/{images}")
+PY
+}
+
 score() {  # score KEY NAME IMAGES LABELS [okgin eval options...]
     local key="$1" name="$2" images="$3" labels="$4"
     shift 4
@@ -26,18 +42,12 @@ score() {  # score KEY NAME IMAGES LABELS [okgin eval options...]
     okgin eval --model "$model" --images "$images" --labels "$labels" --json "$@" > "$totals/$key.json"
     python3 - "$totals/$key.json" <<'PY'
 import json, sys
-t = json.load(open(sys.argv[1]))
-s = t.get("stages")
+s = json.load(open(sys.argv[1])).get("stages")
 if s:
     print(f"detector recall {s['detector_recall']:.2f} ({s['detector_recall_iou']:.2f} at IoU >= {s['match_iou']}), "
           f"classifier accuracy {s['classifier_accuracy']:.2f} on {s['indices']} labelled indices")
-# from the counts, not the JSON's figures (rounded to four places), so that 0.97446 prints as okgin eval prints it
-found, labelled, invented = t["cards_found"], t["cards_labelled"], t["cards_invented"]
-precision = found / (found + invented) if found + invented else 0.0
-recall = found / labelled if labelled else 0.0
-f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-print(f"precision {precision:.3f} recall {recall:.3f} F1 {f1:.3f} exact-images {t['exact_images']}/{t['images']}")
 PY
+    summary "$totals/$key.json"
 }
 
 poker="$real/poker-cards-fmjio"
@@ -53,15 +63,4 @@ if [[ -n "$held_out" ]]; then
     score held_out "held-out index styles ($held_out, val scenes)" "$held_out/images/val" "$held_out/labels/val"
 fi
 echo "== both real sets pooled (poker-cards-fmjio + rf-zk7wu-phone)"
-python3 - "$totals/poker.json" "$totals/zk.json" <<'PY'
-import json, sys
-sets = [json.load(open(path)) for path in sys.argv[1:]]
-found = sum(t["cards_found"] for t in sets)
-labelled = sum(t["cards_labelled"] for t in sets)
-invented = sum(t["cards_invented"] for t in sets)
-precision = found / (found + invented) if found + invented else 0.0
-recall = found / labelled if labelled else 0.0
-f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-exact, images = sum(t["exact_images"] for t in sets), sum(t["images"] for t in sets)
-print(f"precision {precision:.3f} recall {recall:.3f} F1 {f1:.3f} exact-images {exact}/{images}")
-PY
+summary "$totals/poker.json" "$totals/zk.json"
