@@ -77,6 +77,29 @@ def test_index_boxes_hold_the_index_ink_in_their_corners(style_id: int) -> None:
             assert above.mean() < 0.05
 
 
+def test_big_centre_pips_crowd_the_index_but_never_touch_it() -> None:
+    import dataclasses
+
+    crowded = [style for style in map(procedural.sample_style, range(80)) if style.pip_size > 1]
+    assert 0.1 < len(crowded) / 80 < 0.4  # about CROWDED_PIPS_SHARE of the styles
+    for style in crowded[:8]:
+        style = dataclasses.replace(style, border=False, wear=0.0, fade=0.0, gloss=0.0)
+        for card in (Card.parse("10C"), Card.parse("9D"), Card.parse("4S")):
+            face, boxes = procedural.draw_face(style, card)
+            height, width = face.shape[:2]
+            ink = _ink(face, style.paper)
+            x2 = next(box.box for box in boxes if box.corner == "tl")[2]
+            # beside the index, down the whole card, a gap of paper before the first column of pips
+            gap = ink[
+                round(0.05 * height) : round(0.95 * height),
+                round(x2 * width) + 2 : round(x2 * width + 0.02 * width) - 1,
+            ]
+            assert not gap.any(), (style.name, str(card))
+            # and that column is there, its pips within a tenth of the card's width of the index
+            near = ink[round(0.05 * height) : round(0.95 * height), round(x2 * width) + 2 : round((x2 + 0.1) * width)]
+            assert near.any(), (style.name, str(card))
+
+
 def test_pips_of_the_four_suits_differ_in_shape() -> None:
     shape = procedural.sample_style(5).pip_shape
     masks = {suit: procedural.draw_pip_mask(suit, shape, 48) for suit in "CDHS"}
@@ -122,3 +145,21 @@ def test_camera_damage_keeps_the_frame_and_adds_what_webcams_add() -> None:
     steps[:, 32:] = 200
     sharpened = camera.webcam_processing(steps, np.random.default_rng(3), 1.0)
     assert sharpened.shape == steps.shape
+
+
+def test_some_training_cameras_see_in_black_and_white() -> None:
+    red_heart = np.zeros((8, 8, 3), np.float32)
+    red_heart[2:6, 2:6] = (40, 30, 200)  # BGR red ink
+    grey = camera.greyscale(red_heart)
+    assert grey.shape == red_heart.shape and np.allclose(grey[..., 0], grey[..., 2])
+    assert 0 < grey[3, 3, 0] < 200  # red ink becomes a mid grey, not black or white
+    # with training strength about GREYSCALE_SHARE of scenes lose their colour; readable scenes (0.3) rarely do
+    colourful = np.zeros((4, 4, 3), np.float32)
+    colourful[..., 2] = 200
+
+    def grey_share(strength: float) -> float:
+        outputs = [camera.apply_camera(colourful, np.random.default_rng(seed), strength) for seed in range(400)]
+        return float(np.mean([np.allclose(out[..., 0], out[..., 2]) for out in outputs]))
+
+    assert abs(grey_share(1.0) - camera.GREYSCALE_SHARE) < 0.05
+    assert grey_share(0.3) < camera.GREYSCALE_SHARE / 2

@@ -138,6 +138,19 @@ def sensor_noise(image: np.ndarray, rng: np.random.Generator, strength: float) -
     return result
 
 
+GREYSCALE_SHARE = 0.12
+"""The share of training scenes taken in black and white: night-mode and infrared webcams, and photo datasets
+exported with a greyscale augmentation (28 of rf-zk7wu-phone's 160 photos). Red suits then look black, so only
+the pip's shape tells a heart from a spade; in colour alone the classifier read those hearts as spades."""
+
+
+def greyscale(image: np.ndarray) -> np.ndarray:
+    """The picture in black and white (luma), still three channels."""
+    grey = cv2.cvtColor(np.clip(image, 0, 255).astype(np.float32), cv2.COLOR_BGR2GRAY)
+    result: np.ndarray = np.repeat(grey[:, :, None], 3, axis=2)
+    return result
+
+
 def apply_camera(image: np.ndarray, rng: np.random.Generator, strength: float = 1.0) -> np.ndarray:
     """All camera effects, each drawn with its own probability, in the order light meets the sensor."""
     if rng.random() < 0.7:
@@ -158,4 +171,7 @@ def apply_camera(image: np.ndarray, rng: np.random.Generator, strength: float = 
         image = webcam_processing(image, rng, strength)
     if rng.random() < 0.15 * strength:
         image = salt_and_pepper(image, rng, strength)
+    # drawn last, so that every scene drawn before keeps its looks
+    if rng.random() < GREYSCALE_SHARE * strength:
+        image = greyscale(image)
     return np.clip(image, 0, 255)

@@ -188,6 +188,8 @@ class FaceStyle:
     border: bool
     corner_radius: float
     seed: int
+    pip_inset: tuple[float, float] = (0.27, 0.2)  # outer pip centres from the edges: share of width, height
+    pip_size: float = 1.0  # centre pips' size against the usual (0.09-0.13 of the card's height)
 
     @property
     def name(self) -> str:
@@ -205,6 +207,11 @@ MONOCHROME_DARK_SHARE = 0.4
 """Of the dark-faced styles, the share printing every suit in one ink. On a real black deck with gold and white
 pips (rf-zk7wu-phone) hearts were read as spades and diamonds as clubs: in dark styles whose red suits are red,
 colour, not the pip's shape, decides."""
+
+
+CROWDED_PIPS_SHARE = 0.25
+"""The share of styles whose big centre pips crowd the corner index, as on many foil and jumbo-index decks (and
+the black deck of rf-zk7wu-phone): an index must be read beside a pip bigger than its own."""
 
 
 def _jitter(rng: np.random.Generator, colour: BGR, amount: float) -> BGR:
@@ -287,6 +294,9 @@ def sample_style(style_id: int, pool: str = "train") -> FaceStyle:
     if dark and rng.random() < MONOCHROME_DARK_SHARE:
         ink = style.black_ink if rng.random() < 0.5 else style.red_ink
         style = dataclasses.replace(style, black_ink=ink, red_ink=ink, suit_inks=dict.fromkeys("CDHS", ink))
+    if rng.random() < CROWDED_PIPS_SHARE:  # also drawn last, for the same reason
+        inset = (rng.uniform(0.12, 0.24), rng.uniform(0.08, 0.17))
+        style = dataclasses.replace(style, pip_inset=inset, pip_size=rng.uniform(1.05, 1.4))
     return style
 
 
@@ -572,10 +582,10 @@ def draw_face(
         _draw_joker(face, style, rng, painter)
     elif card is not None:
         ink = style.suit_inks[card.suit]
-        _draw_centre(face, style, card, rng, painter, ink)
         index = _index_masks(painter, card, face_height)
         margin_x, margin_y = round(style.margin[0] * width), round(style.margin[1] * face_height)
         h, w = index.shape
+        _draw_centre(face, style, card, rng, painter, ink, index_right=margin_x + w)
         spots = [("tl", margin_x, margin_y, False), ("br", width - margin_x - w, face_height - margin_y - h, True)]
         if style.corners == 4:
             spots += [("tr", width - margin_x - w, margin_y, False), ("bl", margin_x, face_height - margin_y - h, True)]
@@ -587,26 +597,41 @@ def draw_face(
 
 
 def _draw_centre(
-    face: np.ndarray, style: FaceStyle, card: Card, rng: np.random.Generator, painter: _Painter, ink: BGR
+    face: np.ndarray,
+    style: FaceStyle,
+    card: Card,
+    rng: np.random.Generator,
+    painter: _Painter,
+    ink: BGR,
+    index_right: int,
 ) -> None:
-    """The middle of the card: pips in the standard layout, one large ace pip, or a court picture."""
+    """The middle of the card: pips in the standard layout, one large ace pip, or a court picture.
+
+    ``index_right`` is where the corner index ends, in face pixels from the left edge: the pips keep clear
+    of it, as a printer's would (big ones crowd it in ``CROWDED_PIPS_SHARE`` of the styles).
+    """
     height, width = face.shape[:2]
-    left, right = 0.27 * width, 0.73 * width
-    top, bottom = 0.2 * height, 0.8 * height
+    inset_x, inset_y = style.pip_inset
+    left, top = inset_x * width, inset_y * height
     if card.rank == 1:
         pip = painter.pip(card.suit, round(height * rng.uniform(0.14, 0.3)))
         _stamp(face, pip, (width - pip.shape[1]) // 2, (height - pip.shape[0]) // 2, ink)
     elif card.rank <= 10:
-        pip = painter.pip(card.suit, round(height * rng.uniform(0.09, 0.13)))
+        size = height * rng.uniform(0.09, 0.13) * style.pip_size
+        while True:  # clear of the index, and a pip's width apart, shrinking the pips until they fit
+            pip = painter.pip(card.suit, round(size))
+            left = max(inset_x * width, index_right + 0.02 * width + pip.shape[1] / 2)
+            if (width - 2 * left) / 2 >= 1.15 * pip.shape[1] or size < 0.05 * height:
+                break
+            size *= 0.9
+        right, bottom = width - left, height - top
         for column, row in _PIP_LAYOUTS[card.rank]:
             cx = left + (right - left) * column / 2
             cy = top + (bottom - top) * row / 6
             _stamp(face, pip, round(cx - pip.shape[1] / 2), round(cy - pip.shape[0] / 2), ink, rotate=row > 3)
     else:
-        inset_x, inset_y = round(rng.uniform(0.16, 0.24) * width), round(rng.uniform(0.12, 0.17) * height)
-        _court_art(
-            face, rng, (inset_x, inset_y, width - inset_x, height - inset_y), [ink, style.black_ink, style.red_ink]
-        )
+        art_x, art_y = round(rng.uniform(0.16, 0.24) * width), round(rng.uniform(0.12, 0.17) * height)
+        _court_art(face, rng, (art_x, art_y, width - art_x, height - art_y), [ink, style.black_ink, style.red_ink])
 
 
 def _draw_joker(face: np.ndarray, style: FaceStyle, rng: np.random.Generator, painter: _Painter) -> None:
