@@ -72,6 +72,23 @@ def test_the_cli_scores_hands_in_the_layouts_playing_order(players: int) -> None
     assert list(result.hands) == ["1", "3", "2", "4"][:players], "the left neighbour (seat 3) plays second"
 
 
+def test_watch_scores_a_steady_table_once_whatever_order_its_cards_are_found_in() -> None:
+    import json
+
+    from scorer.cli.live import _Reporter
+    from scorer.vision.types import StableReading
+
+    layout = TableLayout.default(3)
+    found = cards_at(BOTTOM, TOP, LEFT, UPCARD)
+    lines: list[str] = []
+    reporter = _Reporter(Rules.preset_named("oklahoma-multi"), layout, parse_cards("9C")[0], "1", True, lines.append)
+    for order in (found, found[::-1], found[3:] + found[:3]):
+        reading = layout.assign(Detections(tuple(order), (), WIDTH, HEIGHT))
+        reporter(StableReading(reading, stable=True, changed_at=0.0))
+    events = [json.loads(line)["event"] for line in lines]
+    assert events.count("score") == 1 and events.count("reading") == 1
+
+
 @pytest.fixture
 def seated_app(tmp_path: Path) -> Iterator[tuple[Flask, FakeDetector]]:
     from web import create_app

@@ -207,7 +207,9 @@ class _Reporter:
     def _report(self, result: StableReading) -> None:
         reading = result.reading
         upcards = [c.card for c in reading.upcard]
-        signature = (tuple(map(tuple, seat_cards(reading).values())), tuple(upcards), reading.conflicts, result.stable)
+        # what is on the table, not the order the detector listed it in: a steady table is scored once
+        hands = tuple(tuple(sorted(cards)) for cards in seat_cards(reading).values())
+        signature = (hands, tuple(sorted(map(str, upcards))), reading.conflicts, result.stable)
         if signature != self._shown:
             self._shown = signature
             if self.as_json:
