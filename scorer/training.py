@@ -638,6 +638,61 @@ def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, pro
     return manifest.save()
 
 
+def average_weights(weights: Sequence[Path], model_dir: Path) -> Path:
+    """Put the average of ``weights`` into ``model_dir`` in place of its part of their kind (classifier or
+    detector), exported to ONNX beside it; the manifest keeps its thresholds and records the sources.
+    Returns the manifest's path.
+
+    The weights must be runs fine-tuned from one start (a "model soup"): such runs on other scenes, or with
+    other negatives, err in different places, and their average kept the gains of each on the real photos
+    where each alone lost on some set (models/README.md, Session 8). Averages of unrelated runs are noise.
+
+    :raises TrainingError: for fewer than two files, an unreadable one, or weights of other kinds or shapes.
+    """
+    offline_environment()
+    import torch
+
+    if len(weights) < 2:
+        raise TrainingError("averaging needs two or more weights files")
+    checkpoints = []
+    for path in weights:
+        try:
+            checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+            model = checkpoint.get("ema") or checkpoint["model"]  # best.pt keeps the EMA weights as "model"
+        except Exception as error:  # torch raises many types for a file that is not a checkpoint
+            raise TrainingError(f"cannot read weights {str(path)!r}: {type(error).__name__}: {error}") from None
+        checkpoints.append((checkpoint, model.float()))
+    from ultralytics.nn.tasks import ClassificationModel, DetectionModel
+
+    kinds = {
+        "classify" if isinstance(model, ClassificationModel) else "detect" if isinstance(model, DetectionModel) else ""
+        for _, model in checkpoints
+    }
+    states = [model.state_dict() for _, model in checkpoints]
+    shapes = [{key: tuple(value.shape) for key, value in state.items()} for state in states]
+    if len(kinds) != 1 or not kinds <= {"classify", "detect"} or any(shape != shapes[0] for shape in shapes):
+        raise TrainingError("the weights must all be classifiers, or all detectors, of one architecture")
+    part = "classifier" if kinds == {"classify"} else "detector"
+    average = {
+        key: torch.stack([state[key] for state in states]).mean(dim=0) if value.is_floating_point() else value
+        for key, value in states[0].items()
+    }
+    manifest = ModelManifest.load(model_dir)
+    weights_name, onnx_name = getattr(manifest, part), getattr(manifest, f"{part}_onnx")
+    if weights_name is None or onnx_name is None:
+        raise TrainingError(f"the model in {str(model_dir)!r} names no {part} .pt and .onnx files to replace")
+    checkpoint, model = checkpoints[0]
+    model.load_state_dict(average)
+    checkpoint.update(model=model.half(), ema=None, optimizer=None)
+    torch.save(checkpoint, model_dir / weights_name)
+    exported = export_onnx(
+        model_dir / weights_name, manifest.crop_size if part == "classifier" else manifest.detector_imgsz
+    )
+    exported.replace(model_dir / onnx_name)
+    sources = [str(path) for path in weights]
+    return manifest.replace(provenance={**manifest.provenance, f"{part}_averaged_from": sources}).save()
+
+
 @dataclasses.dataclass(frozen=True)
 class Tuning:
     """What ``tune_thresholds`` chose: every pair's score (best first) and the manifest's pair before."""

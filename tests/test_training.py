@@ -217,3 +217,39 @@ def test_tune_names_a_folder_without_a_model(scenes: Path, tmp_path: Path) -> No
     result = CliRunner().invoke(main, ["train", "--data", str(scenes), "--stage", "tune", "--init", str(tmp_path)])
     assert result.exit_code == 2
     assert f"no model in '{tmp_path}': manifest.json is missing" in result.output
+
+
+def test_average_weights_puts_the_mean_of_runs_into_a_model_folder(tiny_models: Path, tmp_path: Path) -> None:
+    import shutil
+
+    import torch
+
+    models = tmp_path / "models"
+    shutil.copytree(tiny_models / "two-stage", models)
+    before = ModelManifest.load(models)
+    first = tmp_path / "a.pt"
+    shutil.copyfile(models / "cls.pt", first)
+    checkpoint = torch.load(first, map_location="cpu", weights_only=False)
+    with torch.no_grad():
+        for parameter in checkpoint["model"].parameters():
+            parameter += 1.0
+    second = tmp_path / "b.pt"
+    torch.save(checkpoint, second)
+
+    result = CliRunner().invoke(main, ["average-weights", str(first), str(second), "--into", str(models)])
+    assert result.exit_code == 0, result.output
+
+    def weights(path: Path) -> torch.Tensor:
+        model = torch.load(path, map_location="cpu", weights_only=False)["model"].float()
+        return next(model.parameters()).detach().clone()
+
+    assert torch.allclose(weights(models / "cls.pt"), weights(first) + 0.5, atol=1e-2)  # stored in half precision
+    after = ModelManifest.load(models)
+    assert after.provenance["classifier_averaged_from"] == [str(first), str(second)]
+    assert (after.conf, after.crop_size, after.classifier_onnx) == (before.conf, before.crop_size, "cls.onnx")
+    CardDetector(models, backend="onnx")  # the new ONNX classifier loads where the manifest says
+
+    mixed = CliRunner().invoke(main, ["average-weights", str(first), str(models / "det.pt"), "--into", str(models)])
+    assert mixed.exit_code == 2 and "all be classifiers, or all detectors" in mixed.output
+    alone = CliRunner().invoke(main, ["average-weights", str(first), "--into", str(models)])
+    assert alone.exit_code == 2 and "two or more" in alone.output

@@ -28,6 +28,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "score": "scorer.cli.engine:score",
     "data": "scorer.cli.data:data",
     "train": "scorer.cli.train:train",
+    "average-weights": "scorer.cli.train:average_weights",
     "detect": "scorer.cli.vision:detect",
     "eval": "scorer.cli.vision:evaluate",
     "watch": "scorer.cli.live:watch",

@@ -152,3 +152,29 @@ def _report(tuning: Tuning, model_dir: Path) -> None:
         click.echo(json.dumps(score.to_dict()))
     best = tuning.best
     click.echo(f"wrote card_conf {best.card_conf}, detector_weight {best.detector_weight} to {model_dir}/manifest.json")
+
+
+@click.command("average-weights")
+@click.argument("weights", nargs=-1, type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option(
+    "--into",
+    "model_dir",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    required=True,
+    help="A models/ folder: its classifier (or detector, as the weights are) becomes their average.",
+)
+def average_weights(weights: tuple[Path, ...], model_dir: Path) -> None:
+    """Average runs fine-tuned from one start (a "model soup") into a model folder, thresholds kept.
+
+    WEIGHTS are two or more .pt files, e.g. runs/c11/classifier/weights/best.pt.
+    """
+    from scorer import training
+    from scorer.extras import MissingExtraError, require
+    from scorer.vision.manifest import ModelError
+
+    try:
+        require("ultralytics", "okgin average-weights")
+        manifest = training.average_weights(list(weights), model_dir)
+    except (training.TrainingError, ModelError, MissingExtraError) as error:
+        raise UserError(str(error)) from error
+    click.echo(f"wrote the average of {len(weights)} weights files into {model_dir}; its manifest: {manifest}")
