@@ -651,6 +651,7 @@ def average_weights(weights: Sequence[Path], model_dir: Path) -> Path:
     """
     offline_environment()
     import torch
+    from ultralytics.nn.tasks import ClassificationModel, DetectionModel
 
     if len(weights) < 2:
         raise TrainingError("averaging needs two or more weights files")
@@ -658,12 +659,11 @@ def average_weights(weights: Sequence[Path], model_dir: Path) -> Path:
     for path in weights:
         try:
             checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-            model = checkpoint.get("ema") or checkpoint["model"]  # best.pt keeps the EMA weights as "model"
+            # a finished run's best.pt holds its EMA weights as "model"; a checkpoint cut short, as "ema"
+            model = checkpoint["model"] if checkpoint.get("ema") is None else checkpoint["ema"]
         except Exception as error:  # torch raises many types for a file that is not a checkpoint
             raise TrainingError(f"cannot read weights {str(path)!r}: {type(error).__name__}: {error}") from None
         checkpoints.append((checkpoint, model.float()))
-    from ultralytics.nn.tasks import ClassificationModel, DetectionModel
-
     kinds = {
         "classify" if isinstance(model, ClassificationModel) else "detect" if isinstance(model, DetectionModel) else ""
         for _, model in checkpoints
