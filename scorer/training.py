@@ -664,15 +664,13 @@ def average_weights(weights: Sequence[Path], model_dir: Path) -> Path:
         except Exception as error:  # torch raises many types for a file that is not a checkpoint
             raise TrainingError(f"cannot read weights {str(path)!r}: {type(error).__name__}: {error}") from None
         checkpoints.append((checkpoint, model.float()))
-    kinds = {
-        "classify" if isinstance(model, ClassificationModel) else "detect" if isinstance(model, DetectionModel) else ""
-        for _, model in checkpoints
-    }
+    kinds = {ClassificationModel: "classifier", DetectionModel: "detector"}
+    parts = {next((name for kind, name in kinds.items() if isinstance(model, kind)), None) for _, model in checkpoints}
     states = [model.state_dict() for _, model in checkpoints]
     shapes = [{key: tuple(value.shape) for key, value in state.items()} for state in states]
-    if len(kinds) != 1 or not kinds <= {"classify", "detect"} or any(shape != shapes[0] for shape in shapes):
+    if len(parts) != 1 or None in parts or any(shape != shapes[0] for shape in shapes):
         raise TrainingError("the weights must all be classifiers, or all detectors, of one architecture")
-    part = "classifier" if kinds == {"classify"} else "detector"
+    part = str(parts.pop())
     average = {
         key: torch.stack([state[key] for state in states]).mean(dim=0) if value.is_floating_point() else value
         for key, value in states[0].items()

@@ -612,7 +612,7 @@ def _draw_centre(
     """
     height, width = face.shape[:2]
     inset_x, inset_y = style.pip_inset
-    left, top = inset_x * width, inset_y * height
+    top = inset_y * height
     if card.rank == 1:
         pip = painter.pip(card.suit, round(height * rng.uniform(0.14, 0.3)))
         _stamp(face, pip, (width - pip.shape[1]) // 2, (height - pip.shape[0]) // 2, ink)
