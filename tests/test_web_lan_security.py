@@ -234,6 +234,29 @@ def test_an_old_world_readable_database_is_tightened(tmp_path: Path) -> None:
     assert (tmp_path / "secret_key").stat().st_mode & 0o777 == 0o600
 
 
+def test_a_sidecar_that_vanishes_while_a_connection_opens_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite deletes -wal and -shm when the last connection closes, which can fall between our look at such a
+    file and tightening it; eight requests opening connections at once hit that window (a 503 in CI)."""
+    from web.db import connect
+
+    database = tmp_path / "okgin.sqlite3"
+    sqlite3.connect(database).close()
+    shm = database.with_name(database.name + "-shm")
+    shm.write_bytes(b"")
+    shm.chmod(0o644)
+    real_chmod = Path.chmod
+
+    def closed_meanwhile(path: Path, mode: int, **options: bool) -> None:
+        if path == shm:
+            shm.unlink()  # the other connection closed just now
+        real_chmod(path, mode, **options)
+
+    monkeypatch.setattr(Path, "chmod", closed_meanwhile)
+    connect(database).close()
+
+
 # --- corrections ------------------------------------------------------------------------------------------------
 
 

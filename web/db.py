@@ -11,6 +11,7 @@ import contextlib
 import os
 import re
 import sqlite3
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -73,8 +74,12 @@ def make_private(database: Path) -> None:
             database.with_name(database.name + "-wal"),
             database.with_name(database.name + "-shm"),
         ):
-            if existing.is_file() and existing.stat().st_mode & 0o077:
-                existing.chmod(0o600)
+            try:
+                mode = existing.stat().st_mode
+                if stat.S_ISREG(mode) and mode & 0o077:
+                    existing.chmod(0o600)
+            except FileNotFoundError:  # absent, or a -wal/-shm that SQLite removed as another connection closed
+                continue
 
 
 def connect(path: str | Path, timeout: float = BUSY_TIMEOUT_SECONDS) -> sqlite3.Connection:
