@@ -2,6 +2,7 @@
 
     python benchmarks/bench_detector.py                    # the shipped models/ (or $OKGIN_MODEL_DIR)
     python benchmarks/bench_detector.py --model DIR --frames 10 --no-eval
+    python benchmarks/bench_detector.py --no-eval --against OLD_MODEL_DIR   # ratio to another model
 
 The frames are rendered table scenes (``scorer.synth``), so the two-stage design has
 real corners to classify; without rendered decks a real photo scaled to 1280x720 is used.
@@ -9,18 +10,21 @@ Timing is per ``CardDetector.detect`` call (pre-processing, inference, decoding,
 classifier batch, merging): median and 90th percentile over the frames, after a warm-up.
 
 This machine's speed varies from day to day (the same model took 39 ms one session and 67 ms
-another), so each backend is also timed in the same run as the plain design of session 1 (one look
-at the frame, one reading of each crop): the ratio is what the coarse look and the turned readings
-cost, whatever the machine.
+another) and within a run, so each backend is also timed in the same run as the plain design of
+session 1 (one look at the frame, one reading of each crop), frame by frame in turn with the model:
+the ratio is what the coarse look and the turned readings cost, whatever the machine. ``--against
+DIR`` times another model (the one shipped before, say) in the same rotation.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -52,18 +56,39 @@ def benchmark_frames(count: int) -> list[np.ndarray]:
     return [cv2.resize(load_image(photo), (WIDTH, HEIGHT)) for photo in photos]
 
 
-def time_detector(detector: CardDetector, frames: list[np.ndarray], warmup: int = 2) -> tuple[float, float, float]:
-    """(median ms, p90 ms, mean cards found) per frame."""
+def time_detectors(
+    detectors: Sequence[CardDetector], frames: list[np.ndarray], warmup: int = 2
+) -> list[tuple[float, float, float]]:
+    """(median ms, p90 ms, mean cards found) per frame, for each detector.
+
+    The detectors take each frame in turn, so a machine that slows down part-way (another job, a
+    noisy neighbour) slows them all alike and their ratios hold.
+    """
     for frame in frames[:warmup]:
-        detector.detect(frame)
-    times, cards = [], []
+        for detector in detectors:
+            detector.detect(frame)
+    times: list[list[float]] = [[] for _ in detectors]
+    cards: list[list[int]] = [[] for _ in detectors]
     for frame in frames:
-        start = time.perf_counter()
-        found = detector.detect(frame)
-        times.append((time.perf_counter() - start) * 1000)
-        cards.append(len(found.cards))
-    times.sort()
-    return statistics.median(times), times[int(0.9 * (len(times) - 1))], statistics.mean(cards)
+        for index, detector in enumerate(detectors):
+            start = time.perf_counter()
+            found = detector.detect(frame)
+            times[index].append((time.perf_counter() - start) * 1000)
+            cards[index].append(len(found.cards))
+    results = []
+    for taken, counted in zip(times, cards, strict=True):
+        taken.sort()
+        results.append((statistics.median(taken), taken[int(0.9 * (len(taken) - 1))], statistics.mean(counted)))
+    return results
+
+
+def plain_design(detector: CardDetector) -> CardDetector:
+    """The same networks read as in session 1: one look at the frame, one reading of each crop."""
+    plain = copy.copy(detector)  # shares the loaded sessions
+    plain.manifest = detector.manifest.replace(
+        detector_coarse_sizes=(), classifier_rotations=(0,), classifier_sure=None
+    )
+    return plain
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,9 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames", type=int, default=20, help="timed frames per backend")
     parser.add_argument("--no-eval", action="store_true", help="skip the F1 on the real photos")
     parser.add_argument("--photos", type=Path, default=REAL_PHOTOS, help="YOLO-labelled photo set for F1")
+    parser.add_argument("--against", type=Path, default=None, help="another model folder, timed in the same rotation")
     args = parser.parse_args(argv)
     try:
         manifest = ModelManifest.load(args.model)
+        against = None if args.against is None else ModelManifest.load(args.against)
     except ModelError as error:
         print(f"bench_detector: {error}", file=sys.stderr)
         return 2
@@ -83,17 +110,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"backends shipped: {', '.join(backends) or 'none'}")
     frames = benchmark_frames(args.frames)
     header = f"{'backend':<10}{'median ms':>10}{'p90 ms':>9}{'frames/s':>10}{'cards':>7}{'F1 real':>9}"
-    print(f"{header}{'plain ms':>10}{'ratio':>7}")
+    print(f"{header}{'plain ms':>10}{'ratio':>7}" + ("" if against is None else f"{'against ms':>12}{'ratio':>7}"))
     for backend in backends:
         try:
             detector = CardDetector(manifest.directory, backend=backend)
+            others = [plain_design(detector)]
+            if against is not None:
+                others.append(CardDetector(against.directory, backend=backend))
         except ModelError as error:
             print(f"{backend:<10} unavailable: {error}")
             continue
-        median, p90, cards = time_detector(detector, frames)
-        detector.manifest = detector.manifest.replace(detector_coarse_sizes=(), classifier_rotations=(0,))
-        plain, _, _ = time_detector(detector, frames)
-        detector.manifest = manifest
+        (median, p90, cards), (plain, _, _), *other = time_detectors([detector, *others], frames)
         f1 = "-"
         if not args.no_eval and (args.photos / "images").is_dir():
             report = evaluate_dataset(
@@ -101,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             f1 = f"{report.f1:.2f}"
         row = f"{backend:<10}{median:>10.1f}{p90:>9.1f}{1000 / median:>10.1f}{cards:>7.1f}{f1:>9}"
-        print(f"{row}{plain:>10.1f}{median / plain:>7.2f}")
+        compared = "".join(f"{ms:>12.1f}{median / ms:>7.2f}" for ms, _, _ in other)
+        print(f"{row}{plain:>10.1f}{median / plain:>7.2f}{compared}")
     return 0
 
 

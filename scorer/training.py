@@ -62,6 +62,11 @@ CLASSIFIER_ROTATIONS = (0, 90, 180, 270)
 """Each crop is classified turned these ways and the probabilities averaged: on the 240 gen21 val
 scenes this lifted the v4 model's best card F1 from 0.891 (one reading) to 0.906 (see the model card)."""
 
+CLASSIFIER_SURE = 0.98
+"""A crop read at least this surely at its first turn is not turned: on the rendered benchmark frames over half
+the crops are, and on every yardstick the session-8 model read exactly as well with it (models/README.md,
+Session 9). At 0.95 and below the black deck lost cards the turns had caught."""
+
 COMPLETE_MARKER = "COMPLETE"
 
 MODEL_FILES = {
@@ -626,6 +631,7 @@ def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, pro
         crop_size=CROP_SIZE,
         crop_pad=CROP_PAD,
         classifier_rotations=CLASSIFIER_ROTATIONS,
+        classifier_sure=CLASSIFIER_SURE,
         classifier_names=tuple(classifier_names[i] for i in range(len(classifier_names))),
         none_class=NONE_CLASS,
         # a low corner threshold, since the classifier's none class vetoes false alarms; the card

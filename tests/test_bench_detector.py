@@ -1,0 +1,49 @@
+"""The detector benchmark times the models it compares frame by frame in turn, so that a machine slowing down
+part-way (this one's speed drifts within a run) slows them all alike and their ratio holds."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from conftest import FakeDetector, detection
+
+from scorer.vision.detector import CardDetector
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from bench_detector import plain_design, time_detectors
+
+
+class Recording(FakeDetector):
+    """A fake detector that writes its name into a shared log at each frame."""
+
+    def __init__(self, name: str, log: list[str], cards: int) -> None:
+        super().__init__([[detection(code, (100 * i + 50, 100)) for i, code in enumerate(["7C", "8D", "9H"][:cards])]])
+        self.name, self.log = name, log
+
+    def detect(self, image_bgr: np.ndarray) -> Any:
+        self.log.append(self.name)
+        return super().detect(image_bgr)
+
+
+def test_the_models_take_each_frame_in_turn() -> None:
+    log: list[str] = []
+    frames = [np.zeros((8, 8, 3), np.uint8)] * 5
+    results = time_detectors([Recording("model", log, 3), Recording("plain", log, 1)], frames, warmup=1)  # type: ignore[list-item]
+    assert log == ["model", "plain"] * 6  # one warm-up frame, then five timed, alternating
+    assert [cards for _, _, cards in results] == [3, 1]
+    assert all(0 <= median <= p90 for median, p90, _ in results)
+
+
+def test_the_plain_design_reads_once_with_the_same_networks(tiny_models: Path) -> None:
+    detector = CardDetector(tiny_models / "two-stage")
+    detector.manifest = detector.manifest.replace(
+        detector_coarse_sizes=(320,), classifier_rotations=(0, 90, 180, 270), classifier_sure=0.98
+    )
+    plain = plain_design(detector)
+    assert (plain.boxes, plain.classifier) == (detector.boxes, detector.classifier)
+    assert (plain.manifest.detector_coarse_sizes, plain.manifest.classifier_rotations) == ((), (0,))
+    assert plain.manifest.classifier_sure is None
+    assert detector.manifest.classifier_rotations == (0, 90, 180, 270)  # the model timed beside it is untouched
