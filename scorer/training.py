@@ -67,6 +67,12 @@ CLASSIFIER_SURE = 0.98
 the crops are, and on every yardstick the session-8 model read exactly as well with it (models/README.md,
 Session 9). At 0.95 and below the black deck lost cards the turns had caught."""
 
+CLASSIFIER_NONE_SURE = 0.5
+"""Nor is a crop first read as no index at even odds or better: turning such a crop can only make it a card, and
+most are the detector's false alarms. On every yardstick the session-8 model read as well or better with it, in
+a tenth fewer readings (models/README.md, Session 9). Below even odds, `none` may lead a split among cards
+that the turns settle."""
+
 COMPLETE_MARKER = "COMPLETE"
 
 MODEL_FILES = {
@@ -632,6 +638,7 @@ def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, pro
         crop_pad=CROP_PAD,
         classifier_rotations=CLASSIFIER_ROTATIONS,
         classifier_sure=CLASSIFIER_SURE,
+        classifier_none_sure=CLASSIFIER_NONE_SURE,
         classifier_names=tuple(classifier_names[i] for i in range(len(classifier_names))),
         none_class=NONE_CLASS,
         # a low corner threshold, since the classifier's none class vetoes false alarms; the card

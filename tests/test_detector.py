@@ -50,6 +50,7 @@ def write_manifest(directory: Path, **fields: object) -> Path:
         ({"classifier_rotations": [0, 45]}, "classifier_rotations must list some of 0, 90, 180, 270"),
         ({"classifier_rotations": []}, "classifier_rotations must list some of 0, 90, 180, 270"),
         ({"classifier_sure": 1.5}, r"classifier_sure 1.5 is outside \(0, 1\]"),
+        ({"classifier_none_sure": 0}, r"classifier_none_sure 0.0 is outside \(0, 1\]"),
     ],
 )
 def test_bad_manifest_fields_are_named(tmp_path: Path, fields: dict[str, object], message: str) -> None:
@@ -118,9 +119,11 @@ def test_a_manifest_writes_and_reads_itself_back(tmp_path: Path) -> None:
     manifest = ModelManifest(
         tmp_path / "m", classifier_onnx="c.onnx", detector_onnx="d.onnx", classifier_names=names, provenance=provenance
     )
-    manifest.replace(card_conf=0.35, classifier_rotations=(0, 180), classifier_sure=0.95).save()
+    changed: dict[str, Any] = {"card_conf": 0.35, "classifier_rotations": (0, 180)}
+    changed |= {"classifier_sure": 0.95, "classifier_none_sure": 0.5}
+    manifest.replace(**changed).save()
     again = ModelManifest.load(tmp_path / "m")
-    assert again == manifest.replace(card_conf=0.35, classifier_rotations=(0, 180), classifier_sure=0.95)
+    assert again == manifest.replace(**changed)
     assert again.provenance == provenance and again.classifier_classes == manifest.classifier_classes
     assert json.loads((tmp_path / "m" / "manifest.json").read_text())["classifier_rotations"] == [0, 180]
     with pytest.raises(ModelError, match=r"detector_weight 2 is outside \(0, 1\]"):
@@ -316,6 +319,29 @@ def test_a_crop_read_surely_at_its_first_turn_is_not_read_again(tiny_models: Pat
     probabilities = detector._classify([white, half, white])
     assert fake.batches == [3, 3]  # all three once, then only the unsure one at the three other turns
     assert np.allclose(probabilities, [[0.99, 0.01], [0.5, 0.5], [0.99, 0.01]])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("none_sure", "batches", "half_read"), [(0.6, [3, 3], [0.7, 0.3]), (0.8, [3, 9], [0.5, 0.5])])
+def test_a_crop_first_read_as_no_index_is_not_turned(
+    tiny_models: Path, tmp_path: Path, none_sure: float, batches: list[int], half_read: list[float]
+) -> None:
+    """Turning a crop the classifier first calls no index can only make it a card: most are false alarms."""
+    directory = copy_models(
+        tiny_models / "two-stage",
+        tmp_path / "m",
+        classifier_names=["none", *CLASS_NAMES],  # the fake's first column is no index, its second a card
+        classifier_rotations=[0, 90, 180, 270],
+        classifier_none_sure=none_sure,
+    )
+    detector = CardDetector(directory)
+    detector.classifier = fake = WhiteSureClassifier()
+    half = np.zeros((64, 64, 3), np.uint8)
+    half[:32, :40] = 255  # no index, 0.7 surely, as it is; turned, 0.5 on average
+    dark = np.zeros((64, 64, 3), np.uint8)  # a card, 0.7 surely, at every turn: turned whatever its surety
+    probabilities = detector._classify([half, dark, half])
+    assert fake.batches == batches
+    assert np.allclose(probabilities, [half_read, [0.3, 0.7], half_read])
 
 
 @pytest.mark.slow

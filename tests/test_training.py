@@ -13,6 +13,7 @@ from scorer.cards import CLASS_NAMES
 from scorer.cli import main
 from scorer.synth.scene import SceneConfig
 from scorer.training import (
+    CLASSIFIER_NONE_SURE,
     CLASSIFIER_SURE,
     MINED_MARKER,
     MODEL_FILES,
@@ -89,7 +90,8 @@ def test_the_recipe_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> None
     assert chosen["scenes"] == str(scenes) and chosen["images"] == 2
     assert (manifest["card_conf"], manifest["detector_weight"]) == (chosen["card_conf"], chosen["detector_weight"])
     assert ModelManifest.load(models).card_conf == result.tuning.best.card_conf
-    assert manifest["classifier_sure"] == CLASSIFIER_SURE  # the turns are read only where the first reading is unsure
+    # the turns are read only where the first reading is unsure
+    assert (manifest["classifier_sure"], manifest["classifier_none_sure"]) == (CLASSIFIER_SURE, CLASSIFIER_NONE_SURE)
     import numpy as np
     import onnxruntime
 

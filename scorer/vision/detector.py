@@ -118,20 +118,26 @@ class CardDetector:
 
         The classifier was trained on indices at every angle (cards lie any way round), so a
         turned crop is the same card; averaging its readings steadies a glyph it half-knows.
-        With the manifest's ``classifier_sure``, a crop read at least that surely at its first
-        turn keeps that reading and only the others are read again, turned: on a table most
-        indices are plain, and the turns were most of the classifier's time. Without it, every
-        turn of every crop goes through in one batch.
+        A crop settled by its first turn keeps that reading and only the others are read again,
+        turned: one read at least ``classifier_sure`` surely (on a table most indices are plain,
+        and the turns were most of the classifier's time), and one first read as no index at least
+        ``classifier_none_sure`` surely (most are the detector's false alarms, and turning can only
+        make one of them a card). Without either, every turn of every crop goes through in one batch.
         """
         assert self.classifier is not None
-        turns, sure = self.manifest.classifier_rotations, self.manifest.classifier_sure
+        manifest = self.manifest
+        turns, sure, none_sure = manifest.classifier_rotations, manifest.classifier_sure, manifest.classifier_none_sure
         if not crops:
-            return np.zeros((0, len(self.manifest.classifier_classes)), np.float32)
-        if sure is None or len(turns) == 1:
+            return np.zeros((0, len(manifest.classifier_classes)), np.float32)
+        if (sure is None and none_sure is None) or len(turns) == 1:
             batch = [_turned(crop, turn) for turn in turns for crop in crops]
             return self.classifier.predict(batch).reshape(len(turns), len(crops), -1).mean(axis=0)
         readings = self.classifier.predict([_turned(crop, turns[0]) for crop in crops])
-        unsure = np.flatnonzero(readings.max(axis=1) < sure)
+        settled = readings.max(axis=1) >= (sure if sure is not None else np.inf)
+        if none_sure is not None and None in manifest.classifier_classes:
+            none = manifest.classifier_classes.index(None)
+            settled |= (readings.argmax(axis=1) == none) & (readings[:, none] >= none_sure)
+        unsure = np.flatnonzero(~settled)
         if len(unsure):
             batch = [_turned(crops[index], turn) for turn in turns[1:] for index in unsure]
             again = self.classifier.predict(batch).reshape(len(turns) - 1, len(unsure), -1)

@@ -91,6 +91,7 @@ def card_classes(names: Any, none_class: str, key: str) -> tuple[int | None, ...
 
 # manifest keys read into fields of the same name (``backend`` is ``preferred_backend``)
 _FILE_KEYS = ("detector", "detector_onnx", "classifier", "classifier_onnx")
+_SURE_KEYS = ("classifier_sure", "classifier_none_sure")  # optional probabilities in (0, 1]
 _KNOWN_KEYS = frozenset(
     {
         "design",
@@ -100,7 +101,7 @@ _KNOWN_KEYS = frozenset(
         "crop_size",
         "crop_pad",
         "classifier_rotations",
-        "classifier_sure",
+        *_SURE_KEYS,
         "names",
         "classifier_names",
         "none_class",
@@ -141,6 +142,7 @@ class ModelManifest:
     crop_pad: float = CROP_PAD
     classifier_rotations: tuple[int, ...] = (0,)  # quarter turns of each crop whose class probabilities are averaged
     classifier_sure: float | None = None  # a crop read this surely at its first turn is not read at the others
+    classifier_none_sure: float | None = None  # nor one first read as no index at least this surely
     names: tuple[str, ...] = CLASS_NAMES  # a one-stage detector's class names, in its class order
     classifier_names: tuple[str, ...] | None = None  # the classifier's, in its class order (default: names)
     none_class: str = DEFAULT_NONE_CLASS  # the classifier's "no card here" class
@@ -174,8 +176,10 @@ class ModelManifest:
         object.__setattr__(self, "classifier_classes", classifier_classes)
         if not self.classifier_rotations or not set(self.classifier_rotations) <= {0, 90, 180, 270}:
             raise ModelError(f"{where}: classifier_rotations must list some of 0, 90, 180, 270 degrees")
-        if self.classifier_sure is not None and not 0 < self.classifier_sure <= 1:
-            raise ModelError(f"{where}: classifier_sure {self.classifier_sure} is outside (0, 1]")
+        for key in _SURE_KEYS:
+            value = getattr(self, key)
+            if value is not None and not 0 < value <= 1:
+                raise ModelError(f"{where}: {key} {value} is outside (0, 1]")
         if not 0 < self.detector_weight <= 1:
             raise ModelError(f"{where}: detector_weight {self.detector_weight} is outside (0, 1]")
         if not (self.detector or self.detector_onnx):
@@ -225,7 +229,7 @@ class ModelManifest:
                 "crop_size": int(data.get("crop_size", CROP_SIZE)),
                 "crop_pad": float(data.get("crop_pad", CROP_PAD)),
                 "classifier_rotations": tuple(int(turn) for turn in data.get("classifier_rotations", (0,))),
-                "classifier_sure": None if data.get("classifier_sure") is None else float(data["classifier_sure"]),
+                **{key: _optional_float(data.get(key)) for key in _SURE_KEYS},
                 "names": _names(data.get("names", CLASS_NAMES), "names"),
                 "classifier_names": _names(data["classifier_names"], "classifier_names")
                 if "classifier_names" in data
@@ -254,8 +258,9 @@ class ModelManifest:
             crop_pad=self.crop_pad,
             classifier_rotations=list(self.classifier_rotations),
         )
-        if self.classifier_sure is not None:
-            data["classifier_sure"] = self.classifier_sure
+        for key in _SURE_KEYS:
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
         if self.names != CLASS_NAMES:
             data["names"] = list(self.names)
         if self.classifier_names is not None:
@@ -312,6 +317,10 @@ def _optional_str(value: Any, key: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise ValueError(f"{key} must be a file name, got {value!r}")
+
+
+def _optional_float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _names(value: Any, key: str) -> tuple[str, ...]:
