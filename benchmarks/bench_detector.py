@@ -85,9 +85,7 @@ def time_detectors(
 def plain_design(detector: CardDetector) -> CardDetector:
     """The same networks read as in session 1: one look at the frame, one reading of each crop."""
     plain = copy.copy(detector)  # shares the loaded sessions
-    plain.manifest = detector.manifest.replace(
-        detector_coarse_sizes=(), classifier_rotations=(0,), classifier_sure=None
-    )
+    plain.manifest = detector.manifest.replace(detector_coarse_sizes=(), classifier_rotations=(0,))
     return plain
 
 

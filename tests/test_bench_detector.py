@@ -45,5 +45,4 @@ def test_the_plain_design_reads_once_with_the_same_networks(tiny_models: Path) -
     plain = plain_design(detector)
     assert (plain.boxes, plain.classifier) == (detector.boxes, detector.classifier)
     assert (plain.manifest.detector_coarse_sizes, plain.manifest.classifier_rotations) == ((), (0,))
-    assert plain.manifest.classifier_sure is None
     assert detector.manifest.classifier_rotations == (0, 90, 180, 270)  # the model timed beside it is untouched
