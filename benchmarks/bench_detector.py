@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     backends = available_backends(manifest)
     print(f"model {manifest.directory} ({manifest.design}, imgsz {manifest.detector_imgsz}); {cpu_count()} cores")
-    print(f"backends shipped: {', '.join(backends) or 'none'}")
+    print(f"backends, fastest first (auto takes the first): {', '.join(backends) or 'none'}")
     frames = benchmark_frames(args.frames)
     header = f"{'backend':<10}{'median ms':>10}{'p90 ms':>9}{'frames/s':>10}{'cards':>7}{'F1 real':>9}"
     print(f"{header}{'plain ms':>10}{'ratio':>7}" + ("" if against is None else f"{'against ms':>12}{'ratio':>7}"))

@@ -159,13 +159,13 @@ def quantize_model(
             for start in range(0, len(crops), CROP_BATCH)
             for blob in classifier.input_blobs(crops[start : start + CROP_BATCH])
         ]
-        changes["classifier_onnx"] = _quantize_file(source, classifier.input_name, blobs).name
+        changes["classifier_onnx"] = _quantize_file(source, classifier.engine.input_name, blobs).name
     if "detector" in parts:
         source = sources["detector"]
         detector = OnnxBoxModel(source, manifest.detector_imgsz)
         sizes = (manifest.detector_imgsz, *manifest.detector_coarse_sizes)
         blobs = [detector.input_blob(frame, size)[0] for frame, _ in scenes for size in sizes]
-        changes["detector_onnx"] = _quantize_file(source, detector.input_name, blobs).name
+        changes["detector_onnx"] = _quantize_file(source, detector.engine.input_name, blobs).name
     quantized = {"from": {key: getattr(manifest, key) for key in changes}, "calibrated_on": str(scene_dir),
                  "frames": len(scenes)}  # fmt: skip
     updated = manifest.replace(**changes, provenance={**manifest.provenance, "quantized": quantized})

@@ -16,9 +16,12 @@ from conftest import copy_models, without_train_extra
 
 from scorer.cards import CLASS_NAMES
 from scorer.extras import TRAIN_EXTRA_INSTALL
+from scorer.vision import backends
 from scorer.vision.backends import (
     OnnxBoxModel,
     OnnxCropModel,
+    OnnxRuntimeEngine,
+    OpenVinoEngine,
     UltralyticsBoxModel,
     UltralyticsCropModel,
     available_backends,
@@ -238,10 +241,10 @@ def test_onnx_serving_needs_neither_torch_nor_ultralytics(tiny_models: Path, tmp
     run = subprocess.run(without_train_extra(ONNX_DETECTION, str(model)), capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     message, reading, modules = run.stdout.splitlines()
-    assert "the torch or openvino backend needs ultralytics" in message and TRAIN_EXTRA_INSTALL in message
+    assert "the torch backend needs ultralytics" in message and TRAIN_EXTRA_INSTALL in message
     backend, corners, cards = reading.split()
-    assert backend == "onnx" and int(corners) > 0 and int(cards) > 0
-    assert "onnxruntime" in modules.split()
+    assert backend in ("onnx", "openvino") and int(corners) > 0 and int(cards) > 0
+    assert {"onnxruntime", "openvino"} & set(modules.split())
     assert not {"torch", "ultralytics"} & set(modules.split())
 
 
@@ -357,8 +360,13 @@ def test_two_stage_detector_runs_end_to_end(tiny_models: Path, tmp_path: Path, f
 
 
 @pytest.mark.slow
-def test_auto_backend_prefers_onnx_then_falls_back_to_torch(tiny_models: Path, tmp_path: Path) -> None:
+def test_auto_backend_takes_the_fastest_onnx_runtime_then_falls_back_to_torch(
+    tiny_models: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backends, "openvino_has_bfloat16", lambda: False)
     assert CardDetector(tiny_models / "two-stage").backend_name == "onnx"
+    monkeypatch.setattr(backends, "openvino_has_bfloat16", lambda: True)
+    assert CardDetector(tiny_models / "two-stage").backend_name == "openvino"
     assert CardDetector(copy_models(tiny_models / "two-stage", tmp_path / "p", backend="torch")).backend_name == "torch"
     no_onnx = copy_models(tiny_models / "two-stage", tmp_path / "t")
     (no_onnx / "cls.onnx").unlink()
@@ -371,6 +379,8 @@ def test_corrupt_or_swapped_model_files_give_model_errors(tiny_models: Path, tmp
     (directory / "det.onnx").write_bytes(b"\x00garbage")
     with pytest.raises(ModelError, match=r"could not load ONNX model '.*det\.onnx'"):
         CardDetector(directory, backend="onnx")
+    with pytest.raises(ModelError, match=r"could not load ONNX model '.*det\.onnx' into OpenVINO"):
+        CardDetector(directory, backend="openvino")
     (directory / "det.pt").write_bytes(b"garbage")
     with pytest.raises(ModelError, match=r"could not load model '.*det\.pt'"):
         CardDetector(directory, backend="torch")
@@ -421,13 +431,50 @@ def test_shipped_onnx_classifier_matches_torch() -> None:
     assert np.abs(served - theirs).max() < 0.1
 
 
-def test_openvino_backend_without_the_package(tmp_path: Path) -> None:
+def test_openvino_backend_without_the_package(tiny_models: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
-    if importlib.util.find_spec("openvino") is not None:
-        pytest.skip("openvino is installed here")
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "openvino" else real_find_spec(name, *a)
+    )
+    model = tiny_models / "two-stage"
+    assert "openvino" not in available_backends(ModelManifest.load(model))
     with pytest.raises(ModelError, match="needs the 'openvino' package"):
-        CardDetector(write_manifest(tmp_path / "m", detector="det.pt"), backend="openvino")
+        CardDetector(model, backend="openvino")
+
+
+@pytest.mark.parametrize(("bfloat16", "order"), [(True, ["openvino", "onnx"]), (False, ["onnx", "openvino"])])
+def test_openvino_goes_first_only_where_the_cpu_computes_in_bfloat16(
+    tiny_models: Path, monkeypatch: pytest.MonkeyPatch, bfloat16: bool, order: list[str]
+) -> None:
+    monkeypatch.setattr(backends, "openvino_has_bfloat16", lambda: bfloat16)
+    assert available_backends(ModelManifest.load(tiny_models / "two-stage"))[:2] == order
+
+
+@pytest.mark.slow
+def test_openvino_runs_the_onnx_files_as_onnx_runtime_does(tiny_models: Path, frame: np.ndarray) -> None:
+    detector_file, classifier_file = tiny_models / "two-stage" / "det.onnx", tiny_models / "two-stage" / "cls.onnx"
+    ours = OpenVinoEngine(classifier_file, full_precision=True)  # its input shape is free
+    reference = OnnxRuntimeEngine(classifier_file)
+    for shape in ((2, 3, 32, 32), (5, 3, 32, 32), (2, 3, 32, 32)):
+        blob = np.random.default_rng(sum(shape)).random(shape, dtype=np.float32)
+        assert np.allclose(ours.run(blob), reference.run(blob), atol=1e-5)
+    assert list(ours.requests) == [(5, 3, 32, 32), (2, 3, 32, 32)]  # one network per shape, the last used last
+    fixed = OpenVinoEngine(detector_file, full_precision=True)  # exported at 320 x 320 only
+    blob = np.random.default_rng(5).random((1, 3, 320, 320), dtype=np.float32)
+    assert np.allclose(fixed.run(blob), OnnxRuntimeEngine(detector_file).run(blob), atol=1e-3)
+    boxes = OnnxBoxModel(detector_file, 320, runtime="openvino").predict(frame, 0.01, 0.5)
+    assert len(boxes[0]) > 0 and boxes[0].dtype == np.float32
+
+
+def test_openvino_keeps_a_few_compiled_shapes(tiny_models: Path) -> None:
+    engine = OpenVinoEngine(tiny_models / "two-stage" / "cls.onnx")
+    last = OpenVinoEngine.COMPILED_SHAPES + 2
+    for batch in range(1, last + 1):
+        engine.run(np.zeros((batch, 3, 32, 32), np.float32))
+    assert len(engine.requests) == OpenVinoEngine.COMPILED_SHAPES
+    assert next(reversed(engine.requests)) == (last, 3, 32, 32)
 
 
 class SizedLooks:

@@ -162,7 +162,7 @@ def test_the_torch_backend_asks_for_the_train_extra(tmp_path: Path) -> None:
     photo = tmp_path / "blank.jpg"
     cv2.imwrite(str(photo), np.full((480, 640, 3), 90, np.uint8))
     args = ["detect", str(photo), "--backend", "torch", "--model", str(shipped_model_or_skip())]
-    assert "the torch or openvino backend needs ultralytics" in okgin_fails_asking_for_the_train_extra(tmp_path, *args)
+    assert "the torch backend needs ultralytics" in okgin_fails_asking_for_the_train_extra(tmp_path, *args)
 
 
 def test_the_light_install_declares_no_training_stack() -> None:

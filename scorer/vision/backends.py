@@ -1,16 +1,19 @@
-"""Inference engines for the shipped model: ONNX Runtime, PyTorch (ultralytics) and OpenVINO (ultralytics).
+"""Inference engines for the shipped model: the ONNX files run by ONNX Runtime or OpenVINO Runtime, and the
+``.pt`` weights run by PyTorch (ultralytics).
 
-The ONNX backend is this module's own letterbox, decoding and NMS around onnxruntime and OpenCV:
-it never imports torch or ultralytics, so a server installed without the ``[train]`` extra
-serves the ONNX model. The ``torch`` and ``openvino`` backends go through ultralytics, imported
-only when one of them is built (never at import time), with downloads switched off first.
+The ``onnx`` and ``openvino`` backends are this module's own letterbox, decoding and NMS around the runtime and
+OpenCV: they never import torch or ultralytics, so a server installed without the ``[train]`` extra serves the
+model. The ``torch`` backend goes through ultralytics, imported only when it is built (never at import time),
+with downloads switched off first.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import importlib.util
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,19 +47,17 @@ class CropModel(Protocol):
 
 
 def available_backends(manifest: ModelManifest) -> list[str]:
-    """The backends whose files are all shipped (and whose runtime is installed), fastest first."""
+    """The backends whose files are all shipped (and whose runtime is installed), fastest first.
+
+    ``openvino`` (the detector in OpenVINO, the classifier in ONNX Runtime) comes before ``onnx`` only on a CPU
+    with bfloat16 arithmetic, where it runs the detector in half the time; elsewhere it is no faster.
+    """
     two_stage = manifest.design == "two-stage"
     found = []
     if manifest.shipped(manifest.detector_onnx) and (not two_stage or manifest.shipped(manifest.classifier_onnx)):
         found.append("onnx")
-    detector_ov, classifier_ov = manifest.openvino_dir(manifest.detector), manifest.openvino_dir(manifest.classifier)
-    if (
-        importlib.util.find_spec("openvino") is not None
-        and detector_ov is not None
-        and detector_ov.is_dir()
-        and (not two_stage or (classifier_ov is not None and classifier_ov.is_dir()))
-    ):
-        found.append("openvino")
+        if importlib.util.find_spec("openvino") is not None:
+            found.insert(0 if openvino_has_bfloat16() else 1, "openvino")
     if manifest.shipped(manifest.detector) and (not two_stage or manifest.shipped(manifest.classifier)):
         found.append("torch")
     return found
@@ -68,28 +69,18 @@ def load_backend(manifest: ModelManifest, backend: str) -> tuple[BoxModel, CropM
     :raises ModelError: when a file is missing or unusable, or the backend's runtime is not installed.
     """
     two_stage = manifest.design == "two-stage"
-    if backend == "onnx":
+    if backend in ("onnx", "openvino"):
+        runtime = "onnxruntime" if backend == "onnx" else "openvino"
         detector_file = manifest.file(manifest.detector_onnx, "ONNX detector")
-        boxes: BoxModel = OnnxBoxModel(detector_file, manifest.detector_imgsz)
+        boxes: BoxModel = OnnxBoxModel(detector_file, manifest.detector_imgsz, runtime)
         if not two_stage:
             return boxes, None
         return boxes, OnnxCropModel(manifest.file(manifest.classifier_onnx, "ONNX classifier"), manifest.crop_size)
-    if backend == "openvino":
-        if importlib.util.find_spec("openvino") is None:
-            raise ModelError("the openvino backend needs the 'openvino' package, which is not installed")
-        detector_path, classifier_path = manifest.openvino_dir(manifest.detector), None
-        if two_stage:
-            classifier_path = manifest.openvino_dir(manifest.classifier)
-    else:
-        detector_path = manifest.file(manifest.detector, "detector weights")
-        classifier_path = manifest.file(manifest.classifier, "classifier weights") if two_stage else None
-    for path in (detector_path, classifier_path):
-        if path is not None and not path.exists():
-            raise ModelError(f"{backend} model {str(path)!r} is missing")
-    assert detector_path is not None
-    detector = UltralyticsBoxModel(detector_path, manifest.detector_imgsz)
-    classifier = UltralyticsCropModel(classifier_path, manifest.crop_size) if classifier_path else None
-    return detector, classifier
+    detector = UltralyticsBoxModel(manifest.file(manifest.detector, "detector weights"), manifest.detector_imgsz)
+    if not two_stage:
+        return detector, None
+    classifier_path = manifest.file(manifest.classifier, "classifier weights")
+    return detector, UltralyticsCropModel(classifier_path, manifest.crop_size)
 
 
 # --- PyTorch and OpenVINO, through ultralytics ------------------------------------------------------------------------
@@ -99,7 +90,7 @@ def _load_ultralytics(path: Path, task: str) -> Any:
     """An ultralytics YOLO model from a local file; never downloads (YOLO_OFFLINE is set first)."""
     os.environ.setdefault("YOLO_OFFLINE", "1")
     try:
-        ultralytics = require("ultralytics", "the torch or openvino backend")
+        ultralytics = require("ultralytics", "the torch backend")
     except MissingExtraError as error:
         raise ModelError(str(error)) from None
     try:
@@ -112,7 +103,7 @@ def _load_ultralytics(path: Path, task: str) -> Any:
 
 
 class UltralyticsBoxModel:
-    """Detection through ultralytics ``predict`` (``.pt`` weights or an OpenVINO directory)."""
+    """Detection through ultralytics ``predict`` on ``.pt`` weights."""
 
     def __init__(self, path: Path, imgsz: int) -> None:
         self.model = _load_ultralytics(path, "detect")
@@ -151,7 +142,7 @@ class UltralyticsCropModel:
         return np.stack([r.probs.data.cpu().numpy() for r in results]).astype(np.float32)
 
 
-# --- ONNX Runtime ---------------------------------------------------------------------------------------------------
+# --- ONNX files, run by ONNX Runtime or OpenVINO Runtime --------------------------------------------------------------
 
 
 def cpu_count() -> int:
@@ -162,21 +153,107 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def _onnx_session(path: Path) -> Any:
-    """An onnxruntime CPU session using every core for one inference (intra-op threads), without spinning."""
-    import onnxruntime
+class OnnxEngine(Protocol):
+    """One ONNX network and the runtime that runs it on the CPU."""
 
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = cpu_count()
-    options.inter_op_num_threads = 1
-    # idle worker threads sleep instead of spinning: on a shared CPU (the web server, a camera
-    # thread) spinning doubled inference time here, and it only saves microseconds when idle
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.log_severity_level = 3
+    input_name: str
+    input_shape: tuple[int | None, ...]
+    """(batch, channels, height, width) of its input, None where the export left a dimension free."""
+
+    def run(self, blob: np.ndarray) -> np.ndarray:
+        """The network's first output for one input blob."""
+        ...
+
+
+def onnx_engine(path: Path, runtime: str) -> OnnxEngine:
+    """``path`` run by ``runtime``: "onnxruntime" or "openvino" (at OpenVINO's default precision)."""
+    if runtime == "onnxruntime":
+        return OnnxRuntimeEngine(path)
+    if runtime == "openvino":
+        return OpenVinoEngine(path)
+    raise ModelError(f"unknown ONNX runtime {runtime!r}")
+
+
+class OnnxRuntimeEngine:
+    """An onnxruntime CPU session using every core for one inference (intra-op threads), without spinning."""
+
+    def __init__(self, path: Path) -> None:
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = cpu_count()
+        options.inter_op_num_threads = 1
+        # idle worker threads sleep instead of spinning: on a shared CPU (the web server, a camera
+        # thread) spinning doubled inference time here, and it only saves microseconds when idle
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        try:
+            self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except Exception as error:  # onnxruntime raises its own Fail/InvalidProtobuf types
+            raise ModelError(f"could not load ONNX model {str(path)!r}: {error}") from None
+        model_input = self.session.get_inputs()[0]
+        self.input_name = model_input.name
+        self.input_shape = tuple(int(size) if _is_fixed(size) else None for size in model_input.shape)
+
+    def run(self, blob: np.ndarray) -> np.ndarray:
+        return np.asarray(self.session.run(None, {self.input_name: blob})[0])
+
+
+def openvino_has_bfloat16() -> bool:
+    """Whether OpenVINO computes in bfloat16 on this CPU (AVX-512 BF16 or AMX), as it then does by default."""
     try:
-        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    except Exception as error:  # onnxruntime raises its own Fail/InvalidProtobuf types
-        raise ModelError(f"could not load ONNX model {str(path)!r}: {error}") from None
+        import openvino
+
+        return "BF16" in openvino.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+    except Exception:  # not installed, or no CPU plugin: then it is never chosen first
+        return False
+
+
+class OpenVinoEngine:
+    """OpenVINO Runtime on an ONNX file, on the CPU, every core for one inference.
+
+    Where the CPU has bfloat16 arithmetic OpenVINO computes in it by default, and the detector takes half of
+    ONNX Runtime's time; in float32 (``full_precision``, or a CPU without it) it is no faster. Each input shape
+    gets its own compiled network (a few kept): a camera's frames all letterbox to one or two shapes, and a
+    network compiled for its shape ran a fifth faster than one compiled for any.
+    """
+
+    COMPILED_SHAPES = 8
+
+    def __init__(self, path: Path, full_precision: bool = False) -> None:
+        if importlib.util.find_spec("openvino") is None:
+            raise ModelError("the openvino backend needs the 'openvino' package, which is not installed")
+        import openvino
+
+        self.core = openvino.Core()
+        self.config: dict[str, Any] = {"INFERENCE_NUM_THREADS": cpu_count(), "PERFORMANCE_HINT": "LATENCY"}
+        if full_precision:
+            self.config["INFERENCE_PRECISION_HINT"] = "f32"
+        try:
+            self.model = self.core.read_model(str(path))
+            self.input_name = self.model.inputs[0].any_name
+            partial = self.model.inputs[0].get_partial_shape()
+            self.input_shape = tuple(d.get_length() if d.is_static else None for d in partial)
+        except Exception as error:  # OpenVINO raises RuntimeError (and others) for a file it cannot use
+            raise ModelError(f"could not load ONNX model {str(path)!r} into OpenVINO: {error}") from None
+        self.requests: collections.OrderedDict[tuple[int, ...], Any] = collections.OrderedDict()
+        self.lock = threading.Lock()  # an infer request serves one call at a time
+
+    def _request(self, shape: tuple[int, ...]) -> Any:
+        if shape in self.requests:
+            self.requests.move_to_end(shape)
+            return self.requests[shape]
+        self.model.reshape({self.input_name: list(shape)})
+        request = self.core.compile_model(self.model, "CPU", self.config).create_infer_request()
+        self.requests[shape] = request
+        if len(self.requests) > self.COMPILED_SHAPES:
+            self.requests.popitem(last=False)
+        return request
+
+    def run(self, blob: np.ndarray) -> np.ndarray:
+        with self.lock:
+            output = self._request(tuple(blob.shape)).infer({0: blob})[0]
+            return np.array(output, dtype=np.float32)  # a copy: the request's buffer is reused by the next call
 
 
 @dataclasses.dataclass(frozen=True)
@@ -250,16 +327,17 @@ def _is_fixed(dimension: Any) -> bool:
 
 
 class OnnxBoxModel:
-    """Detection with onnxruntime: letterbox, one inference, vectorised decoding, OpenCV NMS."""
+    """Detection from an ONNX file: letterbox, one inference, vectorised decoding, OpenCV NMS.
 
-    def __init__(self, path: Path, imgsz: int) -> None:
-        self.session = _onnx_session(path)
-        model_input = self.session.get_inputs()[0]
-        self.input_name = model_input.name
-        _, _, height, width = model_input.shape
+    ``runtime`` is "onnxruntime" or "openvino" (see ``onnx_engine``).
+    """
+
+    def __init__(self, path: Path, imgsz: int, runtime: str = "onnxruntime") -> None:
+        self.engine = onnx_engine(path, runtime)
+        _, _, height, width = self.engine.input_shape
         # a fixed-shape export must get exactly its size; a dynamic one gets ultralytics' minimal rectangle
-        self.dynamic = not (_is_fixed(height) and _is_fixed(width))
-        self.size = (imgsz, imgsz) if self.dynamic else (int(height), int(width))
+        self.dynamic = height is None or width is None
+        self.size = (imgsz, imgsz) if self.dynamic else (int(height or imgsz), int(width or imgsz))
 
     def input_blob(self, image: np.ndarray, size: int | None = None) -> tuple[np.ndarray, Letterbox]:
         """The network input for a BGR frame looked at ``size`` px (default: the model's), and how it was made."""
@@ -271,7 +349,7 @@ class OnnxBoxModel:
 
     def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> BoxArrays:
         blob, box = self.input_blob(image, size)
-        output = self.session.run(None, {self.input_name: blob})[0]
+        output = self.engine.run(blob)
         xyxy, scores, classes = decode_yolo(output, conf, iou)
         # from network-input pixels back to the frame's, cut to the frame
         xyxy[:, [0, 2]] = ((xyxy[:, [0, 2]] - box.pad_x) / box.gain_x).clip(0, image.shape[1])
@@ -280,15 +358,19 @@ class OnnxBoxModel:
 
 
 class OnnxCropModel:
-    """Classification with onnxruntime: crops as RGB, /255, CHW, exactly what ultralytics feeds YOLO-cls."""
+    """Classification from an ONNX file with ONNX Runtime: crops as RGB, /255, CHW, exactly what ultralytics
+    feeds YOLO-cls.
+
+    Both ONNX backends classify with ONNX Runtime. OpenVINO was no faster in float32, its batches change shape
+    with every frame (each a new network to compile), and in bfloat16 it lost cards on the black deck
+    (models/README.md, Session 10).
+    """
 
     def __init__(self, path: Path, imgsz: int) -> None:
-        self.session = _onnx_session(path)
-        model_input = self.session.get_inputs()[0]
-        self.input_name = model_input.name
-        batch, _, height, width = model_input.shape
-        self.size = (int(height), int(width)) if _is_fixed(height) and _is_fixed(width) else (imgsz, imgsz)
-        self.fixed_batch = int(batch) if _is_fixed(batch) else None
+        self.engine = OnnxRuntimeEngine(path)
+        batch, _, height, width = self.engine.input_shape
+        self.size = (height, width) if height is not None and width is not None else (imgsz, imgsz)
+        self.fixed_batch = batch
 
     def input_blobs(self, crops: Sequence[np.ndarray]) -> list[np.ndarray]:
         """The network inputs for BGR crops, one per inference: all at once, or for a fixed-batch export
@@ -307,5 +389,5 @@ class OnnxCropModel:
     def predict(self, crops: Sequence[np.ndarray]) -> np.ndarray:
         if not crops:
             return np.zeros((0, 0), dtype=np.float32)
-        outputs = [self.session.run(None, {self.input_name: blob})[0] for blob in self.input_blobs(crops)]
+        outputs = [self.engine.run(blob) for blob in self.input_blobs(crops)]
         return np.concatenate(outputs)[: len(crops)].astype(np.float32)

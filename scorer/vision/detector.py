@@ -1,9 +1,9 @@
 """The card detector: shipped model files in, one ``CardDetection`` per visible card out.
 
 The model directory and its ``manifest.json`` are read by ``scorer.vision.manifest``; the
-inference engines are in ``scorer.vision.backends`` (ONNX Runtime needs neither torch nor
-ultralytics; the ``torch`` and ``openvino`` backends import ultralytics when built). A missing
-file is an error, never a download.
+inference engines are in ``scorer.vision.backends`` (ONNX Runtime and OpenVINO run the ONNX
+files and need neither torch nor ultralytics; the ``torch`` backend imports ultralytics when
+built). A missing file is an error, never a download.
 
 Two designs are supported (``manifest.json`` ``"design"``):
 
@@ -34,8 +34,8 @@ class CardDetector:
     """Find the cards in a BGR frame with the shipped model.
 
     ``model_dir`` defaults to ``scorer.vision.manifest.default_model_dir()``;
-    ``backend="auto"`` takes the manifest's preferred backend, else the first shipped of
-    onnx, openvino, torch; ``conf`` overrides the manifest's detection threshold.
+    ``backend="auto"`` takes the manifest's preferred backend, else the fastest usable one
+    (``available_backends``); ``conf`` overrides the manifest's detection threshold.
 
     :raises ModelError: when the model is missing, corrupt or the backend is not shipped.
     """

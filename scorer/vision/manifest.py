@@ -308,10 +308,6 @@ class ModelManifest:
         """Whether the manifest names this file and it is there."""
         return bool(name) and (self.directory / str(name)).exists()
 
-    def openvino_dir(self, name: str | None) -> Path | None:
-        """Where ultralytics exports ``name`` for OpenVINO (``<stem>_openvino_model/``)."""
-        return self.directory / f"{Path(name).stem}_openvino_model" if name else None
-
 
 def _optional_str(value: Any, key: str) -> str | None:
     if value is None or isinstance(value, str):
