@@ -4,7 +4,8 @@
 #
 #   bash scripts/yardsticks.sh [MODEL_DIR] [HELD_OUT_SCENES]
 #
-# MODEL_DIR defaults to the checkout's models/. The real photos are read from $REAL_PHOTOS
+# MODEL_DIR defaults to the checkout's models/; $BACKEND picks the engine (default auto: the fastest here,
+# openvino on a CPU with bfloat16 arithmetic, else onnx; see scorer.vision.backends). The real photos are read from $REAL_PHOTOS
 # (default: ../shared/real-photos beside the checkout). HELD_OUT_SCENES is a folder written by
 # `okgin data generate ... --procedural-fraction 1 --style-pool heldout` (index styles no
 # model was trained on; the command is in datasets/README.md); without it that set is skipped.
@@ -39,7 +40,7 @@ score() {  # score KEY NAME IMAGES LABELS [okgin eval options...]
     local key="$1" name="$2" images="$3" labels="$4"
     shift 4
     echo "== $name"
-    okgin eval --model "$model" --images "$images" --labels "$labels" --json "$@" > "$totals/$key.json"
+    okgin eval --model "$model" --backend "${BACKEND:-auto}" --images "$images" --labels "$labels" --json "$@" > "$totals/$key.json"
     python3 - "$totals/$key.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1])).get("stages")
