@@ -83,7 +83,7 @@ def load_backend(manifest: ModelManifest, backend: str) -> tuple[BoxModel, CropM
     return detector, UltralyticsCropModel(classifier_path, manifest.crop_size)
 
 
-# --- PyTorch and OpenVINO, through ultralytics ------------------------------------------------------------------------
+# --- PyTorch, through ultralytics ----------------------------------------------------------------------------------
 
 
 def _load_ultralytics(path: Path, task: str) -> Any:
@@ -142,7 +142,7 @@ class UltralyticsCropModel:
         return np.stack([r.probs.data.cpu().numpy() for r in results]).astype(np.float32)
 
 
-# --- ONNX files, run by ONNX Runtime or OpenVINO Runtime --------------------------------------------------------------
+# --- ONNX files, run by ONNX Runtime or OpenVINO Runtime ---------------------------------------------------------
 
 
 def cpu_count() -> int:
