@@ -457,24 +457,28 @@ def test_openvino_runs_the_onnx_files_as_onnx_runtime_does(tiny_models: Path, fr
     detector_file, classifier_file = tiny_models / "two-stage" / "det.onnx", tiny_models / "two-stage" / "cls.onnx"
     ours = OpenVinoEngine(classifier_file, full_precision=True)  # its input shape is free
     reference = OnnxRuntimeEngine(classifier_file)
-    for shape in ((2, 3, 32, 32), (5, 3, 32, 32), (2, 3, 32, 32)):
+    for shape in [(2, 3, 32, 32)] * OpenVinoEngine.STATIC_AFTER + [(5, 3, 32, 32)]:
         blob = np.random.default_rng(sum(shape)).random(shape, dtype=np.float32)
         assert np.allclose(ours.run(blob), reference.run(blob), atol=1e-5)
-    assert list(ours.requests) == [(5, 3, 32, 32), (2, 3, 32, 32)]  # one network per shape, the last used last
+    assert list(ours.static) == [(2, 3, 32, 32)]  # a shape called often enough has its own network
     fixed = OpenVinoEngine(detector_file, full_precision=True)  # exported at 320 x 320 only
     blob = np.random.default_rng(5).random((1, 3, 320, 320), dtype=np.float32)
-    assert np.allclose(fixed.run(blob), OnnxRuntimeEngine(detector_file).run(blob), atol=1e-3)
+    for _ in range(OpenVinoEngine.STATIC_AFTER):
+        assert np.allclose(fixed.run(blob), OnnxRuntimeEngine(detector_file).run(blob), atol=1e-3)
+    assert not fixed.static  # nothing to compile again
     boxes = OnnxBoxModel(detector_file, 320, runtime="openvino").predict(frame, 0.01, 0.5)
     assert len(boxes[0]) > 0 and boxes[0].dtype == np.float32
 
 
-def test_openvino_keeps_a_few_compiled_shapes(tiny_models: Path) -> None:
+def test_openvino_compiles_a_few_shapes_whatever_its_callers_send(tiny_models: Path) -> None:
     engine = OpenVinoEngine(tiny_models / "two-stage" / "cls.onnx")
-    last = OpenVinoEngine.COMPILED_SHAPES + 2
-    for batch in range(1, last + 1):
-        engine.run(np.zeros((batch, 3, 32, 32), np.float32))
-    assert len(engine.requests) == OpenVinoEngine.COMPILED_SHAPES
-    assert next(reversed(engine.requests)) == (last, 3, 32, 32)
+    for batch in range(1, OpenVinoEngine.COUNTED_SHAPES + 5):  # many shapes once each: none compiled
+        assert engine.run(np.zeros((batch, 3, 32, 32), np.float32)).shape == (batch, 53)
+    assert not engine.static and len(engine.calls) <= OpenVinoEngine.COUNTED_SHAPES
+    for batch in range(1, OpenVinoEngine.STATIC_SHAPES + 3):  # more shapes called often than are compiled
+        for _ in range(OpenVinoEngine.STATIC_AFTER):
+            assert engine.run(np.zeros((batch, 3, 32, 32), np.float32)).shape == (batch, 53)
+    assert list(engine.static) == [(batch, 3, 32, 32) for batch in range(1, OpenVinoEngine.STATIC_SHAPES + 1)]
 
 
 class SizedLooks:

@@ -9,7 +9,6 @@ with downloads switched off first.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import importlib.util
 import os
@@ -213,12 +212,17 @@ class OpenVinoEngine:
     """OpenVINO Runtime on an ONNX file, on the CPU, every core for one inference.
 
     Where the CPU has bfloat16 arithmetic OpenVINO computes in it by default, and the detector takes half of
-    ONNX Runtime's time; in float32 (``full_precision``, or a CPU without it) it is no faster. Each input shape
-    gets its own compiled network (a few kept): a camera's frames all letterbox to one or two shapes, and a
-    network compiled for its shape ran a fifth faster than one compiled for any.
+    ONNX Runtime's time; in float32 (``full_precision``, or a CPU without it) it is no faster.
+
+    One network compiled for any input shape runs every call, except that the first few shapes called
+    ``STATIC_AFTER`` times get a network of their own: a camera's frames all letterbox to one or two shapes,
+    and a network compiled for its shape ran a fifth faster. Compiling takes a few hundred milliseconds, so it
+    happens at most ``STATIC_SHAPES`` times in a process's life, whatever shapes its clients send.
     """
 
-    COMPILED_SHAPES = 8
+    STATIC_SHAPES = 4
+    STATIC_AFTER = 3
+    COUNTED_SHAPES = 64  # calls are counted for this many shapes at most
 
     def __init__(self, path: Path, full_precision: bool = False) -> None:
         if importlib.util.find_spec("openvino") is None:
@@ -234,21 +238,29 @@ class OpenVinoEngine:
             self.input_name = self.model.inputs[0].any_name
             partial = self.model.inputs[0].get_partial_shape()
             self.input_shape = tuple(d.get_length() if d.is_static else None for d in partial)
+            self.any_shape = self._compile()
         except Exception as error:  # OpenVINO raises RuntimeError (and others) for a file it cannot use
             raise ModelError(f"could not load ONNX model {str(path)!r} into OpenVINO: {error}") from None
-        self.requests: collections.OrderedDict[tuple[int, ...], Any] = collections.OrderedDict()
+        self.static: dict[tuple[int, ...], Any] = {}
+        self.calls: dict[tuple[int, ...], int] = {}
         self.lock = threading.Lock()  # an infer request serves one call at a time
 
+    def _compile(self) -> Any:
+        return self.core.compile_model(self.model, "CPU", self.config).create_infer_request()
+
     def _request(self, shape: tuple[int, ...]) -> Any:
-        if shape in self.requests:
-            self.requests.move_to_end(shape)
-            return self.requests[shape]
+        if shape in self.static:
+            return self.static[shape]
+        if None not in self.input_shape or len(self.static) >= self.STATIC_SHAPES:
+            return self.any_shape
+        if shape not in self.calls and len(self.calls) >= self.COUNTED_SHAPES:
+            self.calls.clear()
+        self.calls[shape] = self.calls.get(shape, 0) + 1
+        if self.calls[shape] < self.STATIC_AFTER:
+            return self.any_shape
         self.model.reshape({self.input_name: list(shape)})
-        request = self.core.compile_model(self.model, "CPU", self.config).create_infer_request()
-        self.requests[shape] = request
-        if len(self.requests) > self.COMPILED_SHAPES:
-            self.requests.popitem(last=False)
-        return request
+        self.static[shape] = self._compile()
+        return self.static[shape]
 
     def run(self, blob: np.ndarray) -> np.ndarray:
         with self.lock:
