@@ -203,6 +203,10 @@ _SILVER: BGR = (200, 200, 200)
 _WHITE: BGR = (245, 245, 245)
 
 
+DARK_SHARE = 0.22
+"""The share of styles printed light on a dark face (black, navy, wine or green foil decks)."""
+
+
 MONOCHROME_DARK_SHARE = 0.4
 """Of the dark-faced styles, the share printing every suit in one ink. On a real black deck with gold and white
 pips (rf-zk7wu-phone) hearts were read as spades and diamonds as clubs: in dark styles whose red suits are red,
@@ -249,7 +253,7 @@ def sample_style(style_id: int, pool: str = "train") -> FaceStyle:
     rng = np.random.default_rng([style_id, zlib.crc32(pool.encode())])
     fonts = rank_fonts(pool)
     symbol_fonts = suit_fonts(pool)
-    dark = rng.random() < 0.22
+    dark = rng.random() < DARK_SHARE
     paper, black, red, inks = _inks(rng, dark)
     shape = PipShape(
         lobe=rng.uniform(0.2, 0.3),
