@@ -373,6 +373,20 @@ def test_auto_backend_takes_the_fastest_onnx_runtime_then_falls_back_to_torch(
     assert CardDetector(no_onnx).backend_name == "torch"
 
 
+def test_auto_falls_back_to_the_next_engine_when_one_cannot_load_the_files(
+    tiny_models: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def no_cpu_plugin(*args: object, **kwargs: object) -> None:
+        raise ModelError("could not load ONNX model into OpenVINO: no CPU plugin")
+
+    monkeypatch.setattr(backends, "openvino_has_bfloat16", lambda: True)
+    monkeypatch.setattr(backends.OpenVinoEngine, "__init__", no_cpu_plugin)
+    assert CardDetector(tiny_models / "two-stage").backend_name == "onnx"
+    assert "the openvino backend cannot run this model (could not load ONNX model" in caplog.text
+    with pytest.raises(ModelError, match="no CPU plugin"):  # asked for by name, it is not replaced
+        CardDetector(tiny_models / "two-stage", backend="openvino")
+
+
 @pytest.mark.slow
 def test_corrupt_or_swapped_model_files_give_model_errors(tiny_models: Path, tmp_path: Path) -> None:
     directory = copy_models(tiny_models / "two-stage", tmp_path / "m")

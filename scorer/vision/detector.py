@@ -15,6 +15,7 @@ Two designs are supported (``manifest.json`` ``"design"``):
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,13 +30,16 @@ from scorer.vision.manifest import BACKENDS, ModelError, ModelManifest
 from scorer.vision.merge import merge_corners
 from scorer.vision.types import Box, CornerEvidence, Detections
 
+log = logging.getLogger(__name__)
+
 
 class CardDetector:
     """Find the cards in a BGR frame with the shipped model.
 
     ``model_dir`` defaults to ``scorer.vision.manifest.default_model_dir()``;
     ``backend="auto"`` takes the manifest's preferred backend, else the fastest usable one
-    (``available_backends``); ``conf`` overrides the manifest's detection threshold.
+    (``available_backends``), and the next when one cannot load the files; ``conf`` overrides the
+    manifest's detection threshold.
 
     :raises ModelError: when the model is missing, corrupt or the backend is not shipped.
     """
@@ -46,15 +50,27 @@ class CardDetector:
         if conf is not None and not 0 <= conf <= 1:
             raise ModelError(f"confidence threshold {conf} is outside 0..1")
         self.manifest = manifest = ModelManifest.load(model_dir)
-        available = available_backends(manifest)
-        if backend == "auto":
-            if not available:
-                raise ModelError(f"no usable model files in {str(manifest.directory)!r} (see its manifest.json)")
-            preferred = manifest.preferred_backend
-            backend = preferred if preferred in available else available[0]
-        self.backend_name: str = backend
         self.conf = manifest.conf if conf is None else conf
-        self.boxes, self.classifier = load_backend(manifest, backend)
+        candidates = [backend]
+        if backend == "auto":
+            candidates = available_backends(manifest)
+            if not candidates:
+                raise ModelError(f"no usable model files in {str(manifest.directory)!r} (see its manifest.json)")
+            if manifest.preferred_backend in candidates:
+                candidates.remove(manifest.preferred_backend)
+                candidates.insert(0, manifest.preferred_backend)
+        errors = []
+        for name in candidates:  # auto falls back to the next engine if one cannot load the files here
+            try:
+                self.boxes, self.classifier = load_backend(manifest, name)
+            except ModelError as error:
+                errors.append(error)
+                if name != candidates[-1]:
+                    log.warning("the %s backend cannot run this model (%s); trying the next", name, error)
+                continue
+            self.backend_name: str = name
+            return
+        raise errors[0]
 
     def find_corners(self, image_bgr: np.ndarray) -> BoxArrays:
         """Stage one: every corner index the detector finds (boxes in frame pixels, scores, model classes).
