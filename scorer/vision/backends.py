@@ -349,7 +349,7 @@ class OnnxBoxModel:
         _, _, height, width = self.engine.input_shape
         # a fixed-shape export must get exactly its size; a dynamic one gets ultralytics' minimal rectangle
         self.dynamic = height is None or width is None
-        self.size = (imgsz, imgsz) if self.dynamic else (int(height or imgsz), int(width or imgsz))
+        self.size = (height, width) if height is not None and width is not None else (imgsz, imgsz)
 
     def input_blob(self, image: np.ndarray, size: int | None = None) -> tuple[np.ndarray, Letterbox]:
         """The network input for a BGR frame looked at ``size`` px (default: the model's), and how it was made."""

@@ -56,9 +56,7 @@ class CardDetector:
             candidates = available_backends(manifest)
             if not candidates:
                 raise ModelError(f"no usable model files in {str(manifest.directory)!r} (see its manifest.json)")
-            if manifest.preferred_backend in candidates:
-                candidates.remove(manifest.preferred_backend)
-                candidates.insert(0, manifest.preferred_backend)
+            candidates.sort(key=lambda name: name != manifest.preferred_backend)  # the manifest's first, if usable
         errors = []
         for name in candidates:  # auto falls back to the next engine if one cannot load the files here
             try:
