@@ -104,16 +104,13 @@ def _crops(manifest: ModelManifest, scenes: list[tuple[np.ndarray, tuple[Box, ..
     """What the classifier reads: crops of the labelled indices and of whatever the float detector finds
     (pips, art, table: its ``none``), at each of the manifest's turns."""
     from scorer.vision.boxes import box_from_row
-    from scorer.vision.crops import corner_crop
     from scorer.vision.detector import CardDetector
 
     detector = CardDetector(manifest.directory, backend="onnx")
     crops = []
     for frame, labelled in scenes:
         found = [box_from_row(row) for row in detector.find_corners(frame)[0]]
-        crops += [
-            corner_crop(frame, box, size=manifest.crop_size, pad=manifest.crop_pad) for box in (*labelled, *found)
-        ]
+        crops += [manifest.index_crop(frame, box) for box in (*labelled, *found)]
     if not crops:
         raise QuantizeError("the calibration scenes have no labelled indices and the detector finds none")
     crops = random.Random(seed).sample(crops, min(CALIBRATION_CROPS, len(crops)))

@@ -36,7 +36,7 @@ from scorer.vision.boxes import (
     scale_box,
     shift_box,
 )
-from scorer.vision.crops import CROP_PAD, CROP_SIZE, corner_crop
+from scorer.vision.crops import CROP_PAD, CROP_SIZE, NEGATIVE_BELOW, corner_crop
 from scorer.vision.labels import LabelError, dataset_yaml, label_line, read_label_file, write_label_file
 from scorer.vision.manifest import ModelError, ModelManifest
 from scorer.vision.types import Box
@@ -72,6 +72,11 @@ CLASSIFIER_NONE_SURE = 0.5
 most are the detector's false alarms. On every yardstick the session-8 model read as well or better with it, in
 a tenth fewer readings (models/README.md, Session 9). Below even odds, `none` may lead a split among cards
 that the turns settle."""
+
+NEGATIVE_LOOK_AFTER = 2
+"""Two sure light-on-dark indices in a frame and it is looked at in negative as well (``CardDetector.find_corners``):
+on the black deck that found 84% of the labelled indices, against 77%, while the poker deck's photos, which never
+show two, read as before (models/README.md, Session 11)."""
 
 COMPLETE_MARKER = "COMPLETE"
 
@@ -249,11 +254,13 @@ def make_classifier_crops(
     crop_size: int = CROP_SIZE,
     crop_pad: float = CROP_PAD,
     min_corner_px: float = 7.0,
+    negative_below: float | None = NEGATIVE_BELOW,
 ) -> Path:
     """Cut every labelled corner from the full-resolution scenes, as inference will, into an
     ImageFolder tree (``train/<card>/``, ``val/<card>/``), plus ``none`` crops of places with no
     corner index (pips, court art, card backs, clutter) so the classifier can veto false alarms.
-    Corners under ``min_corner_px`` on their shorter side are skipped: a few blurred pixels teach noise."""
+    Corners under ``min_corner_px`` on their shorter side are skipped: a few blurred pixels teach noise.
+    ``negative_below`` must be the shipped manifest's (``corner_crop``): light-on-dark indices are cut as negatives."""
     import cv2
 
     rng = random.Random(seed)
@@ -270,7 +277,7 @@ def make_classifier_crops(
                 if min(box[2] - box[0], box[3] - box[1]) < min_corner_px:
                     continue
                 for copy in range(crops_per_corner):
-                    crop = corner_crop(image, _jittered(box, rng), crop_size, crop_pad)
+                    crop = corner_crop(image, _jittered(box, rng), crop_size, crop_pad, negative_below)
                     target = out_dir / split / CLASS_NAMES[cls] / f"{item.image_path.stem}_{index}_{copy}.png"
                     cv2.imwrite(str(target), crop)
             sizes = [(x2 - x1, y2 - y1) for x1, y1, x2, y2 in boxes] or [(0.03 * width, 0.06 * height)]
@@ -299,7 +306,7 @@ def make_classifier_crops(
                 candidate = (x1, y1, x1 + w, y1 + h)
                 if _covers_a_corner(candidate, boxes):
                     continue
-                crop = corner_crop(image, candidate, crop_size, crop_pad)
+                crop = corner_crop(image, candidate, crop_size, crop_pad, negative_below)
                 cv2.imwrite(str(out_dir / split / NONE_CLASS / f"{item.image_path.stem}_n{made}.png"), crop)
                 made += 1
     (out_dir / COMPLETE_MARKER).write_text("all crops written\n")
@@ -384,7 +391,7 @@ def mine_hard_negatives(
     for split, item, image, false_cards in _false_cards(scene_dir, detector, per_image):
         (out_dir / split / NONE_CLASS).mkdir(parents=True, exist_ok=True)
         for rank, box in enumerate(false_cards):
-            crop = corner_crop(image, box, manifest.crop_size, manifest.crop_pad)
+            crop = manifest.index_crop(image, box)
             cv2.imwrite(str(out_dir / split / NONE_CLASS / f"{item.image_path.stem}_m{rank}.png"), crop)
             written += 1
     (out_dir / MINED_MARKER).write_text(f"{written} false alarms of {manifest.directory}\n")
@@ -453,7 +460,7 @@ def make_correction_crops(corrections_dir: Path, model_dir: Path | None, out_dir
             if len(inside) > 1:
                 continue  # overlapping cards: the corner's owner is ambiguous
             name = CLASS_NAMES[inside[0]] if inside else NONE_CLASS
-            crop = corner_crop(image, box, detector.manifest.crop_size, detector.manifest.crop_pad)
+            crop = detector.manifest.index_crop(image, box)
             (out_dir / "train" / name).mkdir(parents=True, exist_ok=True)
             for copy in range(copies):
                 cv2.imwrite(str(out_dir / "train" / name / f"correction_{image_path.stem}_{index}_{copy}.png"), crop)
@@ -639,6 +646,8 @@ def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, pro
         classifier_rotations=CLASSIFIER_ROTATIONS,
         classifier_sure=CLASSIFIER_SURE,
         classifier_none_sure=CLASSIFIER_NONE_SURE,
+        negative_below=NEGATIVE_BELOW,
+        negative_look_after=NEGATIVE_LOOK_AFTER,
         classifier_names=tuple(classifier_names[i] for i in range(len(classifier_names))),
         none_class=NONE_CLASS,
         # a low corner threshold, since the classifier's none class vetoes false alarms; the card

@@ -25,12 +25,15 @@ import numpy as np
 from scorer.cards import Card
 from scorer.vision.backends import BoxArrays, available_backends, load_backend
 from scorer.vision.boxes import box_from_row, keep_best_boxes
-from scorer.vision.crops import corner_crop
+from scorer.vision.crops import light_share
 from scorer.vision.manifest import BACKENDS, ModelError, ModelManifest
 from scorer.vision.merge import merge_corners
 from scorer.vision.types import Box, CornerEvidence, Detections
 
 log = logging.getLogger(__name__)
+
+NEGATIVE_LOOK_SCORE = 0.25
+"""A detector box this sure is an index, not a speck of the table, when counting light-on-dark indices."""
 
 
 class CardDetector:
@@ -77,16 +80,29 @@ class CardDetector:
         """
         check_frame(image_bgr)
         manifest = self.manifest
-        found = self.boxes.predict(image_bgr, self.conf, manifest.iou)
-        if not manifest.detector_coarse_sizes:
-            return found
         # A close-up's index can be a third of the frame: at the detector's size it is bigger than anything it
         # learned from, while a coarser look (a quarter of the work at half the size) sees it at a familiar size.
         looks = [
-            found,
-            *(self.boxes.predict(image_bgr, self.conf, manifest.iou, size) for size in manifest.detector_coarse_sizes),
+            self.boxes.predict(image_bgr, self.conf, manifest.iou, size)
+            for size in (None, *manifest.detector_coarse_sizes)
         ]
-        return keep_best_boxes(looks, manifest.iou)
+        found = keep_best_boxes(looks, manifest.iou) if len(looks) > 1 else looks[0]
+        if not self._light_on_dark(image_bgr, found):
+            return found
+        # A deck printed light on dark faces: the detector learned mostly dark ink on light cards, and finds far
+        # more of its indices in the frame's negative.
+        negative = self.boxes.predict(np.invert(image_bgr), self.conf, manifest.iou)
+        return keep_best_boxes([found, negative], manifest.iou)
+
+    def _light_on_dark(self, image_bgr: np.ndarray, found: BoxArrays) -> bool:
+        """Whether the frame shows a deck printed light on dark: ``negative_look_after`` of the boxes found
+        score ``NEGATIVE_LOOK_SCORE`` or more and are light on dark (``light_share``)."""
+        needed, below = self.manifest.negative_look_after, self.manifest.negative_below
+        if needed is None or below is None:
+            return False
+        xyxy, scores, _ = found
+        sure = (box_from_row(row) for row, score in zip(xyxy, scores, strict=True) if score >= NEGATIVE_LOOK_SCORE)
+        return sum(light_share(image_bgr, box) < below for box in sure) >= needed
 
     def name_boxes(self, image_bgr: np.ndarray, boxes: Sequence[Box]) -> list[tuple[Card | None, float]]:
         """Stage two: what the classifier reads in each box, cut from the frame as inference cuts it.
@@ -98,7 +114,7 @@ class CardDetector:
         if self.classifier is None:
             raise ModelError(f"the {self.manifest.design} model in {str(self.manifest.directory)!r} has no classifier")
         manifest = self.manifest
-        crops = [corner_crop(image_bgr, box, size=manifest.crop_size, pad=manifest.crop_pad) for box in boxes]
+        crops = [manifest.index_crop(image_bgr, box) for box in boxes]
         named = []
         for probabilities in self._classify(crops):
             best = int(probabilities.argmax())

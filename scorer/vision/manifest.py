@@ -15,9 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from scorer.cards import CLASS_NAMES, Card, InvalidCardError
 from scorer.errors import OkginError
-from scorer.vision.crops import CROP_PAD, CROP_SIZE
+from scorer.vision.crops import CROP_PAD, CROP_SIZE, corner_crop
+from scorer.vision.types import Box
 
 BACKENDS: tuple[str, ...] = ("auto", "onnx", "openvino", "torch")
 """Accepted ``backend`` values; ``auto`` tries the others in this order."""
@@ -102,6 +105,8 @@ _KNOWN_KEYS = frozenset(
         "crop_pad",
         "classifier_rotations",
         *_SURE_KEYS,
+        "negative_below",
+        "negative_look_after",
         "names",
         "classifier_names",
         "none_class",
@@ -143,6 +148,8 @@ class ModelManifest:
     classifier_rotations: tuple[int, ...] = (0,)  # quarter turns of each crop whose class probabilities are averaged
     classifier_sure: float | None = None  # a crop read this surely at its first turn is not read at the others
     classifier_none_sure: float | None = None  # nor one first read as no index at least this surely
+    negative_below: float | None = None  # an index with a smaller light share is read as its negative (crops.py)
+    negative_look_after: int | None = None  # this many sure light-on-dark boxes: the frame is looked at in negative
     names: tuple[str, ...] = CLASS_NAMES  # a one-stage detector's class names, in its class order
     classifier_names: tuple[str, ...] | None = None  # the classifier's, in its class order (default: names)
     none_class: str = DEFAULT_NONE_CLASS  # the classifier's "no card here" class
@@ -180,6 +187,10 @@ class ModelManifest:
             value = getattr(self, key)
             if value is not None and not 0 < value <= 1:
                 raise ModelError(f"{where}: {key} {value} is outside (0, 1]")
+        if self.negative_below is not None and not 0 < self.negative_below < 1:
+            raise ModelError(f"{where}: negative_below {self.negative_below} is outside (0, 1)")
+        if self.negative_look_after is not None and (self.negative_look_after < 1 or self.negative_below is None):
+            raise ModelError(f"{where}: negative_look_after must be 1 or more, and needs negative_below")
         if not 0 < self.detector_weight <= 1:
             raise ModelError(f"{where}: detector_weight {self.detector_weight} is outside (0, 1]")
         if not (self.detector or self.detector_onnx):
@@ -230,6 +241,10 @@ class ModelManifest:
                 "crop_pad": float(data.get("crop_pad", CROP_PAD)),
                 "classifier_rotations": tuple(int(turn) for turn in data.get("classifier_rotations", (0,))),
                 **{key: _optional_float(data.get(key)) for key in _SURE_KEYS},
+                "negative_below": _optional_float(data.get("negative_below")),
+                "negative_look_after": None
+                if data.get("negative_look_after") is None
+                else int(data["negative_look_after"]),
                 "names": _names(data.get("names", CLASS_NAMES), "names"),
                 "classifier_names": _names(data["classifier_names"], "classifier_names")
                 if "classifier_names" in data
@@ -258,7 +273,7 @@ class ModelManifest:
             crop_pad=self.crop_pad,
             classifier_rotations=list(self.classifier_rotations),
         )
-        for key in _SURE_KEYS:
+        for key in (*_SURE_KEYS, "negative_below", "negative_look_after"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
         if self.names != CLASS_NAMES:
@@ -291,6 +306,10 @@ class ModelManifest:
         partial.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
         partial.replace(self.path)
         return self.path
+
+    def index_crop(self, image: np.ndarray, box: Box) -> np.ndarray:
+        """The classifier's input for one box of a BGR frame, cut as this model reads it (``corner_crop``)."""
+        return corner_crop(image, box, self.crop_size, self.crop_pad, self.negative_below)
 
     def file(self, name: str | None, what: str) -> Path:
         """The path of a shipped file, checked to exist.
