@@ -28,6 +28,7 @@ from scorer.vision.backends import (
     decode_yolo,
     letterbox,
 )
+from scorer.vision.crops import NEGATIVE_BELOW, corner_crop, light_share
 from scorer.vision.detector import CardDetector, check_frame
 from scorer.vision.manifest import ModelError, ModelManifest, default_model_dir
 
@@ -54,6 +55,9 @@ def write_manifest(directory: Path, **fields: object) -> Path:
         ({"classifier_rotations": []}, "classifier_rotations must list some of 0, 90, 180, 270"),
         ({"classifier_sure": 1.5}, r"classifier_sure 1.5 is outside \(0, 1\]"),
         ({"classifier_none_sure": 0}, r"classifier_none_sure 0.0 is outside \(0, 1\]"),
+        ({"negative_below": 1}, r"negative_below 1.0 is outside \(0, 1\)"),
+        ({"negative_look_after": 2}, "negative_look_after must be 1 or more, and needs negative_below"),
+        ({"negative_below": 0.4, "negative_look_after": 0}, "negative_look_after must be 1 or more"),
     ],
 )
 def test_bad_manifest_fields_are_named(tmp_path: Path, fields: dict[str, object], message: str) -> None:
@@ -123,7 +127,7 @@ def test_a_manifest_writes_and_reads_itself_back(tmp_path: Path) -> None:
         tmp_path / "m", classifier_onnx="c.onnx", detector_onnx="d.onnx", classifier_names=names, provenance=provenance
     )
     changed: dict[str, Any] = {"card_conf": 0.35, "classifier_rotations": (0, 180)}
-    changed |= {"classifier_sure": 0.95, "classifier_none_sure": 0.5}
+    changed |= {"classifier_sure": 0.95, "classifier_none_sure": 0.5, "negative_below": 0.4, "negative_look_after": 2}
     manifest.replace(**changed).save()
     again = ModelManifest.load(tmp_path / "m")
     assert again == manifest.replace(**changed)
@@ -523,3 +527,61 @@ def test_a_coarse_look_finds_big_indices_and_keeps_one_box_per_index(tiny_models
     assert twice.sizes == [None, 320]
     assert xyxy.tolist() == [[10, 10, 30, 40], [100, 100, 400, 500]]  # the weaker copy of the small box is gone
     assert scores.tolist() == pytest.approx([0.9, 0.8])
+
+
+def light_on_dark_frame(indices: int) -> tuple[np.ndarray, list[list[float]]]:
+    """A light table with ``indices`` black-faced cards, each with a white glyph in its corner box; the boxes."""
+    frame = np.full((480, 640, 3), 200, np.uint8)
+    boxes = []
+    for index in range(indices):
+        x = 40 + 150 * index
+        frame[40:240, x : x + 120] = 15  # the dark face
+        frame[60:90, x + 18 : x + 28] = 240  # a light index
+        boxes.append([x + 10.0, 55.0, x + 35.0, 95.0])
+    return frame, boxes
+
+
+class NegativeLooks:
+    """A stand-in box model: the given boxes in the first frame it is shown, one more box in that frame's negative."""
+
+    def __init__(self, boxes: list[list[float]], score: float) -> None:
+        self.boxes, self.score, self.seen, self.negative_looks = boxes, score, None, 0
+
+    def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> Any:
+        if self.seen is not None and np.array_equal(image, np.invert(self.seen)):
+            self.negative_looks += 1
+            return np.array([[500, 300, 530, 340]], np.float32), np.array([0.7], np.float32), np.array([0])
+        self.seen = image
+        count = len(self.boxes)
+        return np.array(self.boxes, np.float32).reshape(-1, 4), np.full(count, self.score, np.float32), np.zeros(count)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("indices", "score", "looks_in_negative"),
+    [(2, 0.9, True), (1, 0.9, False), (2, 0.2, False)],  # two sure light-on-dark boxes are needed
+)
+def test_a_deck_printed_light_on_dark_is_looked_at_in_negative(
+    tiny_models: Path, tmp_path: Path, indices: int, score: float, looks_in_negative: bool
+) -> None:
+    models = copy_models(tiny_models / "two-stage", tmp_path / "m", negative_below=0.4, negative_look_after=2)
+    detector = CardDetector(models)
+    frame, boxes = light_on_dark_frame(indices)
+    detector.boxes = looks = NegativeLooks(boxes, score)
+    found = detector.find_corners(frame)[0].tolist()
+    assert looks.negative_looks == looks_in_negative
+    assert found == boxes + ([[500, 300, 530, 340]] if looks_in_negative else [])
+    # the same boxes printed dark on light (the frame's negative) never send it to look again
+    detector.boxes = looks = NegativeLooks(boxes, score)
+    assert detector.find_corners(np.invert(frame))[0].tolist() == boxes and looks.negative_looks == 0
+
+
+def test_a_light_on_dark_index_is_cut_as_its_negative() -> None:
+    frame, (box, _) = light_on_dark_frame(2)
+    plain = corner_crop(frame, box)
+    assert light_share(frame, box) < NEGATIVE_BELOW
+    assert np.array_equal(corner_crop(frame, box, negative_below=NEGATIVE_BELOW), np.invert(plain))
+    printed = np.invert(frame)  # dark ink on a light card: cut as it is
+    assert light_share(printed, box) > NEGATIVE_BELOW
+    assert np.array_equal(corner_crop(printed, box, negative_below=NEGATIVE_BELOW), corner_crop(printed, box))
+    assert light_share(frame, (700, 10, 720, 30)) == 1.0  # outside the frame: nothing to turn

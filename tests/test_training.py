@@ -17,6 +17,7 @@ from scorer.training import (
     CLASSIFIER_SURE,
     MINED_MARKER,
     MODEL_FILES,
+    NEGATIVE_LOOK_AFTER,
     NONE_CLASS,
     TILE_SIZE,
     TrainConfig,
@@ -28,6 +29,7 @@ from scorer.training import (
     read_split,
     train,
 )
+from scorer.vision.crops import NEGATIVE_BELOW
 from scorer.vision.detector import CardDetector
 from scorer.vision.manifest import ModelManifest
 
@@ -92,6 +94,8 @@ def test_the_recipe_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> None
     assert ModelManifest.load(models).card_conf == result.tuning.best.card_conf
     # the turns are read only where the first reading is unsure
     assert (manifest["classifier_sure"], manifest["classifier_none_sure"]) == (CLASSIFIER_SURE, CLASSIFIER_NONE_SURE)
+    # light-on-dark indices are read in negative, as its crops were cut
+    assert (manifest["negative_below"], manifest["negative_look_after"]) == (NEGATIVE_BELOW, NEGATIVE_LOOK_AFTER)
     import numpy as np
     import onnxruntime
 
