@@ -110,7 +110,7 @@ def _crops(manifest: ModelManifest, scenes: list[tuple[np.ndarray, tuple[Box, ..
     crops = []
     for frame, labelled in scenes:
         found = [box_from_row(row) for row in detector.find_corners(frame)[0]]
-        crops += [manifest.index_crop(frame, box) for box in (*labelled, *found)]
+        crops += [view for box in (*labelled, *found) for view in manifest.index_views(frame, box)]
     if not crops:
         raise QuantizeError("the calibration scenes have no labelled indices and the detector finds none")
     crops = random.Random(seed).sample(crops, min(CALIBRATION_CROPS, len(crops)))

@@ -36,7 +36,7 @@ from scorer.vision.boxes import (
     scale_box,
     shift_box,
 )
-from scorer.vision.crops import CROP_PAD, CROP_SIZE, NEGATIVE_BELOW, corner_crop
+from scorer.vision.crops import CROP_PAD, CROP_SIZE, NEGATIVE_BELOW, index_views
 from scorer.vision.labels import LabelError, dataset_yaml, label_line, read_label_file, write_label_file
 from scorer.vision.manifest import ModelError, ModelManifest
 from scorer.vision.types import Box
@@ -260,7 +260,8 @@ def make_classifier_crops(
     ImageFolder tree (``train/<card>/``, ``val/<card>/``), plus ``none`` crops of places with no
     corner index (pips, court art, card backs, clutter) so the classifier can veto false alarms.
     Corners under ``min_corner_px`` on their shorter side are skipped: a few blurred pixels teach noise.
-    ``negative_below`` must be the shipped manifest's (``corner_crop``): light-on-dark indices are cut as negatives."""
+    ``negative_below`` must be the shipped manifest's (``index_views``): a light-on-dark index is also written in
+    negative, the second reading inference makes of it."""
     import cv2
 
     rng = random.Random(seed)
@@ -277,9 +278,8 @@ def make_classifier_crops(
                 if min(box[2] - box[0], box[3] - box[1]) < min_corner_px:
                     continue
                 for copy in range(crops_per_corner):
-                    crop = corner_crop(image, _jittered(box, rng), crop_size, crop_pad, negative_below)
-                    target = out_dir / split / CLASS_NAMES[cls] / f"{item.image_path.stem}_{index}_{copy}.png"
-                    cv2.imwrite(str(target), crop)
+                    views = index_views(image, _jittered(box, rng), crop_size, crop_pad, negative_below)
+                    _write_views(views, out_dir / split / CLASS_NAMES[cls] / f"{item.image_path.stem}_{index}_{copy}")
             sizes = [(x2 - x1, y2 - y1) for x1, y1, x2, y2 in boxes] or [(0.03 * width, 0.06 * height)]
             outlines = _card_outlines(scene_dir, split, item.image_path.stem)
             made, tries = 0, 0
@@ -306,11 +306,20 @@ def make_classifier_crops(
                 candidate = (x1, y1, x1 + w, y1 + h)
                 if _covers_a_corner(candidate, boxes):
                     continue
-                crop = corner_crop(image, candidate, crop_size, crop_pad, negative_below)
-                cv2.imwrite(str(out_dir / split / NONE_CLASS / f"{item.image_path.stem}_n{made}.png"), crop)
+                views = index_views(image, candidate, crop_size, crop_pad, negative_below)
+                _write_views(views, out_dir / split / NONE_CLASS / f"{item.image_path.stem}_n{made}")
                 made += 1
     (out_dir / COMPLETE_MARKER).write_text("all crops written\n")
     return out_dir
+
+
+def _write_views(views: list[np.ndarray], stem: Path) -> int:
+    """Write a box's ``index_views`` as ``<stem>.png`` (and ``<stem>_neg.png``); returns how many files."""
+    import cv2
+
+    for view, suffix in zip(views, ("", "_neg"), strict=False):
+        cv2.imwrite(f"{stem}{suffix}.png", view)
+    return len(views)
 
 
 def _scene_cards(scene_dir: Path, split: str, stem: str) -> list[dict[str, Any]]:
@@ -384,15 +393,15 @@ def mine_hard_negatives(
 ) -> int:
     """Add ``detector``'s false cards on the scenes (``_false_cards``) to the classifier's ``none`` crops,
     cut as inference cuts them, so it learns to veto exactly those; returns how many."""
-    import cv2
 
     manifest = detector.manifest
     written = 0
     for split, item, image, false_cards in _false_cards(scene_dir, detector, per_image):
         (out_dir / split / NONE_CLASS).mkdir(parents=True, exist_ok=True)
         for rank, box in enumerate(false_cards):
-            crop = manifest.index_crop(image, box)
-            cv2.imwrite(str(out_dir / split / NONE_CLASS / f"{item.image_path.stem}_m{rank}.png"), crop)
+            _write_views(
+                manifest.index_views(image, box), out_dir / split / NONE_CLASS / f"{item.image_path.stem}_m{rank}"
+            )
             written += 1
     (out_dir / MINED_MARKER).write_text(f"{written} false alarms of {manifest.directory}\n")
     return written
@@ -460,11 +469,12 @@ def make_correction_crops(corrections_dir: Path, model_dir: Path | None, out_dir
             if len(inside) > 1:
                 continue  # overlapping cards: the corner's owner is ambiguous
             name = CLASS_NAMES[inside[0]] if inside else NONE_CLASS
-            crop = detector.manifest.index_crop(image, box)
+            views = detector.manifest.index_views(image, box)
             (out_dir / "train" / name).mkdir(parents=True, exist_ok=True)
             for copy in range(copies):
-                cv2.imwrite(str(out_dir / "train" / name / f"correction_{image_path.stem}_{index}_{copy}.png"), crop)
-                written += 1
+                written += _write_views(
+                    views, out_dir / "train" / name / f"correction_{image_path.stem}_{index}_{copy}"
+                )
     return written
 
 

@@ -28,7 +28,7 @@ from scorer.vision.backends import (
     decode_yolo,
     letterbox,
 )
-from scorer.vision.crops import NEGATIVE_BELOW, corner_crop, light_share
+from scorer.vision.crops import NEGATIVE_BELOW, corner_crop, index_views, light_share, lightness_negative
 from scorer.vision.detector import CardDetector, check_frame
 from scorer.vision.manifest import ModelError, ModelManifest, default_model_dir
 
@@ -576,12 +576,49 @@ def test_a_deck_printed_light_on_dark_is_looked_at_in_negative(
     assert detector.find_corners(np.invert(frame))[0].tolist() == boxes and looks.negative_looks == 0
 
 
-def test_a_light_on_dark_index_is_cut_as_its_negative() -> None:
+def test_a_light_on_dark_index_is_read_in_negative_as_well() -> None:
     frame, (box, _) = light_on_dark_frame(2)
     plain = corner_crop(frame, box)
     assert light_share(frame, box) < NEGATIVE_BELOW
-    assert np.array_equal(corner_crop(frame, box, negative_below=NEGATIVE_BELOW), np.invert(plain))
-    printed = np.invert(frame)  # dark ink on a light card: cut as it is
+    crop, negative = index_views(frame, box, negative_below=NEGATIVE_BELOW)
+    assert np.array_equal(crop, plain) and np.array_equal(negative, lightness_negative(plain))
+    assert negative.mean() > 200 > plain.mean()  # a light card now, as the classifier learned most decks
+    printed = np.invert(frame)  # dark ink on a light card: read as it is
     assert light_share(printed, box) > NEGATIVE_BELOW
-    assert np.array_equal(corner_crop(printed, box, negative_below=NEGATIVE_BELOW), corner_crop(printed, box))
+    assert [view.tolist() for view in index_views(printed, box, negative_below=NEGATIVE_BELOW)] == [
+        corner_crop(printed, box).tolist()
+    ]
+    assert len(index_views(frame, box)) == 1  # a model without negative_below reads every crop as it is
     assert light_share(frame, (700, 10, 720, 30)) == 1.0  # outside the frame: nothing to turn
+
+
+def test_a_negative_keeps_red_ink_red() -> None:
+    red_on_black = np.zeros((8, 8, 3), np.uint8)
+    red_on_black[2:6, 2:6] = (30, 30, 200)  # BGR
+    negative = lightness_negative(red_on_black).astype(int)
+    blue, green, red = negative[3, 3]
+    assert red > blue + 60 and red > green + 60  # still red ink (a plain negative turns it cyan)
+    assert negative[0, 0].min() > 200  # on a light face
+
+
+def test_a_box_read_in_negative_too_is_named_from_both_readings_averaged(tiny_models: Path, tmp_path: Path) -> None:
+    models = copy_models(tiny_models / "two-stage", tmp_path / "m", negative_below=0.4, classifier_rotations=[0])
+    detector = CardDetector(models)
+    frame, boxes = light_on_dark_frame(1)
+    printed = np.invert(frame)
+    seen: list[int] = []
+
+    class Readings:
+        def predict(self, crops: list[np.ndarray]) -> np.ndarray:
+            seen.append(len(crops))
+            readings = np.zeros((len(crops), 53), np.float32)
+            for row, crop in zip(readings, crops, strict=True):
+                row[0 if crop.mean() > 128 else 1] = 1.0  # a light crop reads as class 0, a dark one as class 1
+            return readings
+
+    detector.classifier = Readings()
+    box = boxes[0]
+    ((_, light_on_dark),) = detector.name_boxes(frame, [box])
+    ((_, printed_dark),) = detector.name_boxes(printed, [box])
+    assert seen == [2, 1]  # the crop and its negative in one batch; a printed index once
+    assert (light_on_dark, printed_dark) == (0.5, 1.0)

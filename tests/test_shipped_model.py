@@ -49,19 +49,42 @@ def test_reads_rendered_tables_of_several_decks(detector, scene_config: SceneCon
     assert_reads(detector, image, truth, deck)
 
 
-def _held_out_style(dark: bool) -> str:
-    """A procedural deck whose index font training never saw, with a dark (or light) face."""
+def test_reads_decks_printed_light_on_dark(detector, scene_config: SceneConfig) -> None:  # type: ignore[no-untyped-def]
+    """Each design's table turned into a black deck: in plain negative (white and cyan ink on black faces) and
+    in lightness negative (white and red ink on black). Measured (models/README.md, Session 11): mean F1 0.96,
+    the worst frame 0.895; without reading them in negative 0.84, the worst 0.48 (bellot)."""
+    from scorer.vision.crops import lightness_negative
+
+    readings = {}
+    for deck in DECKS:
+        image, truth = table_scene(scene_config, 7, deck)
+        for name, negative in (("negative", np.invert(image)), ("lightness negative", lightness_negative(image))):
+            found = {detection.card for detection in detector.detect(negative).cards}
+            readings[f"{deck} in {name}"] = card_f1(found, readable_cards(truth))
+    assert np.mean(list(readings.values())) >= 0.93 and min(readings.values()) >= 0.85, readings
+
+
+def _held_out_styles(dark: bool, count: int = 1) -> list[str]:
+    """The first ``count`` procedural decks whose index fonts training never saw, with dark (or light) faces."""
     from scorer.synth import procedural
 
     try:
         procedural.rank_fonts("heldout")
     except procedural.FacesUnavailableError as error:
         pytest.skip(str(error))
-    for number in range(200):
-        style = procedural.sample_style(number, "heldout")
-        if (np.mean(style.paper) < 100) == dark and style.fade == 0 and style.pip_font is None:
-            return style.name
-    raise AssertionError("no such held-out style in 200")
+    styles = (procedural.sample_style(number, "heldout") for number in range(400))
+    found = [
+        style.name
+        for style in styles
+        if (np.mean(style.paper) < 100) == dark and style.fade == 0 and style.pip_font is None
+    ][:count]
+    assert len(found) == count, f"only {len(found)} such held-out styles in 400"
+    return found
+
+
+DARK_STYLES_MEAN_F1 = 0.85
+"""Ten dark-faced held-out decks are read at a mean card F1 of at least this. Measured (models/README.md,
+Session 11): 0.865, and 0.853 without the negative readings; one deck alone moves by up to 0.3 either way."""
 
 
 NOT_YET_SHIPPED = pytest.mark.xfail(
@@ -71,10 +94,12 @@ NOT_YET_SHIPPED = pytest.mark.xfail(
 )
 
 
-def test_reads_a_dark_faced_deck_in_a_font_it_never_trained_on(detector, scene_config: SceneConfig) -> None:  # type: ignore[no-untyped-def]
-    deck = _held_out_style(dark=True)
-    image, truth = table_scene(scene_config, 7, deck)
-    assert_reads(detector, image, truth, deck)
+def test_reads_dark_faced_decks_in_fonts_it_never_trained_on(detector, scene_config: SceneConfig) -> None:  # type: ignore[no-untyped-def]
+    readings = {}
+    for deck in _held_out_styles(dark=True, count=10):
+        image, truth = table_scene(scene_config, 7, deck)
+        readings[deck] = card_f1({detection.card for detection in detector.detect(image).cards}, readable_cards(truth))
+    assert np.mean(list(readings.values())) >= DARK_STYLES_MEAN_F1, readings
 
 
 @NOT_YET_SHIPPED
@@ -82,7 +107,7 @@ def test_reads_a_phone_close_up_of_big_cards(detector, scene_config: SceneConfig
     from scorer.synth.scene import render_closeup_scene
 
     config = dataclasses.replace(scene_config, macro_fraction=1.0)
-    for seed, deck in ((3, "anglo"), (4, _held_out_style(dark=False))):
+    for seed, deck in ((3, "anglo"), (4, _held_out_styles(dark=False)[0])):
         image, truth = render_closeup_scene(seed, 640, 640, deck=deck, config=config)
         assert_reads(detector, image, truth, f"close-up of {deck}")
 

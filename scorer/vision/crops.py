@@ -17,7 +17,7 @@ MIN_ASPECT = 0.6
 """A box's shorter side is widened to at least this share of its longer side before padding."""
 
 NEGATIVE_BELOW = 0.4
-"""An index whose ``light_share`` is under this is printed light on a dark face, and is read as its negative.
+"""An index whose ``light_share`` is under this is printed light on a dark face, and is read in negative as well.
 Of the labelled indices of the real photos, 90% of the black deck's are under it, 1% of the poker deck's and 2%
 of the close-ups' (models/README.md, Session 11)."""
 
@@ -60,16 +60,11 @@ def light_share(image: np.ndarray, box: Box) -> float:
     return float(np.count_nonzero(light)) / light.size
 
 
-def corner_crop(
-    image: np.ndarray, box: Box, size: int = CROP_SIZE, pad: float = CROP_PAD, negative_below: float | None = None
-) -> np.ndarray:
+def corner_crop(image: np.ndarray, box: Box, size: int = CROP_SIZE, pad: float = CROP_PAD) -> np.ndarray:
     """Cut the region around ``box`` from a BGR image, stretched to ``size`` x ``size``.
 
     Parts outside the image are filled by replicating the border, so a corner at the
-    frame's edge still gives a full-size crop. With ``negative_below``, an index whose
-    ``light_share`` is under it is cut as its negative: the classifier learned dark ink on
-    light cards, nearly every deck's, and read a black deck's light indices far better so
-    (models/README.md, Session 11).
+    frame's edge still gives a full-size crop.
     """
     import cv2
 
@@ -78,7 +73,30 @@ def corner_crop(
     # one affine warp does cut, pad and resize
     matrix = np.array([[scale_x, 0.0, -x1 * scale_x], [0.0, scale_y, -y1 * scale_y]], dtype=np.float32)
     interpolation = cv2.INTER_AREA if max(scale_x, scale_y) < 1 else cv2.INTER_LINEAR
-    crop = cv2.warpAffine(image, matrix, (size, size), flags=interpolation, borderMode=cv2.BORDER_REPLICATE)
+    return cv2.warpAffine(image, matrix, (size, size), flags=interpolation, borderMode=cv2.BORDER_REPLICATE)
+
+
+def index_views(
+    image: np.ndarray, box: Box, size: int = CROP_SIZE, pad: float = CROP_PAD, negative_below: float | None = None
+) -> list[np.ndarray]:
+    """What the classifier reads of one box, in training as at inference: its ``corner_crop``, and with
+    ``negative_below``, for an index whose ``light_share`` is under it, the crop's ``lightness_negative`` too.
+
+    The classifier learned mostly dark ink on light cards: a black deck's light indices read far better with
+    the negative's reading averaged in, while rendered dark faces, which it learned as they are, still read
+    as well (models/README.md, Session 11).
+    """
+    crop = corner_crop(image, box, size, pad)
     if negative_below is not None and light_share(image, box) < negative_below:
-        return np.invert(crop)
-    return crop
+        return [crop, lightness_negative(crop)]
+    return [crop]
+
+
+def lightness_negative(image: np.ndarray) -> np.ndarray:
+    """A BGR image with its lightness turned over and its hues kept: white ink on black becomes black on white,
+    and red ink stays red (a plain negative turns it cyan, and a red pip reads as a black suit's)."""
+    import cv2
+
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB)
+    lab[..., 0] = 255 - lab[..., 0]
+    return cv2.cvtColor(lab, cv2.COLOR_LAB2BGR)

@@ -87,14 +87,14 @@ class CardDetector:
             for size in (None, *manifest.detector_coarse_sizes)
         ]
         found = keep_best_boxes(looks, manifest.iou) if len(looks) > 1 else looks[0]
-        if not self._light_on_dark(image_bgr, found):
+        if not self.light_on_dark(image_bgr, found):
             return found
         # A deck printed light on dark faces: the detector learned mostly dark ink on light cards, and finds far
         # more of its indices in the frame's negative.
         negative = self.boxes.predict(np.invert(image_bgr), self.conf, manifest.iou)
         return keep_best_boxes([found, negative], manifest.iou)
 
-    def _light_on_dark(self, image_bgr: np.ndarray, found: BoxArrays) -> bool:
+    def light_on_dark(self, image_bgr: np.ndarray, found: BoxArrays) -> bool:
         """Whether the frame shows a deck printed light on dark: ``negative_look_after`` of the boxes found
         score ``NEGATIVE_LOOK_SCORE`` or more and are light on dark (``light_share``)."""
         needed, below = self.manifest.negative_look_after, self.manifest.negative_below
@@ -107,16 +107,20 @@ class CardDetector:
     def name_boxes(self, image_bgr: np.ndarray, boxes: Sequence[Box]) -> list[tuple[Card | None, float]]:
         """Stage two: what the classifier reads in each box, cut from the frame as inference cuts it.
 
-        Per box, the card it names (None for its no-card class) and that class's probability.
+        Per box, the card it names (None for its no-card class) and that class's probability, averaged over the
+        box's views (``index_views``: a light-on-dark index is read in negative too).
 
         :raises ModelError: for a one-stage model, which has no classifier.
         """
         if self.classifier is None:
             raise ModelError(f"the {self.manifest.design} model in {str(self.manifest.directory)!r} has no classifier")
         manifest = self.manifest
-        crops = [manifest.index_crop(image_bgr, box) for box in boxes]
-        named = []
-        for probabilities in self._classify(crops):
+        views = [manifest.index_views(image_bgr, box) for box in boxes]
+        readings = self._classify([crop for box_views in views for crop in box_views])
+        named, start = [], 0
+        for box_views in views:
+            probabilities = readings[start : start + len(box_views)].mean(axis=0)
+            start += len(box_views)
             best = int(probabilities.argmax())
             class_id = manifest.classifier_classes[best]
             named.append((None if class_id is None else Card.from_class_id(class_id), float(probabilities[best])))

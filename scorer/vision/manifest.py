@@ -19,7 +19,7 @@ import numpy as np
 
 from scorer.cards import CLASS_NAMES, Card, InvalidCardError
 from scorer.errors import OkginError
-from scorer.vision.crops import CROP_PAD, CROP_SIZE, corner_crop
+from scorer.vision.crops import CROP_PAD, CROP_SIZE, index_views
 from scorer.vision.types import Box
 
 BACKENDS: tuple[str, ...] = ("auto", "onnx", "openvino", "torch")
@@ -148,7 +148,7 @@ class ModelManifest:
     classifier_rotations: tuple[int, ...] = (0,)  # quarter turns of each crop whose class probabilities are averaged
     classifier_sure: float | None = None  # a crop read this surely at its first turn is not read at the others
     classifier_none_sure: float | None = None  # nor one first read as no index at least this surely
-    negative_below: float | None = None  # an index with a smaller light share is read as its negative (crops.py)
+    negative_below: float | None = None  # an index with a smaller light share is read in negative too (crops.py)
     negative_look_after: int | None = None  # this many sure light-on-dark boxes: the frame is looked at in negative
     names: tuple[str, ...] = CLASS_NAMES  # a one-stage detector's class names, in its class order
     classifier_names: tuple[str, ...] | None = None  # the classifier's, in its class order (default: names)
@@ -307,9 +307,9 @@ class ModelManifest:
         partial.replace(self.path)
         return self.path
 
-    def index_crop(self, image: np.ndarray, box: Box) -> np.ndarray:
-        """The classifier's input for one box of a BGR frame, cut as this model reads it (``corner_crop``)."""
-        return corner_crop(image, box, self.crop_size, self.crop_pad, self.negative_below)
+    def index_views(self, image: np.ndarray, box: Box) -> list[np.ndarray]:
+        """The classifier's inputs for one box of a BGR frame, cut as this model reads it (``index_views``)."""
+        return index_views(image, box, self.crop_size, self.crop_pad, self.negative_below)
 
     def file(self, name: str | None, what: str) -> Path:
         """The path of a shipped file, checked to exist.
