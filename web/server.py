@@ -263,12 +263,16 @@ class Server:
             self.dispatcher.shutdown()
 
     def close(self) -> None:
-        """Stop serving: the event loop closes every socket and ``run()`` returns."""
+        """Stop serving: the event loop closes every socket and ``run()`` returns. Safe to call at any time,
+        also while ``run()`` is ending on its own."""
         if self._running:
-            self._listeners[0].trigger.pull_trigger(self._close_sockets)  # runs on the event loop's thread
-        else:
-            self._close_sockets()
-            self.dispatcher.shutdown()
+            try:
+                self._listeners[0].trigger.pull_trigger(self._close_sockets)  # runs on the event loop's thread
+                return
+            except OSError:  # the loop ended meanwhile and closed its trigger with the other sockets
+                pass
+        self._close_sockets()
+        self.dispatcher.shutdown()
 
     def _close_sockets(self) -> None:
         for dispatcher in list(self._map.values()):
