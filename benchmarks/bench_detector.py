@@ -26,6 +26,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -82,13 +83,18 @@ def time_detectors(
     return results
 
 
+def read_otherwise(detector: CardDetector, **changes: Any) -> CardDetector:
+    """The same networks (the loaded sessions are shared) read with some manifest fields changed."""
+    other = copy.copy(detector)
+    other.manifest = detector.manifest.replace(**changes)
+    return other
+
+
 def plain_design(detector: CardDetector) -> CardDetector:
     """The same networks read as in session 1: one look at the frame, one reading of each crop, none in negative."""
-    plain = copy.copy(detector)  # shares the loaded sessions
-    plain.manifest = detector.manifest.replace(
-        detector_coarse_sizes=(), classifier_rotations=(0,), negative_below=None, negative_look_after=None
+    return read_otherwise(
+        detector, detector_coarse_sizes=(), classifier_rotations=(0,), negative_below=None, negative_look_after=None
     )
-    return plain
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,8 +145,7 @@ def time_light_on_dark(detector: CardDetector, frames: list[np.ndarray]) -> None
     """The default backend on the frames in negative: a deck printed light on dark faces, which is looked at in
     negative as well (``CardDetector.find_corners``), against the frames as they are, in the same rotation."""
     negatives = [np.invert(frame) for frame in frames]
-    as_printed = copy.copy(detector)  # the looks before the negative one
-    as_printed.manifest = detector.manifest.replace(negative_look_after=None)
+    as_printed = read_otherwise(detector, negative_look_after=None)  # the looks before the negative one
     looked = sum(detector.light_on_dark(frame, as_printed.find_corners(frame)) for frame in negatives)
     timed = [(detector, frame) for pair in zip(frames, negatives, strict=True) for frame in pair]
     taken: list[list[float]] = [[], []]
