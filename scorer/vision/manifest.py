@@ -95,6 +95,7 @@ def card_classes(names: Any, none_class: str, key: str) -> tuple[int | None, ...
 # manifest keys read into fields of the same name (``backend`` is ``preferred_backend``)
 _FILE_KEYS = ("detector", "detector_onnx", "classifier", "classifier_onnx")
 _SURE_KEYS = ("classifier_sure", "classifier_none_sure")  # optional probabilities in (0, 1]
+_OPTIONAL_KEYS = (*_SURE_KEYS, "negative_below", "negative_look_after")  # written only when set
 _KNOWN_KEYS = frozenset(
     {
         "design",
@@ -104,9 +105,7 @@ _KNOWN_KEYS = frozenset(
         "crop_size",
         "crop_pad",
         "classifier_rotations",
-        *_SURE_KEYS,
-        "negative_below",
-        "negative_look_after",
+        *_OPTIONAL_KEYS,
         "names",
         "classifier_names",
         "none_class",
@@ -273,7 +272,7 @@ class ModelManifest:
             crop_pad=self.crop_pad,
             classifier_rotations=list(self.classifier_rotations),
         )
-        for key in (*_SURE_KEYS, "negative_below", "negative_look_after"):
+        for key in _OPTIONAL_KEYS:
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
         if self.names != CLASS_NAMES:
