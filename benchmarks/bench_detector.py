@@ -91,9 +91,15 @@ def read_otherwise(detector: CardDetector, **changes: Any) -> CardDetector:
 
 
 def plain_design(detector: CardDetector) -> CardDetector:
-    """The same networks read as in session 1: one look at the frame, one reading of each crop, none in negative."""
+    """The same networks read as in session 1: one look at the frame, one reading of each crop (one cut, none in
+    negative)."""
     return read_otherwise(
-        detector, detector_coarse_sizes=(), classifier_rotations=(0,), negative_below=None, negative_look_after=None
+        detector,
+        detector_coarse_sizes=(),
+        extra_crop_pads=(),
+        classifier_rotations=(0,),
+        negative_below=None,
+        negative_look_after=None,
     )
 
 

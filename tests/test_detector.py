@@ -58,6 +58,9 @@ def write_manifest(directory: Path, **fields: object) -> Path:
         ({"negative_below": 1}, r"negative_below 1.0 is outside \(0, 1\)"),
         ({"negative_look_after": 2}, "negative_look_after must be 1 or more, and needs negative_below"),
         ({"negative_below": 0.4, "negative_look_after": 0}, "negative_look_after must be 1 or more"),
+        ({"extra_crop_pads": [0.1, 1.5]}, "crop_pad and extra_crop_pads must lie in 0..1"),
+        ({"crop_pad": -0.1}, "crop_pad and extra_crop_pads must lie in 0..1"),
+        ({"extra_crop_pads": 0.1}, "not iterable"),
     ],
 )
 def test_bad_manifest_fields_are_named(tmp_path: Path, fields: dict[str, object], message: str) -> None:
@@ -128,11 +131,14 @@ def test_a_manifest_writes_and_reads_itself_back(tmp_path: Path) -> None:
     )
     changed: dict[str, Any] = {"card_conf": 0.35, "classifier_rotations": (0, 180)}
     changed |= {"classifier_sure": 0.95, "classifier_none_sure": 0.5, "negative_below": 0.4, "negative_look_after": 2}
+    changed |= {"extra_crop_pads": (0.1,)}
+    assert "extra_crop_pads" not in manifest.to_dict()  # written only when some are set
     manifest.replace(**changed).save()
     again = ModelManifest.load(tmp_path / "m")
     assert again == manifest.replace(**changed)
     assert again.provenance == provenance and again.classifier_classes == manifest.classifier_classes
-    assert json.loads((tmp_path / "m" / "manifest.json").read_text())["classifier_rotations"] == [0, 180]
+    written = json.loads((tmp_path / "m" / "manifest.json").read_text())
+    assert (written["classifier_rotations"], written["extra_crop_pads"]) == ([0, 180], [0.1])
     with pytest.raises(ModelError, match=r"detector_weight 2 is outside \(0, 1\]"):
         manifest.replace(detector_weight=2)
 
@@ -590,6 +596,17 @@ def test_a_light_on_dark_index_is_read_in_negative_as_well() -> None:
     ]
     assert len(index_views(frame, box)) == 1  # a model without negative_below reads every crop as it is
     assert light_share(frame, (700, 10, 720, 30)) == 1.0  # outside the frame: nothing to turn
+
+
+def test_a_box_is_cut_at_every_pad_of_the_manifest(tiny_models: Path, tmp_path: Path) -> None:
+    frame, (box, _) = light_on_dark_frame(2)
+    manifest = ModelManifest.load(copy_models(tiny_models / "two-stage", tmp_path / "m", negative_below=0.4))
+    assert len(manifest.index_views(frame, box)) == 2  # the crop and its negative, at crop_pad alone
+    wider = manifest.replace(crop_pad=0.25, extra_crop_pads=(0.1,))
+    views = wider.index_views(frame, box)
+    expected = [view for pad in (0.25, 0.1) for view in index_views(frame, box, wider.crop_size, pad, 0.4)]
+    assert [view.tolist() for view in views] == [view.tolist() for view in expected]
+    assert not np.array_equal(views[0], views[2])  # a closer cut: the index fills more of the crop
 
 
 def test_a_negative_keeps_red_ink_red() -> None:

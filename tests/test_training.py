@@ -15,6 +15,7 @@ from scorer.synth.scene import SceneConfig
 from scorer.training import (
     CLASSIFIER_NONE_SURE,
     CLASSIFIER_SURE,
+    EXTRA_CROP_PADS,
     MINED_MARKER,
     MODEL_FILES,
     NEGATIVE_LOOK_AFTER,
@@ -66,9 +67,9 @@ def test_crops_hold_every_labelled_corner_and_negatives(scenes: Path, tmp_path: 
         min(x2 - x1, y2 - y1) >= 7.0 for item in read_split(scenes, "train") for x1, y1, x2, y2 in item.boxes
     )
     written = {name: sorted((tmp_path / "crops" / "train" / name).glob("*.png")) for name in (*CLASS_NAMES, NONE_CLASS)}
-    negatives = [path for paths in written.values() for path in paths if path.stem.endswith("_neg")]
+    negatives = [path for paths in written.values() for path in paths if path.stem.endswith("_v1")]
     # a light-on-dark index is written in negative too, beside its crop: the second reading inference makes
-    assert all(path.with_name(path.name.replace("_neg", "")).exists() for path in negatives)
+    assert all(path.with_name(path.name.replace("_v1", "")).exists() for path in negatives)
     cards = sum(len(written[name]) for name in CLASS_NAMES) - sum(path.parent.name != NONE_CLASS for path in negatives)
     assert cards == labelled
     assert len(written[NONE_CLASS]) - sum(path.parent.name == NONE_CLASS for path in negatives) == 3 * 6
@@ -100,6 +101,8 @@ def test_the_recipe_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> None
     assert (manifest["classifier_sure"], manifest["classifier_none_sure"]) == (CLASSIFIER_SURE, CLASSIFIER_NONE_SURE)
     # light-on-dark indices are read in negative, as its crops were cut
     assert (manifest["negative_below"], manifest["negative_look_after"]) == (NEGATIVE_BELOW, NEGATIVE_LOOK_AFTER)
+    assert manifest["extra_crop_pads"] == list(EXTRA_CROP_PADS)
+    assert manifest["extra_crop_pads"] == list(EXTRA_CROP_PADS)
     import numpy as np
     import onnxruntime
 

@@ -108,19 +108,32 @@ class CardDetector:
         """Stage two: what the classifier reads in each box, cut from the frame as inference cuts it.
 
         Per box, the card it names (None for its no-card class) and that class's probability, averaged over the
-        box's views (``index_views``: a light-on-dark index is read in negative too).
+        box's views (``index_views``: a light-on-dark index is read in negative too). A box is cut at
+        ``crop_pad`` first; one its readings leave unsettled (``_settled``) is cut at each of
+        ``extra_crop_pads`` as well, and read again: a sure reading rarely changes, and most boxes are sure.
 
         :raises ModelError: for a one-stage model, which has no classifier.
         """
         if self.classifier is None:
             raise ModelError(f"the {self.manifest.design} model in {str(self.manifest.directory)!r} has no classifier")
         manifest = self.manifest
-        views = [manifest.index_views(image_bgr, box) for box in boxes]
-        readings = self._classify([crop for box_views in views for crop in box_views])
-        named, start = [], 0
-        for box_views in views:
-            probabilities = readings[start : start + len(box_views)].mean(axis=0)
-            start += len(box_views)
+        totals = np.zeros((len(boxes), len(manifest.classifier_classes)), np.float32)
+        counts = np.zeros((len(boxes), 1), np.float32)
+        todo = np.arange(len(boxes))
+        for number, pad in enumerate((manifest.crop_pad, *manifest.extra_crop_pads)):
+            if number:
+                todo = todo[~self._settled(totals[todo] / counts[todo])]
+            if not len(todo):
+                break
+            views = [manifest.index_views(image_bgr, boxes[int(index)], pad) for index in todo]
+            readings = self._classify([crop for box_views in views for crop in box_views])
+            start = 0
+            for index, box_views in zip(todo, views, strict=True):
+                totals[index] += readings[start : start + len(box_views)].sum(axis=0)
+                counts[index] += len(box_views)
+                start += len(box_views)
+        named = []
+        for probabilities in totals / np.maximum(counts, 1):
             best = int(probabilities.argmax())
             class_id = manifest.classifier_classes[best]
             named.append((None if class_id is None else Card.from_class_id(class_id), float(probabilities[best])))
@@ -167,16 +180,23 @@ class CardDetector:
             batch = [_turned(crop, turn) for turn in turns for crop in crops]
             return self.classifier.predict(batch).reshape(len(turns), len(crops), -1).mean(axis=0)
         readings = self.classifier.predict([_turned(crop, turns[0]) for crop in crops])
-        settled = readings.max(axis=1) >= (sure if sure is not None else np.inf)
-        if none_sure is not None and None in manifest.classifier_classes:
-            none = manifest.classifier_classes.index(None)
-            settled |= (readings.argmax(axis=1) == none) & (readings[:, none] >= none_sure)
-        unsure = np.flatnonzero(~settled)
+        unsure = np.flatnonzero(~self._settled(readings))
         if len(unsure):
             batch = [_turned(crops[index], turn) for turn in turns[1:] for index in unsure]
             again = self.classifier.predict(batch).reshape(len(turns) - 1, len(unsure), -1)
             readings[unsure] = (readings[unsure] + again.sum(axis=0)) / len(turns)
         return readings
+
+    def _settled(self, readings: np.ndarray) -> np.ndarray:
+        """Which rows of class probabilities need no further reading: a card read at least ``classifier_sure``
+        surely, or no index at least ``classifier_none_sure`` surely (neither, for a manifest without them)."""
+        manifest = self.manifest
+        sure, none_sure = manifest.classifier_sure, manifest.classifier_none_sure
+        settled = readings.max(axis=1) >= (sure if sure is not None else np.inf)
+        if none_sure is not None and None in manifest.classifier_classes:
+            none = manifest.classifier_classes.index(None)
+            settled |= (readings.argmax(axis=1) == none) & (readings[:, none] >= none_sure)
+        return settled
 
     def detect(self, image_bgr: np.ndarray) -> Detections:
         """The cards in a BGR frame, each once (corners merged), with one-deck conflicts."""

@@ -104,6 +104,7 @@ _KNOWN_KEYS = frozenset(
         "detector_coarse_sizes",
         "crop_size",
         "crop_pad",
+        "extra_crop_pads",
         "classifier_rotations",
         *_OPTIONAL_KEYS,
         "names",
@@ -144,6 +145,7 @@ class ModelManifest:
     classifier_onnx: str | None = None
     crop_size: int = CROP_SIZE
     crop_pad: float = CROP_PAD
+    extra_crop_pads: tuple[float, ...] = ()  # a box still unsure at crop_pad is cut at these too, readings averaged
     classifier_rotations: tuple[int, ...] = (0,)  # quarter turns of each crop whose class probabilities are averaged
     classifier_sure: float | None = None  # a crop read this surely at its first turn is not read at the others
     classifier_none_sure: float | None = None  # nor one first read as no index at least this surely
@@ -180,6 +182,8 @@ class ModelManifest:
             raise ModelError(f"{where}: {error}") from None
         object.__setattr__(self, "detector_classes", detector_classes)
         object.__setattr__(self, "classifier_classes", classifier_classes)
+        if not all(0 <= pad < 1 for pad in (self.crop_pad, *self.extra_crop_pads)):
+            raise ModelError(f"{where}: crop_pad and extra_crop_pads must lie in 0..1 (a share of the box's side)")
         if not self.classifier_rotations or not set(self.classifier_rotations) <= {0, 90, 180, 270}:
             raise ModelError(f"{where}: classifier_rotations must list some of 0, 90, 180, 270 degrees")
         for key in _SURE_KEYS:
@@ -238,6 +242,7 @@ class ModelManifest:
                 "detector_coarse_sizes": tuple(int(size) for size in data.get("detector_coarse_sizes", ())),
                 "crop_size": int(data.get("crop_size", CROP_SIZE)),
                 "crop_pad": float(data.get("crop_pad", CROP_PAD)),
+                "extra_crop_pads": tuple(float(pad) for pad in data.get("extra_crop_pads", ())),
                 "classifier_rotations": tuple(int(turn) for turn in data.get("classifier_rotations", (0,))),
                 **{key: _optional_float(data.get(key)) for key in _SURE_KEYS},
                 "negative_below": _optional_float(data.get("negative_below")),
@@ -270,8 +275,10 @@ class ModelManifest:
             detector_coarse_sizes=list(self.detector_coarse_sizes),
             crop_size=self.crop_size,
             crop_pad=self.crop_pad,
-            classifier_rotations=list(self.classifier_rotations),
         )
+        if self.extra_crop_pads:
+            data["extra_crop_pads"] = list(self.extra_crop_pads)
+        data["classifier_rotations"] = list(self.classifier_rotations)
         for key in _OPTIONAL_KEYS:
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
@@ -306,9 +313,16 @@ class ModelManifest:
         partial.replace(self.path)
         return self.path
 
-    def index_views(self, image: np.ndarray, box: Box) -> list[np.ndarray]:
-        """The classifier's inputs for one box of a BGR frame, cut as this model reads it (``index_views``)."""
-        return index_views(image, box, self.crop_size, self.crop_pad, self.negative_below)
+    def index_views(self, image: np.ndarray, box: Box, pad: float | None = None) -> list[np.ndarray]:
+        """The classifier's inputs for one box of a BGR frame, cut as this model reads it: its ``index_views``
+        at ``pad``, or by default at ``crop_pad`` and at each of ``extra_crop_pads``.
+
+        A second margin around the box is a second look at another zoom: a detector's box is drawn loose or
+        tight, and the averaged readings of both cuts name more indices right than either alone (models/README.md,
+        Session 12).
+        """
+        pads = (self.crop_pad, *self.extra_crop_pads) if pad is None else (pad,)
+        return [view for each in pads for view in index_views(image, box, self.crop_size, each, self.negative_below)]
 
     def file(self, name: str | None, what: str) -> Path:
         """The path of a shipped file, checked to exist.
