@@ -639,3 +639,36 @@ def test_a_box_read_in_negative_too_is_named_from_both_readings_averaged(tiny_mo
     ((_, printed_dark),) = detector.name_boxes(printed, [box])
     assert seen == [2, 1]  # the crop and its negative in one batch; a printed index once
     assert (light_on_dark, printed_dark) == (0.5, 1.0)
+
+
+def test_a_doubtful_box_is_cut_again_closer_and_its_readings_averaged(tiny_models: Path, tmp_path: Path) -> None:
+    fields = {"classifier_rotations": [0], "classifier_sure": 0.98, "classifier_none_sure": 0.5}
+    detector = CardDetector(copy_models(tiny_models / "two-stage", tmp_path / "m", extra_crop_pads=[0.1], **fields))
+    frame = np.zeros((240, 320, 3), np.uint8)
+    frame[20:60, 20:50] = 128  # an index the stub reads surely
+    frame[100:140, 100:130] = 255  # one it doubts: the more of the crop the glyph fills, the surer
+    sure_box, doubtful_box = (20.0, 20.0, 50.0, 60.0), (100.0, 100.0, 130.0, 140.0)
+    seen: list[int] = []
+
+    class Readings:
+        def predict(self, crops: list[np.ndarray]) -> np.ndarray:
+            seen.append(len(crops))
+            readings = np.zeros((len(crops), 53), np.float32)
+            for row, crop in zip(readings, crops, strict=True):
+                if crop.max() < 200:
+                    row[2] = 1.0
+                else:
+                    row[0] = 0.5 + (crop > 200).mean() / 2
+                    row[1] = 1.0 - row[0]
+            return readings
+
+    detector.classifier = Readings()
+    (_, sure), (_, doubtful) = detector.name_boxes(frame, [sure_box, doubtful_box])
+    assert seen == [2, 1]  # both boxes at the first cut; only the doubtful one again
+    share = [(corner_crop(frame, doubtful_box, detector.manifest.crop_size, pad) > 200).mean() for pad in (0.35, 0.1)]
+    assert share[1] > share[0] and sure == 1.0
+    assert doubtful == pytest.approx(0.5 + sum(share) / 4, abs=1e-6)  # both cuts' readings averaged
+    seen.clear()
+    detector.manifest = detector.manifest.replace(extra_crop_pads=())
+    detector.name_boxes(frame, [sure_box, doubtful_box])
+    assert seen == [2]
