@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -618,26 +619,34 @@ def test_a_negative_keeps_red_ink_red() -> None:
     assert negative[0, 0].min() > 200  # on a light face
 
 
+class StubClassifier:
+    """A stand-in classifier: each crop's class probabilities from ``read`` (class index: probability), and the
+    size of every batch it was given in ``seen``."""
+
+    def __init__(self, read: Callable[[np.ndarray], dict[int, float]]) -> None:
+        self.read = read
+        self.seen: list[int] = []
+
+    def predict(self, crops: list[np.ndarray]) -> np.ndarray:
+        self.seen.append(len(crops))
+        readings = np.zeros((len(crops), 53), np.float32)
+        for row, crop in zip(readings, crops, strict=True):
+            for index, probability in self.read(crop).items():
+                row[index] = probability
+        return readings
+
+
 def test_a_box_read_in_negative_too_is_named_from_both_readings_averaged(tiny_models: Path, tmp_path: Path) -> None:
     models = copy_models(tiny_models / "two-stage", tmp_path / "m", negative_below=0.4, classifier_rotations=[0])
     detector = CardDetector(models)
     frame, boxes = light_on_dark_frame(1)
     printed = np.invert(frame)
-    seen: list[int] = []
-
-    class Readings:
-        def predict(self, crops: list[np.ndarray]) -> np.ndarray:
-            seen.append(len(crops))
-            readings = np.zeros((len(crops), 53), np.float32)
-            for row, crop in zip(readings, crops, strict=True):
-                row[0 if crop.mean() > 128 else 1] = 1.0  # a light crop reads as class 0, a dark one as class 1
-            return readings
-
-    detector.classifier = Readings()
+    # a light crop reads as class 0, a dark one as class 1
+    detector.classifier = stub = StubClassifier(lambda crop: {0 if crop.mean() > 128 else 1: 1.0})
     box = boxes[0]
     ((_, light_on_dark),) = detector.name_boxes(frame, [box])
     ((_, printed_dark),) = detector.name_boxes(printed, [box])
-    assert seen == [2, 1]  # the crop and its negative in one batch; a printed index once
+    assert stub.seen == [2, 1]  # the crop and its negative in one batch; a printed index once
     assert (light_on_dark, printed_dark) == (0.5, 1.0)
 
 
@@ -648,27 +657,18 @@ def test_a_doubtful_box_is_cut_again_closer_and_its_readings_averaged(tiny_model
     frame[20:60, 20:50] = 128  # an index the stub reads surely
     frame[100:140, 100:130] = 255  # one it doubts: the more of the crop the glyph fills, the surer
     sure_box, doubtful_box = (20.0, 20.0, 50.0, 60.0), (100.0, 100.0, 130.0, 140.0)
-    seen: list[int] = []
 
-    class Readings:
-        def predict(self, crops: list[np.ndarray]) -> np.ndarray:
-            seen.append(len(crops))
-            readings = np.zeros((len(crops), 53), np.float32)
-            for row, crop in zip(readings, crops, strict=True):
-                if crop.max() < 200:
-                    row[2] = 1.0
-                else:
-                    row[0] = 0.5 + (crop > 200).mean() / 2
-                    row[1] = 1.0 - row[0]
-            return readings
+    def read(crop: np.ndarray) -> dict[int, float]:
+        glyph = float((crop > 200).mean())
+        return {2: 1.0} if crop.max() < 200 else {0: 0.5 + glyph / 2, 1: 0.5 - glyph / 2}
 
-    detector.classifier = Readings()
+    detector.classifier = stub = StubClassifier(read)
     (_, sure), (_, doubtful) = detector.name_boxes(frame, [sure_box, doubtful_box])
-    assert seen == [2, 1]  # both boxes at the first cut; only the doubtful one again
+    assert stub.seen == [2, 1]  # both boxes at the first cut; only the doubtful one again
     share = [(corner_crop(frame, doubtful_box, detector.manifest.crop_size, pad) > 200).mean() for pad in (0.35, 0.1)]
     assert share[1] > share[0] and sure == 1.0
     assert doubtful == pytest.approx(0.5 + sum(share) / 4, abs=1e-6)  # both cuts' readings averaged
-    seen.clear()
+    stub.seen.clear()
     detector.manifest = detector.manifest.replace(extra_crop_pads=())
     detector.name_boxes(frame, [sure_box, doubtful_box])
-    assert seen == [2]
+    assert stub.seen == [2]
