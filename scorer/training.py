@@ -74,10 +74,10 @@ a tenth fewer readings (models/README.md, Session 9). Below even odds, `none` ma
 that the turns settle."""
 
 EXTRA_CROP_PADS = (0.1,)
-"""Each box is also cut with a 0.1 margin, beside ``CROP_PAD``'s 0.25, and the readings of both averaged
-(``ModelManifest.index_views``): with the session-8 networks that read every yardstick as well or better, the
-poker deck 0.987 against 0.978 (models/README.md, Session 12). Margins of 0.05 and 0.15 read the black deck
-worse than 0.1; a third cut read worse than two."""
+"""A box its first cut (``CROP_PAD``'s 0.25 margin) leaves unsettled is cut again with a 0.1 margin, and the
+readings of both cuts are averaged (``CardDetector.name_boxes``): with the session-8 networks that read every
+yardstick as well or better, the poker deck 0.987 against 0.978 (models/README.md, Session 12). Margins of 0.05
+and 0.15 read the black deck worse than 0.1; a third cut read worse than two."""
 
 NEGATIVE_LOOK_AFTER = 2
 """Two sure light-on-dark indices in a frame and it is looked at in negative as well (``CardDetector.find_corners``):
