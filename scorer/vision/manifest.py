@@ -318,8 +318,8 @@ class ModelManifest:
         at ``pad``, or by default at ``crop_pad`` and at each of ``extra_crop_pads``.
 
         A second margin around the box is a second look at another zoom: a detector's box is drawn loose or
-        tight, and the averaged readings of both cuts name more indices right than either alone (models/README.md,
-        Session 12).
+        tight, and the averaged readings of both cuts name more indices right than the first cut's alone
+        (models/README.md, Session 12).
         """
         pads = (self.crop_pad, *self.extra_crop_pads) if pad is None else (pad,)
         return [view for each in pads for view in index_views(image, box, self.crop_size, each, self.negative_below)]
