@@ -133,7 +133,7 @@ class CardDetector:
                 counts[index] += len(box_views)
                 start += len(box_views)
         named = []
-        for probabilities in totals / np.maximum(counts, 1):
+        for probabilities in totals / counts:  # every box has a reading of its first cut at least
             best = int(probabilities.argmax())
             class_id = manifest.classifier_classes[best]
             named.append((None if class_id is None else Card.from_class_id(class_id), float(probabilities[best])))
