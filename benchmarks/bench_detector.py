@@ -3,9 +3,12 @@
     python benchmarks/bench_detector.py                    # the shipped models/ (or $OKGIN_MODEL_DIR)
     python benchmarks/bench_detector.py --model DIR --frames 10 --no-eval
     python benchmarks/bench_detector.py --no-eval --against OLD_MODEL_DIR   # ratio to another model
+    python benchmarks/bench_detector.py --no-eval --decks procedural       # unfamiliar index styles
 
-The frames are rendered table scenes (``scorer.synth``), so the two-stage design has
-real corners to classify; without rendered decks a real photo scaled to 1280x720 is used.
+The frames are rendered table scenes (``scorer.synth``), so the two-stage design has real corners
+to classify: of the packaged decks (``okgin data faces``, in ``$OKGIN_FACES_DIR`` or the checkout's
+``datasets/faces``) by default, of the procedural training styles with ``--decks procedural``; the
+first line printed says which. Without a scene renderer a real photo scaled to 1280x720 is used.
 Timing is per ``CardDetector.detect`` call (pre-processing, inference, decoding, NMS,
 classifier batch, merging): median and 90th percentile over the frames, after a warm-up.
 
@@ -41,20 +44,35 @@ REAL_PHOTOS = Path(__file__).resolve().parents[1].parent / "shared" / "real-phot
 WIDTH, HEIGHT = 1280, 720
 
 
-def benchmark_frames(count: int) -> list[np.ndarray]:
-    """``count`` 1280x720 BGR frames of card tables."""
-    try:
-        from scorer.synth.scene import render_table_scene
+def benchmark_frames(count: int, decks: str) -> tuple[list[np.ndarray], str]:
+    """``count`` 1280x720 BGR frames of card tables, and what they show.
 
-        return [render_table_scene(seed, width=WIDTH, height=HEIGHT, mild=True)[0] for seed in range(count)]
-    except Exception as error:  # no rendered decks here: fall back to real photos
+    ``decks`` is ``"packaged"`` (the designs ``okgin data faces`` renders from real decks: what a table
+    usually holds) or ``"procedural"`` (the random index styles of training: unfamiliar fonts, dark faces,
+    faint prints, which leave the classifier doubtful far more often, so a frame takes longer). The
+    choice is explicit because the two differ by half: packaged decks fall back to procedural ones,
+    saying so, where none is rendered.
+    """
+    try:
+        from scorer.synth.faces import available_decks
+        from scorer.synth.scene import SceneConfig, render_table_scene
+
+        if decks == "packaged" and not available_decks():
+            print("(no packaged deck rendered here: run okgin data faces; using procedural decks)", file=sys.stderr)
+            decks = "procedural"
+        config = SceneConfig(procedural_fraction=1.0 if decks == "procedural" else 0.0)
+        frames = [
+            render_table_scene(seed, width=WIDTH, height=HEIGHT, mild=True, config=config)[0] for seed in range(count)
+        ]
+        return frames, f"rendered table scenes of {decks} decks"
+    except Exception as error:  # no scene renderer here: fall back to real photos
         print(f"(scene renderer unavailable: {error}; using real photos)", file=sys.stderr)
     import cv2
 
     from scorer.vision.images import load_image
 
     photos = sorted((REAL_PHOTOS / "images").glob("*.jpg"))[:count]
-    return [cv2.resize(load_image(photo), (WIDTH, HEIGHT)) for photo in photos]
+    return [cv2.resize(load_image(photo), (WIDTH, HEIGHT)) for photo in photos], f"real photos of {REAL_PHOTOS.name}"
 
 
 def time_detectors(
@@ -110,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-eval", action="store_true", help="skip the F1 on the real photos")
     parser.add_argument("--photos", type=Path, default=REAL_PHOTOS, help="YOLO-labelled photo set for F1")
     parser.add_argument("--against", type=Path, default=None, help="another model folder, timed in the same rotation")
+    parser.add_argument(
+        "--decks", choices=("packaged", "procedural"), default="packaged", help="what the rendered frames show"
+    )
     args = parser.parse_args(argv)
     try:
         manifest = ModelManifest.load(args.model)
@@ -120,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     backends = available_backends(manifest)
     print(f"model {manifest.directory} ({manifest.design}, imgsz {manifest.detector_imgsz}); {cpu_count()} cores")
     print(f"backends, fastest first (auto takes the first): {', '.join(backends) or 'none'}")
-    frames = benchmark_frames(args.frames)
+    frames, shown = benchmark_frames(args.frames, args.decks)
+    print(f"{len(frames)} frames of {WIDTH}x{HEIGHT}: {shown}")
     header = f"{'backend':<10}{'median ms':>10}{'p90 ms':>9}{'frames/s':>10}{'cards':>7}{'F1 real':>9}"
     print(f"{header}{'plain ms':>10}{'ratio':>7}" + ("" if against is None else f"{'against ms':>12}{'ratio':>7}"))
     for backend in backends:
