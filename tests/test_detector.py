@@ -587,7 +587,7 @@ def test_a_light_on_dark_index_is_read_in_negative_as_well() -> None:
     frame, (box, _) = light_on_dark_frame(2)
     plain = corner_crop(frame, box)
     assert light_share(frame, box) < NEGATIVE_BELOW
-    crop, negative = index_views(frame, box, negative_below=NEGATIVE_BELOW)
+    negative, crop = index_views(frame, box, negative_below=NEGATIVE_BELOW)  # the view read surely most often first
     assert np.array_equal(crop, plain) and np.array_equal(negative, lightness_negative(plain))
     assert negative.mean() > 200 > plain.mean()  # a light card now, as the classifier learned most decks
     printed = np.invert(frame)  # dark ink on a light card: read as it is
@@ -646,8 +646,26 @@ def test_a_box_read_in_negative_too_is_named_from_both_readings_averaged(tiny_mo
     box = boxes[0]
     ((_, light_on_dark),) = detector.name_boxes(frame, [box])
     ((_, printed_dark),) = detector.name_boxes(printed, [box])
-    assert stub.seen == [2, 1]  # the crop and its negative in one batch; a printed index once
+    assert stub.seen == [1, 1, 1]  # the negative, then the crop (no reading is ever settled here); a printed index once
     assert (light_on_dark, printed_dark) == (0.5, 1.0)
+
+
+def test_a_box_read_surely_in_negative_is_not_read_as_printed(tiny_models: Path, tmp_path: Path) -> None:
+    fields = {"classifier_rotations": [0], "classifier_sure": 0.98, "classifier_none_sure": 0.5, "negative_below": 0.4}
+    detector = CardDetector(copy_models(tiny_models / "two-stage", tmp_path / "m", **fields))
+    frame, boxes = light_on_dark_frame(2)
+    frame[70:80, 218:222] = 240  # the second index's glyph is wider: the stub doubts it
+    glyph = [float((detector.manifest.index_views(frame, box)[0] < 128).mean()) for box in boxes]
+
+    def read(crop: np.ndarray) -> dict[int, float]:  # class 0 at 0.8 as printed (a dark crop), surer in negative
+        if crop.mean() < 128:
+            return {0: 0.8}
+        return {0: 1.0 if (crop < 128).mean() < sum(glyph) / 2 else 0.9}
+
+    detector.classifier = stub = StubClassifier(read)
+    (sure, one), (doubtful, averaged) = detector.name_boxes(frame, boxes)
+    assert stub.seen == [2, 1]  # both negatives; then only the doubtful box as printed
+    assert sure == doubtful and (one, averaged) == (1.0, pytest.approx(0.85))  # its two views averaged
 
 
 def test_a_doubtful_box_is_cut_again_closer_and_its_readings_averaged(tiny_models: Path, tmp_path: Path) -> None:

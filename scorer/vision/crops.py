@@ -80,15 +80,17 @@ def index_views(
     image: np.ndarray, box: Box, size: int = CROP_SIZE, pad: float = CROP_PAD, negative_below: float | None = None
 ) -> list[np.ndarray]:
     """What the classifier reads of one box, in training as at inference: its ``corner_crop``, and with
-    ``negative_below``, for an index whose ``light_share`` is under it, the crop's ``lightness_negative`` too.
+    ``negative_below``, for an index whose ``light_share`` is under it, the crop's ``lightness_negative`` first
+    and the crop after it.
 
     The classifier learned mostly dark ink on light cards: a black deck's light indices read far better with
     the negative's reading averaged in, while rendered dark faces, which it learned as they are, still read
-    as well (models/README.md, Session 11).
+    as well (models/README.md, Session 11). The negative comes first because it is the view read surely most
+    often, and inference reads the others only when the first leaves a box in doubt (``CardDetector.name_boxes``).
     """
     crop = corner_crop(image, box, size, pad)
     if negative_below is not None and light_share(image, box) < negative_below:
-        return [crop, lightness_negative(crop)]
+        return [lightness_negative(crop), crop]
     return [crop]
 
 

@@ -108,9 +108,12 @@ class CardDetector:
         """Stage two: what the classifier reads in each box, cut from the frame as inference cuts it.
 
         Per box, the card it names (None for its no-card class) and that class's probability, averaged over the
-        box's views (``index_views``: a light-on-dark index is read in negative too). A box is cut at
-        ``crop_pad`` first; one its readings leave unsettled (``_settled``) is cut at each of
-        ``extra_crop_pads`` as well, and read again: a sure reading rarely changes, and most boxes are sure.
+        box's readings. A box is cut at ``crop_pad`` first; one its readings leave unsettled (``_settled``) is cut
+        at each of ``extra_crop_pads`` as well, and read again: a sure reading rarely changes, and most boxes are
+        sure. Of each cut's views (``index_views``: a light-on-dark index in negative first, then as printed) the
+        first is read, and the others only where it leaves the box unsettled: a black deck's index is mostly
+        read surely in negative, and its printed view then changed no yardstick figure (models/README.md,
+        Session 13).
 
         :raises ModelError: for a one-stage model, which has no classifier.
         """
@@ -126,12 +129,17 @@ class CardDetector:
             if not len(todo):
                 break
             views = [manifest.index_views(image_bgr, boxes[int(index)], pad) for index in todo]
-            readings = self._classify([crop for box_views in views for crop in box_views])
+            first = self._classify([box_views[0] for box_views in views])
+            totals[todo] += first
+            counts[todo] += 1
+            again = [row for row in np.flatnonzero(~self._settled(first)) if len(views[row]) > 1]
+            readings = self._classify([crop for row in again for crop in views[row][1:]])
             start = 0
-            for index, box_views in zip(todo, views, strict=True):
-                totals[index] += readings[start : start + len(box_views)].sum(axis=0)
-                counts[index] += len(box_views)
-                start += len(box_views)
+            for row in again:
+                others = len(views[row]) - 1
+                totals[todo[row]] += readings[start : start + others].sum(axis=0)
+                counts[todo[row]] += others
+                start += others
         named = []
         for probabilities in totals / counts:  # every box has a reading of its first cut at least
             best = int(probabilities.argmax())
