@@ -44,23 +44,24 @@ REAL_PHOTOS = Path(__file__).resolve().parents[1].parent / "shared" / "real-phot
 WIDTH, HEIGHT = 1280, 720
 
 
-def benchmark_frames(count: int, decks: str) -> tuple[list[np.ndarray], str]:
+def benchmark_frames(count: int, decks: str, faces_dir: Path | None = None) -> tuple[list[np.ndarray], str]:
     """``count`` 1280x720 BGR frames of card tables, and what they show.
 
     ``decks`` is ``"packaged"`` (the designs ``okgin data faces`` renders from real decks: what a table
     usually holds) or ``"procedural"`` (the random index styles of training: unfamiliar fonts, dark faces,
     faint prints, which leave the classifier doubtful far more often, so a frame takes longer). The
     choice is explicit because the two differ by half: packaged decks fall back to procedural ones,
-    saying so, where none is rendered.
+    saying so, where none is rendered in ``faces_dir`` (default: ``scorer.synth.faces.DEFAULT_FACES_DIR``).
     """
     try:
-        from scorer.synth.faces import available_decks
+        from scorer.synth.faces import DEFAULT_FACES_DIR, available_decks
         from scorer.synth.scene import SceneConfig, render_table_scene
 
-        if decks == "packaged" and not available_decks():
+        faces_dir = DEFAULT_FACES_DIR if faces_dir is None else faces_dir
+        if decks == "packaged" and not available_decks(faces_dir):
             print("(no packaged deck rendered here: run okgin data faces; using procedural decks)", file=sys.stderr)
             decks = "procedural"
-        config = SceneConfig(procedural_fraction=1.0 if decks == "procedural" else 0.0)
+        config = SceneConfig(faces_dir=faces_dir, procedural_fraction=1.0 if decks == "procedural" else 0.0)
         frames = [
             render_table_scene(seed, width=WIDTH, height=HEIGHT, mild=True, config=config)[0] for seed in range(count)
         ]

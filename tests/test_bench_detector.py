@@ -1,5 +1,6 @@
 """The detector benchmark times the models it compares frame by frame in turn, so that a machine slowing down
-part-way (this one's speed drifts within a run) slows them all alike and their ratio holds."""
+part-way (this one's speed drifts within a run) slows them all alike and their ratio holds; and it says which
+decks its frames show, since unfamiliar index styles take far longer to read than packaged decks."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from conftest import FakeDetector, detection
 
 from scorer.vision.detector import CardDetector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from bench_detector import plain_design, time_detectors
+from bench_detector import benchmark_frames, plain_design, time_detectors
 
 
 class Recording(FakeDetector):
@@ -46,3 +48,15 @@ def test_the_plain_design_reads_once_with_the_same_networks(tiny_models: Path) -
     assert (plain.boxes, plain.classifier) == (detector.boxes, detector.classifier)
     assert (plain.manifest.detector_coarse_sizes, plain.manifest.classifier_rotations) == ((), (0,))
     assert detector.manifest.classifier_rotations == (0, 90, 180, 270)  # the model timed beside it is untouched
+
+
+def test_the_frames_show_the_decks_asked_for_and_say_so(
+    faces_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    packaged, shown = benchmark_frames(1, "packaged", faces_dir)
+    assert shown == "rendered table scenes of packaged decks" and packaged[0].shape == (720, 1280, 3)
+    procedural, shown = benchmark_frames(1, "procedural", faces_dir)
+    assert shown == "rendered table scenes of procedural decks" and not np.array_equal(procedural[0], packaged[0])
+    _, shown = benchmark_frames(1, "packaged", tmp_path)  # nothing rendered there
+    assert shown == "rendered table scenes of procedural decks"
+    assert "no packaged deck rendered here" in capsys.readouterr().err
