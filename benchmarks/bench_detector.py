@@ -8,7 +8,7 @@
 The frames are rendered table scenes (``scorer.synth``), so the two-stage design has real corners
 to classify: of the packaged decks (``okgin data faces``, in ``$OKGIN_FACES_DIR`` or the checkout's
 ``datasets/faces``) by default, of the procedural training styles with ``--decks procedural``; the
-first line printed says which. Without a scene renderer a real photo scaled to 1280x720 is used.
+output says which. Without a scene renderer a real photo scaled to 1280x720 is used.
 Timing is per ``CardDetector.detect`` call (pre-processing, inference, decoding, NMS,
 classifier batch, merging): median and 90th percentile over the frames, after a warm-up.
 

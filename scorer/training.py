@@ -266,8 +266,8 @@ def make_classifier_crops(
     ImageFolder tree (``train/<card>/``, ``val/<card>/``), plus ``none`` crops of places with no
     corner index (pips, court art, card backs, clutter) so the classifier can veto false alarms.
     Corners under ``min_corner_px`` on their shorter side are skipped: a few blurred pixels teach noise.
-    ``negative_below`` must be the shipped manifest's (``index_views``): a light-on-dark index is also written in
-    negative, the second reading inference makes of it."""
+    ``negative_below`` must be the shipped manifest's (``index_views``): a light-on-dark index is written in
+    negative as well as printed, the two readings inference may make of it."""
     import cv2
 
     rng = random.Random(seed)
