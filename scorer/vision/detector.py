@@ -132,14 +132,11 @@ class CardDetector:
             first = self._classify([box_views[0] for box_views in views])
             totals[todo] += first
             counts[todo] += 1
-            again = [row for row in np.flatnonzero(~self._settled(first)) if len(views[row]) > 1]
-            readings = self._classify([crop for row in again for crop in views[row][1:]])
-            start = 0
-            for row in again:
-                others = len(views[row]) - 1
-                totals[todo[row]] += readings[start : start + others].sum(axis=0)
-                counts[todo[row]] += others
-                start += others
+            again = [(todo[row], crop) for row in np.flatnonzero(~self._settled(first)) for crop in views[row][1:]]
+            if again:  # each further view's reading is added to its box's
+                owners = [index for index, _ in again]
+                np.add.at(totals, owners, self._classify([crop for _, crop in again]))
+                np.add.at(counts, owners, 1)
         named = []
         for probabilities in totals / counts:  # every box has a reading of its first cut at least
             best = int(probabilities.argmax())
