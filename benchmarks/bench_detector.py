@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import copy
 import os
+import platform
 import statistics
 import sys
 import time
@@ -35,7 +36,7 @@ import numpy as np
 
 os.environ.setdefault("YOLO_OFFLINE", "1")
 
-from scorer.vision.backends import available_backends, cpu_count
+from scorer.vision.backends import available_backends, cpu_count, openvino_cpu
 from scorer.vision.detector import CardDetector
 from scorer.vision.evaluate import evaluate_dataset
 from scorer.vision.manifest import ModelError, ModelManifest
@@ -74,6 +75,16 @@ def benchmark_frames(count: int, decks: str, faces_dir: Path | None = None) -> t
 
     photos = sorted((REAL_PHOTOS / "images").glob("*.jpg"))[:count]
     return [cv2.resize(load_image(photo), (WIDTH, HEIGHT)) for photo in photos], f"real photos of {REAL_PHOTOS.name}"
+
+
+def describe_cpu() -> str:
+    """The CPU and what OpenVINO computes in on it: the same model runs at twice the speed where it has bfloat16
+    (README, Speed), so a figure means little without them."""
+    cpu = openvino_cpu()
+    if cpu is None:
+        return f"{platform.processor() or 'an unnamed CPU'} (OpenVINO not installed)"
+    name, formats = cpu
+    return f"{name} (OpenVINO computes in {', '.join(formats)})"
 
 
 def time_detectors(
@@ -140,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_detector: {error}", file=sys.stderr)
         return 2
     backends = available_backends(manifest)
-    print(f"model {manifest.directory} ({manifest.design}, imgsz {manifest.detector_imgsz}); {cpu_count()} cores")
+    print(f"model {manifest.directory} ({manifest.design}, imgsz {manifest.detector_imgsz})")
+    print(f"{cpu_count()} cores of {describe_cpu()}")
     print(f"backends, fastest first (auto takes the first): {', '.join(backends) or 'none'}")
     frames, shown = benchmark_frames(args.frames, args.decks)
     print(f"{len(frames)} frames of {WIDTH}x{HEIGHT}: {shown}")

@@ -60,3 +60,22 @@ def test_the_frames_show_the_decks_asked_for_and_say_so(
     _, shown = benchmark_frames(1, "packaged", tmp_path)  # nothing rendered there
     assert shown == "rendered table scenes of procedural decks"
     assert "no packaged deck rendered here" in capsys.readouterr().err
+
+
+def test_the_cpu_is_named_with_what_openvino_computes_in_on_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import bench_detector
+
+    monkeypatch.setattr(bench_detector, "openvino_cpu", lambda: ("Some CPU", ("FP32", "BF16")))
+    assert bench_detector.describe_cpu() == "Some CPU (OpenVINO computes in FP32, BF16)"
+    monkeypatch.setattr(bench_detector, "openvino_cpu", lambda: None)
+    assert bench_detector.describe_cpu().endswith("(OpenVINO not installed)")
+
+
+def test_openvino_names_this_cpu_and_its_number_formats() -> None:
+    from scorer.vision.backends import openvino_cpu, openvino_has_bfloat16
+
+    cpu = openvino_cpu()
+    assert cpu is not None, "openvino is a dependency of the plain install"
+    name, formats = cpu
+    assert name and "FP32" in formats
+    assert openvino_has_bfloat16() == ("BF16" in formats)

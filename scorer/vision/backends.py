@@ -198,14 +198,24 @@ class OnnxRuntimeEngine:
         return np.asarray(self.session.run(None, {self.input_name: blob})[0])
 
 
-def openvino_has_bfloat16() -> bool:
-    """Whether OpenVINO computes in bfloat16 on this CPU (AVX-512 BF16 or AMX), as it then does by default."""
+def openvino_cpu() -> tuple[str, tuple[str, ...]] | None:
+    """This CPU's name and the number formats OpenVINO computes in on it (``FP32``, ``BF16``, ``INT8`` ...), or
+    None where OpenVINO or its CPU plugin is missing. The detector's speed depends on both (Speed, README)."""
     try:
         import openvino
 
-        return "BF16" in openvino.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
-    except Exception:  # not installed, or no CPU plugin: then it is never chosen first
-        return False
+        core = openvino.Core()
+        return str(core.get_property("CPU", "FULL_DEVICE_NAME")), tuple(
+            core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+        )
+    except Exception:  # not installed, or no CPU plugin
+        return None
+
+
+def openvino_has_bfloat16() -> bool:
+    """Whether OpenVINO computes in bfloat16 on this CPU (AVX-512 BF16 or AMX), as it then does by default."""
+    cpu = openvino_cpu()
+    return cpu is not None and "BF16" in cpu[1]
 
 
 class OpenVinoEngine:
