@@ -125,6 +125,19 @@ def test_scenes_need_no_packaged_decks_when_every_scene_is_procedural(tmp_path: 
     assert np.array_equal(image, again)
 
 
+@pytest.mark.parametrize("dark_fraction", [0.0, 1.0])
+def test_dark_fraction_chooses_how_many_scenes_have_dark_faces(tmp_path: Path, dark_fraction: float) -> None:
+    config = SceneConfig(
+        faces_dir=tmp_path, procedural_fraction=1.0, width_range=(640, 700), dark_fraction=dark_fraction
+    )
+    for seed in range(4):
+        _, truth = render_scene(seed, config)
+        parsed = procedural.parse_procedural_name(truth.deck)
+        assert parsed is not None
+        style = procedural.sample_style(parsed[1], parsed[0])
+        assert procedural.is_dark_style(parsed[1], parsed[0]) == (sum(style.paper) < 300) == bool(dark_fraction)
+
+
 def test_a_procedural_deck_name_renders_that_style(tmp_path: Path) -> None:
     assert procedural.parse_procedural_name("procedural-train-7") == ("train", 7)
     with pytest.raises(FacesUnavailableError, match="procedural"):

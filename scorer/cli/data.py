@@ -97,6 +97,12 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
     show_default=True,
     help="Fonts of procedural styles: heldout ones are never in training scenes (leave-styles-out validation).",
 )
+@click.option(
+    "--dark-fraction",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Share of procedural scenes printed on a dark face (default: as often as styles are drawn dark).",
+)
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Rendering processes.")
 def generate(
     out_dir: Path,
@@ -109,6 +115,7 @@ def generate(
     decks: tuple[str, ...],
     procedural_fraction: float,
     style_pool: str,
+    dark_fraction: float | None,
     workers: int,
 ) -> None:
     """Render synthetic table scenes with one YOLO box per visible corner index."""
@@ -138,6 +145,7 @@ def generate(
         closeup_fraction=closeup_fraction,
         procedural_fraction=procedural_fraction,
         style_pool=style_pool,
+        dark_fraction=dark_fraction,
     )
     try:
         summary = write_dataset(out_dir, count, seed, config, val_fraction, workers, progress=True)

@@ -243,17 +243,31 @@ def _inks(rng: np.random.Generator, dark: bool) -> tuple[BGR, BGR, BGR, dict[str
     return paper, black, red, inks
 
 
+def _style_rng(style_id: int, pool: str) -> np.random.Generator:
+    """The random stream a style is drawn from: its first draw decides a dark face (``is_dark_style``)."""
+    if pool not in POOLS:
+        raise ValueError(f"unknown style pool {pool!r}; known: {', '.join(POOLS)}")
+    return np.random.default_rng([style_id, zlib.crc32(pool.encode())])
+
+
+def is_dark_style(style_id: int, pool: str = "train") -> bool:
+    """Whether the style with this id prints light on a dark face, without drawing the rest of it.
+
+    >>> all(is_dark_style(i) == (sum(sample_style(i).paper) < 300) for i in range(40))
+    True
+    """
+    return bool(_style_rng(style_id, pool).random() < DARK_SHARE)
+
+
 def sample_style(style_id: int, pool: str = "train") -> FaceStyle:
     """The face style with this id in a font pool: a pure function of both.
 
     :raises FacesUnavailableError: when no fonts are installed.
     """
-    if pool not in POOLS:
-        raise ValueError(f"unknown style pool {pool!r}; known: {', '.join(POOLS)}")
-    rng = np.random.default_rng([style_id, zlib.crc32(pool.encode())])
+    rng = _style_rng(style_id, pool)
     fonts = rank_fonts(pool)
     symbol_fonts = suit_fonts(pool)
-    dark = rng.random() < DARK_SHARE
+    dark = rng.random() < DARK_SHARE  # the first draw, as is_dark_style makes it
     paper, black, red, inks = _inks(rng, dark)
     shape = PipShape(
         lobe=rng.uniform(0.2, 0.3),

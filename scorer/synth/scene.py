@@ -35,7 +35,7 @@ from scorer.synth.faces import (
     load_deck,
 )
 from scorer.synth.geometry import bounding_box, camera_homography, polygon_mask, project, rotation, scaling, translation
-from scorer.synth.procedural import parse_procedural_name, procedural_deck
+from scorer.synth.procedural import is_dark_style, parse_procedural_name, procedural_deck
 from scorer.vision.labels import label_line
 
 CARD_WIDTH_CM = 6.3
@@ -60,6 +60,7 @@ class SceneConfig:
     squeeze_chance: float = 0.3  # share of scenes squeezed along one axis, like photos exported to a square
     procedural_fraction: float = 0.6  # share of scenes drawn in a procedural index style (see procedural.py)
     style_pool: str = "train"  # font pool of procedural styles: "train", or "heldout" for leave-styles-out val
+    dark_fraction: float | None = None  # share of procedural scenes printed on a dark face; None: DARK_SHARE
     macro_fraction: float = 0.4  # share of close-ups showing one or two cards filling the frame
 
 
@@ -190,6 +191,18 @@ def deck_named(name: str, faces_dir: Path = DEFAULT_FACES_DIR) -> Deck:
     return procedural_deck(procedural[1], procedural[0]) if procedural else load_deck(name, Path(faces_dir))
 
 
+def _style_id(rng: np.random.Generator, config: SceneConfig) -> int:
+    """A random procedural style; with ``dark_fraction``, one printed on a dark face that share of the time
+    (drawn again until its face is as chosen), else dark as often as styles are (``DARK_SHARE``)."""
+    style_id = int(rng.integers(2**31))
+    if config.dark_fraction is None:
+        return style_id
+    dark = rng.random() < config.dark_fraction
+    while is_dark_style(style_id, config.style_pool) != dark:
+        style_id = int(rng.integers(2**31))
+    return style_id
+
+
 def _choose_deck(rng: np.random.Generator, config: SceneConfig, name: str | None) -> Deck:
     """The named deck, or a random one: a procedural style (``procedural_fraction`` of scenes, or every scene
     when no packaged deck is rendered) or a packaged design, a third of those as a four-index variant."""
@@ -197,7 +210,7 @@ def _choose_deck(rng: np.random.Generator, config: SceneConfig, name: str | None
         return deck_named(name, config.faces_dir)
     names = list(config.decks or available_decks(config.faces_dir))
     if config.procedural_fraction > 0 and (not names or rng.random() < config.procedural_fraction):
-        return procedural_deck(int(rng.integers(2**31)), config.style_pool)
+        return procedural_deck(_style_id(rng, config), config.style_pool)
     if not names:
         raise FacesUnavailableError(
             f"no rendered decks in {config.faces_dir}; run: okgin data faces --out {config.faces_dir}"
