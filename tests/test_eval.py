@@ -319,6 +319,28 @@ def test_a_dataset_through_both_stages(corner_set: Path) -> None:
     assert report.to_dict()["stages"]["by_height"][0]["height"] == "16-25 px"
 
 
+def test_plots_draw_the_indices_a_stage_got_wrong(corner_set: Path, tmp_path: Path) -> None:
+    from scorer.vision.evaluate import SHEET_TILE, write_plots
+
+    args = (corner_set / "images", corner_set / "labels", corner_set / "classes.txt")
+    # JC's first index read as JS, its second never found: two tiles, the missed one first
+    report = evaluate_dataset(StagedFake([(10, 10, 20, 30)], {10.0: "JS"}), *args, stages=True)
+    written = write_plots(report, tmp_path / "plots")
+    assert [path.name for path in written] == ["confusions.png", "per-image.json", "indices.png"]
+    import cv2
+
+    sheet = cv2.imread(str(written[2]))
+    assert sheet.shape[1] == 2 * SHEET_TILE and sheet.shape[0] > SHEET_TILE
+    # each tile is the black photo around a labelled box drawn in red
+    for tile in (sheet[-SHEET_TILE:, :SHEET_TILE], sheet[-SHEET_TILE:, SHEET_TILE:]):
+        red = (tile[..., 2] > 200) & (tile[..., 1] < 60)
+        assert red.any() and (tile.max(axis=2) < 30).mean() > 0.5
+    # every index right: nothing to draw
+    right = StagedFake([(10, 10, 20, 30), (150, 150, 160, 170)], {10.0: "JC", 150.0: "JC"})
+    report = evaluate_dataset(right, *args, stages=True)
+    assert [path.name for path in write_plots(report, tmp_path / "none")] == ["confusions.png", "per-image.json"]
+
+
 def test_stages_need_corner_labels_and_two_stages(corner_set: Path, tmp_path: Path) -> None:
     args = (corner_set / "images", corner_set / "labels", corner_set / "classes.txt")
     with pytest.raises(EvalError, match="need okgin's two-stage detector"):

@@ -138,7 +138,8 @@ def _write_annotated(image: Any, found: Any, target: Path) -> None:
     "plots_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Write confusions.png and per-image.json here.",
+    help="Write confusions.png and per-image.json here, and with per-stage figures indices.png: the labelled "
+    "indices a stage got wrong, each cut from its photo.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the totals as JSON.")
 @click.option(

@@ -342,6 +342,8 @@ class IndexReading:
     detected: bool  # some detector box and the labelled box hold each other's centre
     named: Card | None  # what the classifier reads in the labelled box; None: its no-card class, or too unsure
     fitted: bool = False  # some detector box overlaps it by INDEX_MATCH_IOU
+    box: Box | None = None  # the labelled box, in the photo's pixels
+    photo: Path | None = None  # the photo it is on, for drawing the failures (``write_index_sheet``)
 
     @property
     def outcome(self) -> str:
@@ -428,12 +430,12 @@ class StageReport:
 
 
 def read_indices(
-    labels: ImageLabels, detector_boxes: Sequence[Box], named: Sequence[Card | None]
+    labels: ImageLabels, detector_boxes: Sequence[Box], named: Sequence[Card | None], photo: Path | None = None
 ) -> list[IndexReading]:
     """What both stages made of one photo's labelled corner indices.
 
     ``named`` is the classifier's reading of each labelled box, in the order of
-    ``labels.cards`` and their boxes.
+    ``labels.cards`` and their boxes; ``photo`` is where they are, kept with each reading.
 
     >>> labels = ImageLabels((LabelledCard(Card.parse("QC"), ((10, 10, 20, 30), (80, 80, 90, 100))),))
     >>> [(r.detected, r.outcome) for r in read_indices(labels, [(12, 14, 18, 26)], [Card.parse("QS"), None])]
@@ -451,6 +453,8 @@ def read_indices(
             detected=any(_same_index(box, found) for found in detector_boxes),
             named=name,
             fitted=any(iou(box, found) >= INDEX_MATCH_IOU for found in detector_boxes),
+            box=box,
+            photo=photo,
         )
         for (card, box), name in zip(boxes, named, strict=True)
     ]
@@ -509,7 +513,7 @@ def _why_not_staged(detector: Detector) -> str | None:
 
 
 def _read_in_stages(
-    detector: StagedDetector, image: np.ndarray, labels: ImageLabels
+    detector: StagedDetector, image: np.ndarray, labels: ImageLabels, photo: Path | None = None
 ) -> tuple[Detections, list[IndexReading], int]:
     """One photo through both stages: its cards (as ``detect`` reads them), what each stage made of its
     labelled indices, and how many of its non-card boxes the classifier reads as a card."""
@@ -522,7 +526,7 @@ def _read_in_stages(
         card if probability >= threshold else None
         for card, probability in detector.name_boxes(image, [*index_boxes, *labels.non_cards])
     ]
-    readings = read_indices(labels, [box_from_row(row) for row in found[0]], named[: len(index_boxes)])
+    readings = read_indices(labels, [box_from_row(row) for row in found[0]], named[: len(index_boxes)], photo)
     return detections, readings, sum(card is not None for card in named[len(index_boxes) :])
 
 
@@ -577,7 +581,7 @@ def evaluate_dataset(
         if staged is None:
             detections = detector.detect(image)
         else:
-            detections, readings, named = _read_in_stages(staged, image, labels)
+            detections, readings, named = _read_in_stages(staged, image, labels, photo)
             indices.extend(readings)
             non_card_boxes += len(labels.non_cards)
             non_cards_named += named
@@ -635,8 +639,94 @@ def format_report(report: EvalReport) -> str:
     return "\n".join(lines)
 
 
+SHEET_TILE = 112
+"""The side of one index's picture on the failures sheet (``write_index_sheet``), in pixels."""
+
+SHEET_COLUMNS = 8
+SHEET_LIMIT = 240
+"""The most indices one failures sheet draws: the missed first, then the misread, smallest first."""
+
+_CAPTION = 28  # two lines of caption above each tile
+
+
+def write_index_sheet(report: StageReport, path: str | Path, limit: int = SHEET_LIMIT) -> Path | None:
+    """Draw the labelled indices some stage got wrong into one picture, for looking at.
+
+    Each is cut from its photo with three times its size around it, its labelled box in red, captioned with
+    the card, what the classifier read in the box (``-``: no card), its height, "missed" when the detector did
+    not find it, and the photo's name. The tables count failures; only the pictures tell a blurred or tiny
+    index from a misread glyph or a label that boxes something else. None when nothing failed (or no reading
+    knows its photo).
+    """
+    import itertools
+
+    import cv2
+    import numpy as np
+
+    wrong = [
+        reading
+        for reading in report.indices
+        if reading.photo is not None
+        and reading.box is not None
+        and not (reading.detected and reading.outcome == "right")
+    ]
+    chosen = sorted(wrong, key=lambda r: (r.detected, r.outcome, r.height))[:limit]
+    if not chosen:
+        return None
+    place = {id(reading): number for number, reading in enumerate(chosen)}
+    tiles: list[np.ndarray | None] = [None] * len(chosen)
+    by_photo = sorted(chosen, key=lambda r: str(r.photo))  # each photo read once
+    for photo, readings in itertools.groupby(by_photo, key=lambda r: r.photo):
+        assert photo is not None
+        try:
+            image = load_image(photo)
+        except ImageError:
+            continue
+        for reading in readings:
+            tiles[place[id(reading)]] = _failure_tile(image, reading)
+    drawn = [tile for tile in tiles if tile is not None]
+    if not drawn:
+        return None
+    columns = min(SHEET_COLUMNS, len(drawn))
+    blank = np.full_like(drawn[0], 255)
+    drawn += [blank] * (-len(drawn) % columns)
+    rows = [np.concatenate(drawn[start : start + columns], axis=1) for start in range(0, len(drawn), columns)]
+    target = Path(path)
+    if not cv2.imwrite(str(target), np.concatenate(rows, axis=0)):
+        raise OSError(f"could not write {target}")
+    return target
+
+
+def _failure_tile(image: np.ndarray, reading: IndexReading) -> np.ndarray:
+    """One failed index for ``write_index_sheet``: its surroundings scaled to ``SHEET_TILE``, box and caption drawn."""
+    import cv2
+    import numpy as np
+
+    assert reading.box is not None and reading.photo is not None
+    x1, y1, x2, y2 = reading.box
+    side = max(x2 - x1, y2 - y1, 8.0) * 3
+    left, top = (x1 + x2 - side) / 2, (y1 + y2 - side) / 2
+    scale = SHEET_TILE / side
+    matrix = np.array([[scale, 0.0, -left * scale], [0.0, scale, -top * scale]], np.float32)
+    tile = cv2.warpAffine(
+        image, matrix, (SHEET_TILE, SHEET_TILE), borderMode=cv2.BORDER_CONSTANT, borderValue=(128, 128, 128)
+    )
+    corners = [(round((x - left) * scale), round((y - top) * scale)) for x, y in ((x1, y1), (x2, y2))]
+    cv2.rectangle(tile, corners[0], corners[1], (0, 0, 255), 1)
+    named = "-" if reading.named is None else str(reading.named)
+    lines = (
+        f"{reading.card}>{named} h{reading.height:.0f}{'' if reading.detected else ' missed'}",
+        reading.photo.stem[:18],
+    )
+    tile = cv2.copyMakeBorder(tile, _CAPTION, 0, 0, 0, cv2.BORDER_CONSTANT, value=(255, 255, 255))
+    for number, line in enumerate(lines):
+        cv2.putText(tile, line, (2, 11 + 13 * number), cv2.FONT_HERSHEY_SIMPLEX, 0.35, (0, 0, 0), 1, cv2.LINE_AA)
+    return tile
+
+
 def write_plots(report: EvalReport, directory: str | Path, top: int = 20) -> list[Path]:
-    """Write ``confusions.png`` (the most-confused cards) and ``per-image.json`` (missed/invented per photo).
+    """Write ``confusions.png`` (the most-confused cards) and ``per-image.json`` (missed/invented per photo),
+    and with per-stage figures ``indices.png``, the labelled indices a stage got wrong (``write_index_sheet``).
 
     Uses matplotlib's Agg backend and its bundled font: nothing is downloaded.
     """
@@ -665,4 +755,7 @@ def write_plots(report: EvalReport, directory: str | Path, top: int = 20) -> lis
     chart = folder / "confusions.png"
     figure.savefig(chart, dpi=100)
     plt.close(figure)
-    return [chart, per_image]
+    written = [chart, per_image]
+    if report.stages is not None and (sheet := write_index_sheet(report.stages, folder / "indices.png")) is not None:
+        written.append(sheet)
+    return written
