@@ -78,8 +78,8 @@ def benchmark_frames(count: int, decks: str, faces_dir: Path | None = None) -> t
 
 
 def describe_cpu() -> str:
-    """The CPU and what OpenVINO computes in on it: where it has bfloat16 OpenVINO runs the detector in half the
-    time (README, Speed), so a figure means little without them."""
+    """The CPU and what OpenVINO computes in on it: only where it has bfloat16 is OpenVINO the faster engine
+    (README, Speed), so a figure means little without them."""
     cpu = openvino_cpu()
     if cpu is None:
         return f"{platform.processor() or 'an unnamed CPU'} (OpenVINO not installed)"
