@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def time_light_on_dark(detector: CardDetector, frames: list[np.ndarray]) -> None:
     """The default backend on the frames in negative: a deck printed light on dark faces, which is looked at in
-    negative as well (``CardDetector.find_corners``), against the frames as they are, in the same rotation."""
+    negative as well (``CardDetector.find_boxes``), against the frames as they are, in the same rotation."""
     negatives = [np.invert(frame) for frame in frames]
     as_printed = read_otherwise(detector, negative_look_after=None)  # the looks before the negative one
     looked = sum(detector.light_on_dark(frame, as_printed.find_corners(frame)) for frame in negatives)

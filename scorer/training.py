@@ -79,8 +79,13 @@ readings of both cuts are averaged (``CardDetector.name_boxes``): with the sessi
 yardstick as well or better, the poker deck 0.987 against 0.978 (models/README.md, Session 12). Margins of 0.05
 and 0.15 read the black deck worse than 0.1; a third cut read worse than two."""
 
+STAND_IN_SURE = 0.98
+"""A box read as no card gives way to a box another look found for the same index, read as a card at least this
+surely (``CardDetector.read_corners``): every yardstick read as well or better with it (models/README.md,
+Session 16)."""
+
 NEGATIVE_LOOK_AFTER = 2
-"""Two sure light-on-dark indices in a frame and it is looked at in negative as well (``CardDetector.find_corners``):
+"""Two sure light-on-dark indices in a frame and it is looked at in negative as well (``CardDetector.find_boxes``):
 on the black deck that found 84% of the labelled indices, against 77%, and only one of the poker deck's 88 photos
 shows two (models/README.md, Session 11)."""
 
@@ -386,10 +391,10 @@ def _false_cards(
             if image is None:
                 raise TrainingError(f"cannot read generated image {item.image_path}")
             indices = [*item.boxes, *_index_boxes(scene_dir, split, item.image_path.stem)]
-            xyxy, scores, classes = detector.find_corners(image)
-            away = np.array([not _overlaps_an_index(box_from_row(row), indices) for row in xyxy], bool)
+            found = detector.find_boxes(image)
+            away = np.array([not _overlaps_an_index(box_from_row(row), indices) for row in found.xyxy], bool)
             # named and vetoed as inference does: what survives is a card in the making
-            false_cards = detector.read_corners(image, (xyxy[away], scores[away], classes[away]))
+            false_cards = detector.read_corners(image, found.subset(away))
             false_cards.sort(key=lambda corner: corner.detection(weight).confidence, reverse=True)
             yield split, item, image, [corner.box for corner in false_cards[:per_image]]
 
@@ -662,6 +667,7 @@ def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, pro
         classifier_rotations=CLASSIFIER_ROTATIONS,
         classifier_sure=CLASSIFIER_SURE,
         classifier_none_sure=CLASSIFIER_NONE_SURE,
+        stand_in_sure=STAND_IN_SURE,
         negative_below=NEGATIVE_BELOW,
         negative_look_after=NEGATIVE_LOOK_AFTER,
         classifier_names=tuple(classifier_names[i] for i in range(len(classifier_names))),

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from conftest import copy_models, without_train_extra
 
-from scorer.cards import CLASS_NAMES
+from scorer.cards import CLASS_NAMES, Card
 from scorer.extras import TRAIN_EXTRA_INSTALL
 from scorer.vision import backends
 from scorer.vision.backends import (
@@ -534,6 +534,61 @@ def test_a_coarse_look_finds_big_indices_and_keeps_one_box_per_index(tiny_models
     assert twice.sizes == [None, 320]
     assert xyxy.tolist() == [[10, 10, 30, 40], [100, 100, 400, 500]]  # the weaker copy of the small box is gone
     assert scores.tolist() == pytest.approx([0.9, 0.8])
+
+
+class PipAndIndex:
+    """A stand-in box model for a close-up: at the model's size only the pip of a big index is boxed (and
+    surely), at a coarser size the whole index around it (less surely), and a card's second index elsewhere."""
+
+    PIP, INDEX, OTHER = [324.0, 178.0, 354.0, 222.0], [324.0, 172.0, 400.0, 225.0], [10.0, 10.0, 30.0, 40.0]
+
+    def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> Any:
+        if size is None:
+            return np.array([self.PIP, self.OTHER], np.float32), np.array([0.5, 0.9], np.float32), np.array([0, 0])
+        return np.array([self.INDEX], np.float32), np.array([0.45], np.float32), np.array([0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("stand_in_sure", "index_reading", "read"),
+    [
+        (0.98, ("AC", 0.99), {"AC": PipAndIndex.INDEX, "2H": PipAndIndex.OTHER}),  # the pip gives way to its index
+        (0.98, ("AC", 0.9), {"2H": PipAndIndex.OTHER}),  # not sure enough
+        (None, ("AC", 0.99), {"2H": PipAndIndex.OTHER}),  # a manifest without stand_in_sure reads as before
+    ],
+)
+def test_a_box_read_as_no_card_gives_way_to_another_looks_box_read_surely(
+    tiny_models: Path,
+    tmp_path: Path,
+    stand_in_sure: float | None,
+    index_reading: tuple[str, float],
+    read: dict[str, list[float]],
+) -> None:
+    models = copy_models(
+        tiny_models / "two-stage", tmp_path / "m", detector_coarse_sizes=[320], stand_in_sure=stand_in_sure
+    )
+    detector = CardDetector(models)
+    detector.boxes = PipAndIndex()
+    readings = {
+        tuple(PipAndIndex.PIP): (None, 0.9),
+        tuple(PipAndIndex.INDEX): (Card.parse(index_reading[0]), index_reading[1]),
+        tuple(PipAndIndex.OTHER): (Card.parse("2H"), 0.97),
+    }
+    asked: list[list[Any]] = []
+
+    def name_boxes(image: np.ndarray, boxes: list[Any]) -> list[tuple[Card | None, float]]:
+        asked.append(list(boxes))
+        return [readings[tuple(box)] for box in boxes]
+
+    detector.name_boxes = name_boxes  # type: ignore[method-assign]
+    frame = np.zeros((640, 640, 3), np.uint8)
+    fused = detector.find_boxes(frame)
+    assert fused.xyxy.tolist() == [PipAndIndex.OTHER, PipAndIndex.PIP]  # the index's box is put out by the pip's
+    assert fused.stand_ins == ((), ((tuple(PipAndIndex.INDEX), pytest.approx(0.45)),))
+    corners = detector.read_corners(frame)
+    assert {str(corner.card): list(corner.box) for corner in corners} == read
+    # only a box read as no card has its stand-ins read, all in one batch after the kept boxes
+    assert len(asked) == (2 if stand_in_sure else 1)
 
 
 def light_on_dark_frame(indices: int) -> tuple[np.ndarray, list[list[float]]]:

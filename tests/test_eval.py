@@ -268,8 +268,11 @@ class StagedFake:
         self.found = found
         self.names = names
 
-    def find_corners(self, image: np.ndarray) -> Any:
-        return np.array(self.found, np.float32).reshape(-1, 4), np.full(len(self.found), 0.9), np.zeros(len(self.found))
+    def find_boxes(self, image: np.ndarray) -> Any:
+        from scorer.vision.boxes import FusedBoxes
+
+        boxes = np.array(self.found, np.float32).reshape(-1, 4)
+        return FusedBoxes.of((boxes, np.full(len(self.found), 0.9), np.zeros(len(self.found))))
 
     def name_boxes(self, image: np.ndarray, boxes: Any) -> list[tuple[Card | None, float]]:
         return [(Card.parse(self.names[b[0]]), 0.9) if b[0] in self.names else (None, 0.9) for b in boxes]
@@ -277,7 +280,7 @@ class StagedFake:
     def read_corners(self, image: np.ndarray, found: Any = None) -> list[Any]:
         from scorer.vision.types import CornerEvidence
 
-        rows = (found if found is not None else self.find_corners(image))[0]
+        rows = (found if found is not None else self.find_boxes(image)).xyxy
         boxes = [box_from_row(row) for row in rows]
         named = self.name_boxes(image, boxes)
         return [CornerEvidence(card, box, 0.9, p) for box, (card, p) in zip(boxes, named, strict=True) if card]

@@ -30,6 +30,7 @@ from scorer.training import (
     read_split,
     train,
 )
+from scorer.vision.boxes import FusedBoxes
 from scorer.vision.crops import NEGATIVE_BELOW
 from scorer.vision.detector import CardDetector
 from scorer.vision.manifest import ModelManifest
@@ -179,7 +180,7 @@ def stub_reader(tiny_models: Path) -> CardDetector:
     }
     boxes = np.array(list(found), np.float32)
     scores = np.full(len(boxes), 0.5, np.float32)
-    detector.find_corners = lambda image: (boxes, scores, np.zeros(len(boxes), int))  # type: ignore[method-assign]
+    detector.find_boxes = lambda image: FusedBoxes.of((boxes, scores, np.zeros(len(boxes), int)))  # type: ignore[method-assign]
     detector.name_boxes = lambda image, asked: [  # type: ignore[method-assign]
         (None if found[box][0] is None else Card.parse(found[box][0]), found[box][1]) for box in asked
     ]

@@ -6,6 +6,7 @@ the same way through these functions, so an overlap means one thing everywhere.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -214,26 +215,68 @@ CONTAINED = 0.7
 """Share of the smaller box inside the larger at which two looks' boxes are one corner index."""
 
 
-def keep_best_boxes(
-    looks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], iou_limit: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Several detections of one frame (xyxy, score, class arrays) as one, best first: where boxes overlap by
-    more than ``iou_limit``, only the highest-scoring stays (class-agnostic non-maximum suppression); a box of
-    one look mostly inside a better one of another look (``CONTAINED``) is the same index seen at another
-    scale, boxed tighter or looser, and goes too (kept, it made a card's corners one too many).
+StandIn = tuple[Box, float]
+"""A box another look found for the same index, and its detector score."""
+
+
+@dataclasses.dataclass(frozen=True)
+class FusedBoxes:
+    """One frame's corner boxes from all its looks (``fuse_looks``): the best box of each index, best first, as
+    ``xyxy``, ``scores`` and ``classes`` arrays, and per kept box the boxes of other looks it stands for
+    (``stand_ins``), which the classifier may read when it finds no index in the kept one."""
+
+    xyxy: np.ndarray
+    scores: np.ndarray
+    classes: np.ndarray
+    stand_ins: tuple[tuple[StandIn, ...], ...]
+
+    @classmethod
+    def of(cls, look: tuple[np.ndarray, np.ndarray, np.ndarray] | FusedBoxes) -> FusedBoxes:
+        """One look's (xyxy, score, class) arrays as fused boxes standing for nothing else."""
+        if isinstance(look, FusedBoxes):
+            return look
+        xyxy, scores, classes = look
+        return cls(
+            np.asarray(xyxy, np.float32).reshape(-1, 4), np.asarray(scores), np.asarray(classes), ((),) * len(scores)
+        )
+
+    @property
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The kept boxes as (xyxy, score, class) arrays, as one look gives them."""
+        return self.xyxy, self.scores, self.classes
+
+    def subset(self, keep: np.ndarray) -> FusedBoxes:
+        """The kept boxes where ``keep`` (a boolean mask) is true, each with its stand-ins."""
+        chosen = np.flatnonzero(keep)
+        return FusedBoxes(
+            self.xyxy[chosen], self.scores[chosen], self.classes[chosen], tuple(self.stand_ins[i] for i in chosen)
+        )
+
+
+def fuse_looks(looks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray] | FusedBoxes], iou_limit: float) -> FusedBoxes:
+    """Several detections of one frame (xyxy, score, class arrays, or boxes fused before) as one, best first:
+    where boxes overlap by more than ``iou_limit``, only the highest-scoring stays (class-agnostic non-maximum
+    suppression); a box of one look mostly inside a better one of another look (``CONTAINED``) is the same index
+    seen at another scale, boxed tighter or looser, and goes too (kept, it made a card's corners one too many).
+    A kept box stands for the boxes of other looks it put out, and for what they stood for: where one look
+    boxed only a close-up's pip and a coarser one the whole index, the pip's box scores higher, and the
+    index's box is still there to be read.
 
     >>> a = (np.array([[0, 0, 10, 10]], np.float32), np.array([0.9], np.float32), np.array([0]))
     >>> b = (np.array([[1, 1, 10, 10], [50, 50, 60, 60]], np.float32), np.array([0.5, 0.7]), np.array([0, 0]))
-    >>> keep_best_boxes([a, b], 0.5)[0].tolist()
-    [[0.0, 0.0, 10.0, 10.0], [50.0, 50.0, 60.0, 60.0]]
+    >>> fused = fuse_looks([a, b], 0.5)
+    >>> fused.xyxy.tolist(), fused.stand_ins
+    ([[0.0, 0.0, 10.0, 10.0], [50.0, 50.0, 60.0, 60.0]], ((((1.0, 1.0, 10.0, 10.0), 0.5),), ()))
     >>> c = (np.array([[-1, -1, 13, 14]], np.float32), np.array([0.6], np.float32), np.array([0]))
-    >>> keep_best_boxes([a, c], 0.5)[0].tolist()
+    >>> fuse_looks([a, c], 0.5).xyxy.tolist()
     [[0.0, 0.0, 10.0, 10.0]]
     """
-    xyxy = np.concatenate([look[0] for look in looks]).astype(np.float32).reshape(-1, 4)
-    scores = np.concatenate([look[1] for look in looks]).astype(np.float32)
-    classes = np.concatenate([look[2] for look in looks])
-    look_of = np.concatenate([np.full(len(look[1]), index) for index, look in enumerate(looks)])
+    parts = [FusedBoxes.of(look) for look in looks]
+    xyxy = np.concatenate([part.xyxy for part in parts]).astype(np.float32).reshape(-1, 4)
+    scores = np.concatenate([part.scores for part in parts]).astype(np.float32)
+    classes = np.concatenate([part.classes for part in parts])
+    earlier = [stand_ins for part in parts for stand_ins in part.stand_ins]
+    look_of = np.concatenate([np.full(len(part.scores), index) for index, part in enumerate(parts)])
     areas = np.maximum(xyxy[:, 2] - xyxy[:, 0], 0) * np.maximum(xyxy[:, 3] - xyxy[:, 1], 0)
     # every pair at once (a few hundred boxes): which pairs are one index, then greedy by score
     x1, y1, x2, y2 = xyxy.T
@@ -241,18 +284,33 @@ def keep_best_boxes(
     down = np.clip(np.minimum(y2[:, None], y2) - np.maximum(y1[:, None], y1), 0, None)
     inter = across * down
     union = areas[:, None] + areas[None, :] - inter
+    other_look = look_of[:, None] != look_of[None, :]
     one_index = (inter > iou_limit * np.maximum(union, 1e-9)) | (
-        (look_of[:, None] != look_of[None, :]) & (inter > CONTAINED * np.minimum(areas[:, None], areas[None, :]))
+        other_look & (inter > CONTAINED * np.minimum(areas[:, None], areas[None, :]))
     )
     np.fill_diagonal(one_index, False)
     clashes: dict[int, list[int]] = {}
     for first, second in zip(*np.nonzero(one_index), strict=True):  # few: each look is suppressed already
         clashes.setdefault(int(first), []).append(int(second))
     kept: list[int] = []
+    stand_ins: list[tuple[StandIn, ...]] = []
     suppressed: set[int] = set()
     for candidate in map(int, np.argsort(-scores, kind="stable")):
-        if candidate not in suppressed:
-            kept.append(candidate)
-            suppressed.update(clashes.get(candidate, ()))
+        if candidate in suppressed:
+            continue
+        put_out = [other for other in clashes.get(candidate, ()) if other not in suppressed]
+        kept.append(candidate)
+        stand_ins.append(
+            (
+                *earlier[candidate],
+                *(
+                    stand_in
+                    for other in put_out
+                    if other_look[candidate, other]
+                    for stand_in in ((box_from_row(xyxy[other]), float(scores[other])), *earlier[other])
+                ),
+            )
+        )
+        suppressed.update(put_out)
     chosen = np.array(kept, dtype=np.int64)
-    return xyxy[chosen].reshape(-1, 4), scores[chosen], classes[chosen]
+    return FusedBoxes(xyxy[chosen].reshape(-1, 4), scores[chosen], classes[chosen], tuple(stand_ins))

@@ -24,7 +24,7 @@ import numpy as np
 
 from scorer.cards import Card
 from scorer.vision.backends import BoxArrays, available_backends, load_backend
-from scorer.vision.boxes import box_from_row, keep_best_boxes
+from scorer.vision.boxes import FusedBoxes, box_from_row, fuse_looks
 from scorer.vision.crops import light_share
 from scorer.vision.manifest import BACKENDS, ModelError, ModelManifest
 from scorer.vision.merge import merge_corners
@@ -78,6 +78,14 @@ class CardDetector:
 
         :raises ValueError: for a frame that is not a BGR image (see ``check_frame``).
         """
+        return self.find_boxes(image_bgr).arrays
+
+    def find_boxes(self, image_bgr: np.ndarray) -> FusedBoxes:
+        """Stage one as ``read_corners`` takes it: ``find_corners``'s boxes, each with the boxes other looks at
+        the frame found for the same index (``FusedBoxes.stand_ins``).
+
+        :raises ValueError: for a frame that is not a BGR image (see ``check_frame``).
+        """
         check_frame(image_bgr)
         manifest = self.manifest
         # A close-up's index can be a third of the frame: at the detector's size it is bigger than anything it
@@ -86,13 +94,13 @@ class CardDetector:
             self.boxes.predict(image_bgr, self.conf, manifest.iou, size)
             for size in (None, *manifest.detector_coarse_sizes)
         ]
-        found = keep_best_boxes(looks, manifest.iou) if len(looks) > 1 else looks[0]
-        if not self.light_on_dark(image_bgr, found):
+        found = fuse_looks(looks, manifest.iou) if len(looks) > 1 else FusedBoxes.of(looks[0])
+        if not self.light_on_dark(image_bgr, found.arrays):
             return found
         # A deck printed light on dark faces: the detector learned mostly dark ink on light cards, and finds far
         # more of its indices in the frame's negative.
         negative = self.boxes.predict(np.invert(image_bgr), self.conf, manifest.iou)
-        return keep_best_boxes([found, negative], manifest.iou)
+        return fuse_looks([found, negative], manifest.iou)
 
     def light_on_dark(self, image_bgr: np.ndarray, found: BoxArrays) -> bool:
         """Whether the frame shows a deck printed light on dark: ``negative_look_after`` of the boxes found
@@ -144,26 +152,53 @@ class CardDetector:
             named.append((None if class_id is None else Card.from_class_id(class_id), float(probabilities[best])))
         return named
 
-    def read_corners(self, image_bgr: np.ndarray, found: BoxArrays | None = None) -> list[CornerEvidence]:
+    def read_corners(self, image_bgr: np.ndarray, found: BoxArrays | FusedBoxes | None = None) -> list[CornerEvidence]:
         """Every corner index found and named, with the two stages' scores kept apart.
 
-        ``found`` is stage one's answer (``find_corners``) for this frame, when the caller has it already.
+        ``found`` is stage one's answer (``find_boxes``, or ``find_corners`` without stand-ins) for this frame,
+        when the caller has it already. A box the classifier reads as no card, or too unsurely, gives way to the
+        best of its stand-ins that it reads as a card at least ``stand_in_sure`` surely: the box another look
+        drew around the whole index where the kept one holds only its pip (models/README.md, Session 16).
         """
         manifest = self.manifest
-        xyxy, scores, classes = self.find_corners(image_bgr) if found is None else found
-        boxes = [box_from_row(row) for row in xyxy]
+        fused = self.find_boxes(image_bgr) if found is None else FusedBoxes.of(found)
+        boxes = [box_from_row(row) for row in fused.xyxy]
         if self.classifier is None:
             return [
                 CornerEvidence(Card.from_class_id(class_id), box, float(score), 1.0)
-                for box, score, k in zip(boxes, scores, classes, strict=True)
+                for box, score, k in zip(boxes, fused.scores, fused.classes, strict=True)
                 if (class_id := manifest.detector_classes[int(k)]) is not None
             ]
-        corners = []
-        for box, score, (card, probability) in zip(boxes, scores, self.name_boxes(image_bgr, boxes), strict=True):
+        named = self.name_boxes(image_bgr, boxes)
+        corners: list[CornerEvidence | None] = [
             # the classifier's "none" class vetoes a detector false alarm; a weak label is dropped, not guessed
-            if card is not None and probability >= manifest.classifier_conf:
-                corners.append(CornerEvidence(card, box, float(score), probability))
-        return corners
+            CornerEvidence(card, box, float(score), probability)
+            if card is not None and probability >= manifest.classifier_conf
+            else None
+            for box, score, (card, probability) in zip(boxes, fused.scores, named, strict=True)
+        ]
+        if manifest.stand_in_sure is not None:
+            self._read_stand_ins(image_bgr, fused, corners, manifest.stand_in_sure)
+        return [corner for corner in corners if corner is not None]
+
+    def _read_stand_ins(
+        self, image_bgr: np.ndarray, fused: FusedBoxes, corners: list[CornerEvidence | None], sure: float
+    ) -> None:
+        """Fill each vetoed box's place in ``corners`` with its best stand-in read as a card ``sure``ly or
+        more (by fused confidence), all stand-ins read in one batch."""
+        vetoed = [place for place, corner in enumerate(corners) if corner is None]
+        asked = [(place, stand_in) for place in vetoed for stand_in in fused.stand_ins[place]]
+        if not asked:
+            return
+        weight, least = self.manifest.detector_weight, max(self.manifest.classifier_conf, sure)
+        readings = self.name_boxes(image_bgr, [box for _, (box, _) in asked])
+        for (place, (box, score)), (card, probability) in zip(asked, readings, strict=True):
+            if card is None or probability < least:
+                continue
+            stand_in = CornerEvidence(card, box, score, probability)
+            current = corners[place]
+            if current is None or stand_in.detection(weight).confidence > current.detection(weight).confidence:
+                corners[place] = stand_in
 
     def _classify(self, crops: list[np.ndarray]) -> np.ndarray:
         """Class probabilities per crop, averaged over the manifest's rotations of it.

@@ -43,7 +43,7 @@ from scorer.vision.types import Box, CardDetection, Detector
 if TYPE_CHECKING:
     import numpy as np
 
-    from scorer.vision.backends import BoxArrays
+    from scorer.vision.boxes import FusedBoxes
     from scorer.vision.manifest import ModelManifest
     from scorer.vision.types import CornerEvidence, Detections
 
@@ -489,9 +489,9 @@ class StagedDetector(Protocol):
     manifest: ModelManifest
     classifier: Any
 
-    def find_corners(self, image_bgr: np.ndarray) -> BoxArrays: ...
+    def find_boxes(self, image_bgr: np.ndarray) -> FusedBoxes: ...
 
-    def read_corners(self, image_bgr: np.ndarray, found: BoxArrays | None = None) -> list[CornerEvidence]: ...
+    def read_corners(self, image_bgr: np.ndarray, found: FusedBoxes | None = None) -> list[CornerEvidence]: ...
 
     def cards_from(self, corners: Sequence[CornerEvidence], width: int, height: int) -> Detections: ...
 
@@ -504,7 +504,8 @@ def _staged(detector: Detector) -> StagedDetector | None:
 
 
 def _why_not_staged(detector: Detector) -> str | None:
-    if not all(hasattr(detector, name) for name in ("find_corners", "name_boxes", "cards_from", "manifest")):
+    needed = ("find_boxes", "read_corners", "name_boxes", "cards_from", "manifest")
+    if not all(hasattr(detector, name) for name in needed):
         return "per-stage figures need okgin's two-stage detector (CardDetector)"
     if getattr(detector, "classifier", None) is None:
         manifest = detector.manifest  # type: ignore[attr-defined]
@@ -518,7 +519,7 @@ def _read_in_stages(
     """One photo through both stages: its cards (as ``detect`` reads them), what each stage made of its
     labelled indices, and how many of its non-card boxes the classifier reads as a card."""
     height, width = image.shape[:2]
-    found = detector.find_corners(image)
+    found = detector.find_boxes(image)
     detections = detector.cards_from(detector.read_corners(image, found), width, height)
     index_boxes = [box for label in labels.cards for box in label.boxes]
     threshold = detector.manifest.classifier_conf
@@ -526,7 +527,7 @@ def _read_in_stages(
         card if probability >= threshold else None
         for card, probability in detector.name_boxes(image, [*index_boxes, *labels.non_cards])
     ]
-    readings = read_indices(labels, [box_from_row(row) for row in found[0]], named[: len(index_boxes)], photo)
+    readings = read_indices(labels, [box_from_row(row) for row in found.xyxy], named[: len(index_boxes)], photo)
     return detections, readings, sum(card is not None for card in named[len(index_boxes) :])
 
 

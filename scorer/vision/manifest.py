@@ -94,7 +94,7 @@ def card_classes(names: Any, none_class: str, key: str) -> tuple[int | None, ...
 
 # manifest keys read into fields of the same name (``backend`` is ``preferred_backend``)
 _FILE_KEYS = ("detector", "detector_onnx", "classifier", "classifier_onnx")
-_SURE_KEYS = ("classifier_sure", "classifier_none_sure")  # optional probabilities in (0, 1]
+_SURE_KEYS = ("classifier_sure", "classifier_none_sure", "stand_in_sure")  # optional probabilities in (0, 1]
 _OPTIONAL_KEYS = (*_SURE_KEYS, "negative_below", "negative_look_after")  # written only when set
 _KNOWN_KEYS = frozenset(
     {
@@ -149,6 +149,7 @@ class ModelManifest:
     classifier_rotations: tuple[int, ...] = (0,)  # quarter turns of each crop whose class probabilities are averaged
     classifier_sure: float | None = None  # a crop read this surely at its first turn is not read at the others
     classifier_none_sure: float | None = None  # nor one first read as no index at least this surely
+    stand_in_sure: float | None = None  # a box read as no card gives way to another look's box read this surely
     negative_below: float | None = None  # an index with a smaller light share is read in negative too (crops.py)
     negative_look_after: int | None = None  # this many sure light-on-dark boxes: the frame is looked at in negative
     names: tuple[str, ...] = CLASS_NAMES  # a one-stage detector's class names, in its class order
