@@ -270,6 +270,12 @@ def fuse_looks(looks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray] | Fused
     >>> c = (np.array([[-1, -1, 13, 14]], np.float32), np.array([0.6], np.float32), np.array([0]))
     >>> fuse_looks([a, c], 0.5).xyxy.tolist()
     [[0.0, 0.0, 10.0, 10.0]]
+
+    A box of a later look that puts out a kept one stands for it and for what it stood for:
+
+    >>> negative = (np.array([[0, 0, 11, 11]], np.float32), np.array([0.95], np.float32), np.array([0]))
+    >>> [(box, round(score, 2)) for box, score in fuse_looks([fused, negative], 0.5).stand_ins[0]]
+    [((0.0, 0.0, 10.0, 10.0), 0.9), ((1.0, 1.0, 10.0, 10.0), 0.5)]
     """
     parts = [FusedBoxes.of(look) for look in looks]
     xyxy = np.concatenate([part.xyxy for part in parts]).astype(np.float32).reshape(-1, 4)
@@ -300,17 +306,11 @@ def fuse_looks(looks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray] | Fused
             continue
         put_out = [other for other in clashes.get(candidate, ()) if other not in suppressed]
         kept.append(candidate)
-        stand_ins.append(
-            (
-                *earlier[candidate],
-                *(
-                    stand_in
-                    for other in put_out
-                    if other_look[candidate, other]
-                    for stand_in in ((box_from_row(xyxy[other]), float(scores[other])), *earlier[other])
-                ),
-            )
-        )
+        standing_for = list(earlier[candidate])
+        for other in put_out:
+            if other_look[candidate, other]:  # a look's own weaker copies were put out by its suppression already
+                standing_for += [(box_from_row(xyxy[other]), float(scores[other])), *earlier[other]]
+        stand_ins.append(tuple(standing_for))
         suppressed.update(put_out)
     chosen = np.array(kept, dtype=np.int64)
     return FusedBoxes(xyxy[chosen].reshape(-1, 4), scores[chosen], classes[chosen], tuple(stand_ins))
