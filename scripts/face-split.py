@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 from scorer.synth.procedural import is_dark_style, parse_procedural_name
+from scorer.vision.evaluate import EvalReport, ImageResult
 
 
 def face_of(deck: str) -> str:
@@ -32,20 +32,13 @@ def only_options(face: str, meta: Path) -> str:
 
 
 def main(per_image: Path, meta: Path) -> None:
-    totals: dict[str, Counter[str]] = {}
-    for result in json.loads(per_image.read_text())["images"]:
-        scene = json.loads((meta / f"{Path(result['image']).stem}.json").read_text())
-        counts = totals.setdefault(f"{face_of(scene['deck'])} face, {scene['kind']}", Counter())
-        counts.update(found=len(result["found"]), missed=len(result["missed"]), invented=len(result["invented"]))
-        counts.update(scenes=1, exact=int(result["exact"]))
-    for group, counts in sorted(totals.items()):
-        precision = counts["found"] / max(counts["found"] + counts["invented"], 1)
-        recall = counts["found"] / max(counts["found"] + counts["missed"], 1)
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        print(
-            f"{group:<20} scenes {counts['scenes']:>4}  precision {precision:.3f} recall {recall:.3f} "
-            f"F1 {f1:.3f} exact {counts['exact']}"
-        )
+    groups: dict[str, list[ImageResult]] = {}
+    for entry in json.loads(per_image.read_text())["images"]:
+        result = ImageResult.from_dict(entry)
+        scene = json.loads((meta / f"{Path(result.image).stem}.json").read_text())
+        groups.setdefault(f"{face_of(scene['deck'])} face, {scene['kind']}", []).append(result)
+    for group, results in sorted(groups.items()):
+        print(f"{group:<20} scenes {len(results):>4}  {EvalReport(tuple(results)).summary_line()}")
 
 
 if __name__ == "__main__":

@@ -159,6 +159,28 @@ class ImageResult:
     def exact(self) -> bool:
         return not self.missed and not self.invented
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ImageResult:
+        """The result ``to_dict`` wrote (one photo of ``per-image.json``).
+
+        >>> result = ImageResult("a.jpg", (Card.parse("QC"),), (), (Card.parse("QC"),), (Card.parse("QS"),))
+        >>> ImageResult.from_dict(result.to_dict()) == result
+        True
+        """
+
+        def cards(key: str) -> tuple[Card, ...]:
+            return tuple(Card.parse(text) for text in data.get(key, ()))
+
+        return cls(
+            str(data["image"]),
+            cards("expected"),
+            cards("found"),
+            cards("missed"),
+            cards("invented"),
+            tuple((Card.parse(a), Card.parse(b)) for a, b in data.get("confusions", ())),
+            cards("on_non_cards"),
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "image": self.image,
