@@ -11,7 +11,9 @@
 # model was trained on; the command is in datasets/README.md); without it that set is skipped.
 # Each block ends with the line okgin eval ends with: "precision P recall R F1 F exact-images K/N";
 # sets with corner-index labels add the per-stage line (detector recall, classifier accuracy). The
-# last block pools the cards of both real sets (poker-cards-fmjio and all of rf-zk7wu-phone).
+# last block pools the cards of both real sets (poker-cards-fmjio and all of rf-zk7wu-phone). Before it,
+# poker-cards-fmjio as a webcam would give it (scripts/webcam-like.py with its defaults: narrowed to 0.75 of
+# its width, grey noise, dead pixels, JPEG 80), written afresh each time; reported, not pooled.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 model="${1:-$repo/models}"
@@ -60,6 +62,9 @@ score black "rf-zk7wu-phone, black deck (60 photos)" "$zk/images" "$zk/labels" -
     --only 'IMG_77*' --only 'IMG_78*'
 score closeups "rf-zk7wu-phone, close-ups (100 photos)" "$zk/images" "$zk/labels" --classes "$zk/classes.txt" \
     --only 'IMG_2022*'
+python3 "$repo/scripts/webcam-like.py" "$poker" "$totals/poker-webcam" > /dev/null
+score webcam "poker-cards-fmjio as a webcam gives it (scripts/webcam-like.py)" "$totals/poker-webcam/images" \
+    "$totals/poker-webcam/labels" --classes "$totals/poker-webcam/classes.txt"
 if [[ -n "$held_out" ]]; then
     score held_out "held-out index styles ($held_out, val scenes)" "$held_out/images/val" "$held_out/labels/val"
 fi

@@ -1,0 +1,51 @@
+"""The measuring scripts in scripts/ that write data: they must write what their yardsticks assume."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+
+
+def _photo_set(root: Path) -> Path:
+    (root / "images").mkdir(parents=True)
+    (root / "labels").mkdir()
+    for number in range(2):
+        picture = np.full((64, 80, 3), 200, np.uint8)
+        picture[10:30, 20:30] = 20
+        cv2.imwrite(str(root / "images" / f"photo{number}.png"), picture)
+        (root / "labels" / f"photo{number}.txt").write_text("3 0.31 0.31 0.125 0.31\n")
+    (root / "classes.txt").write_text("AC\nAD\nAH\nAS\n")
+    return root
+
+
+def _webcam_like(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, str(SCRIPTS / "webcam-like.py"), *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def test_webcam_like_narrows_each_photo_keeps_its_labels_and_writes_the_same_set_twice(tmp_path: Path) -> None:
+    source = _photo_set(tmp_path / "source")
+    for out in ("a", "b"):
+        result = _webcam_like(source, tmp_path / out, "--narrow", "0.5")
+        assert result.returncode == 0, result.stderr
+        assert "wrote 2 photos" in result.stdout
+    picture = cv2.imread(str(tmp_path / "a" / "images" / "photo0.jpg"))
+    assert picture.shape == (64, 40, 3)
+    assert 0 < np.abs(picture.astype(int) - 200).mean() < 30  # noisy, still the photo
+    assert (tmp_path / "a" / "labels" / "photo1.txt").read_text() == "3 0.31 0.31 0.125 0.31\n"
+    assert (tmp_path / "a" / "classes.txt").read_text().split() == ["AC", "AD", "AH", "AS"]
+    for number in range(2):
+        name = f"images/photo{number}.jpg"
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_webcam_like_names_a_folder_that_is_not_a_photo_set(tmp_path: Path) -> None:
+    result = _webcam_like(tmp_path, tmp_path / "out")
+    assert result.returncode == 2
+    assert "has no images/ and labels/ folders" in result.stderr
