@@ -7,9 +7,8 @@ DESTINATION gets the same, each photo narrowed to ``--narrow`` of its width (a 1
 square is narrowed 0.56), given grey sensor noise of ``--noise`` levels (standard deviation), ``--specks`` of its
 pixels turned black or white (dead and hot pixels), and saved as JPEG at ``--quality``. The same arguments
 write the same set (the noise is seeded by ``--seed``), so ``okgin eval`` on it can compare two models.
-The webcam frames the product is judged on are recognised worse than phone photos mostly through these
-three things (models/README.md, "Session 17"): a real deck seen this way says more of that than rendered
-scenes do.
+Narrowing and noise together cost the shipped model far more than either alone (models/README.md, Session 17),
+and a real deck seen so says more about a webcam over a real table than rendered scenes do.
 """
 
 from __future__ import annotations
