@@ -147,6 +147,26 @@ def _image_size(path: Path) -> tuple[int, int]:
     return height, width
 
 
+TILE_NOISE_SHARE = 0.35
+"""The share of scenes whose detector tiles get sensor noise and dead pixels at the detector's own scale
+(``noisy_at_detector_scale``)."""
+
+
+def noisy_at_detector_scale(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``image`` (already at the detector's scale) with grey sensor noise and, half the time, dead and hot pixels.
+
+    A scene's camera noise is drawn at its full size (640 to 1920 px wide), and shrinking it to the detector's
+    640 px averages most of it away; a webcam frame of 640 px, or one stretched to a 640 px square, keeps all of
+    it, and on such frames the detector missed big, plain indices (models/README.md, Session 18).
+    """
+    from scorer.synth.camera import salt_and_pepper, sensor_noise
+
+    noisy = sensor_noise(image.astype(np.float32), rng, 1.0)
+    if rng.random() < 0.5:
+        noisy = salt_and_pepper(noisy, rng, 1.0)
+    return np.clip(noisy, 0, 255).astype(np.uint8)
+
+
 def make_detector_tiles(
     scene_dir: Path,
     out_dir: Path,
@@ -154,18 +174,21 @@ def make_detector_tiles(
     seed: int = 0,
     imgsz: int = DETECTOR_IMGSZ,
     card_classes: bool = False,
+    noise_share: float = TILE_NOISE_SHARE,
 ) -> Path:
     """Cut one-class training tiles at the pixel scale the detector sees at inference.
 
     A frame is letterboxed so its longer side is ``imgsz``; each scene is scaled the same
     way and cut into ``TILE_SIZE`` tiles, most of them centred near a labelled corner.
     A corner cut by the tile edge keeps its label only if 60% of it stays inside.
+    ``noise_share`` of the scenes are made noisy after shrinking (``noisy_at_detector_scale``).
     With ``card_classes`` the tiles keep the 52 card classes (the one-stage design)
     instead of the single class ``corner``. Returns the dataset YAML.
     """
     import cv2
 
     rng = random.Random(seed)
+    noise_rng = np.random.default_rng(seed)
     for split in ("train", "val"):
         (out_dir / "images" / split).mkdir(parents=True, exist_ok=True)
         (out_dir / "labels" / split).mkdir(parents=True, exist_ok=True)
@@ -174,6 +197,8 @@ def make_detector_tiles(
             if image is None:
                 raise TrainingError(f"cannot read generated image {item.image_path}")
             image, scale = _at_inference_scale(image, imgsz)
+            if noise_rng.random() < noise_share:
+                image = noisy_at_detector_scale(image, noise_rng)
             height, width = image.shape[:2]
             boxes = [scale_box(box, scale) for box in item.boxes]
             classes = item.class_ids if card_classes else (0,) * len(boxes)
@@ -807,7 +832,8 @@ class TrainConfig:
     ``stage`` trains both models (``all``) or one; ``init_dir`` fine-tunes from the weights
     shipped there instead of starting from scratch; ``mine_negatives`` adds that model's false
     alarms on the scenes to the detector's tiles and the classifier's ``none`` crops (see
-    ``_false_cards``); ``ship_dir`` exports the result there
+    ``_false_cards``); ``tile_noise`` is the share of scenes whose detector tiles are made noisy at the
+    detector's scale (``noisy_at_detector_scale``); ``ship_dir`` exports the result there
     and tunes its thresholds on the val scenes; ``provenance`` goes into the shipped manifest.
     """
 
@@ -817,6 +843,7 @@ class TrainConfig:
     classifier_epochs: int = 15
     batch: int = 32
     tiles_per_image: int = 3
+    tile_noise: float = TILE_NOISE_SHARE
     crops_per_corner: int = 2
     init_dir: Path | None = None
     device: str = "cpu"
@@ -872,7 +899,9 @@ def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResul
         tiles_yaml = run_dir / "tiles" / "data.yaml"
         if not tiles_yaml.exists():
             log("cutting detector tiles ...")
-            make_detector_tiles(config.scene_dir, run_dir / "tiles", config.tiles_per_image, config.seed)
+            make_detector_tiles(
+                config.scene_dir, run_dir / "tiles", config.tiles_per_image, config.seed, noise_share=config.tile_noise
+            )
         if config.mine_negatives and config.init_dir is not None and not (run_dir / "tiles" / MINED_MARKER).exists():
             log(f"mining the false alarms of {config.init_dir} on the scenes ...")
             mined = mine_detector_tiles(

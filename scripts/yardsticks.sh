@@ -14,13 +14,20 @@
 # last block pools the cards of both real sets (poker-cards-fmjio and all of rf-zk7wu-phone). Before it,
 # poker-cards-fmjio as a webcam would give it (scripts/webcam-like.py with its defaults: narrowed to 0.75 of
 # its width, grey noise, dead pixels, JPEG 80), written afresh each time; reported, not pooled.
+# With $KEEP_JSON set to a folder, each set's okgin eval JSON (card counts unrounded) is kept there as KEY.json,
+# beside the webcam-like photos.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 model="${1:-$repo/models}"
 held_out="${2:-}"
 real="${REAL_PHOTOS:-$repo/../shared/real-photos}"
-totals="$(mktemp -d)"
-trap 'rm -rf "$totals"' EXIT
+if [[ -n "${KEEP_JSON:-}" ]]; then
+    totals="$KEEP_JSON"
+    mkdir -p "$totals"
+else
+    totals="$(mktemp -d)"
+    trap 'rm -rf "$totals"' EXIT
+fi
 
 summary() {  # summary JSON... : the summary line of okgin eval's JSON totals, their card counts added up
     python3 - "$@" <<'PY'

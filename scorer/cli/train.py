@@ -31,6 +31,13 @@ def _default(name: str) -> Any:
 @click.option("--classifier-epochs", type=int, default=_default("classifier_epochs"), show_default=True)
 @click.option("--batch", type=int, default=_default("batch"), show_default=True)
 @click.option("--tiles-per-image", type=int, default=_default("tiles_per_image"), show_default=True)
+@click.option(
+    "--tile-noise",
+    type=click.FloatRange(0, 1),
+    default=_default("tile_noise"),
+    show_default=True,
+    help="Share of scenes whose detector tiles get sensor noise and dead pixels at the detector's own scale.",
+)
 @click.option("--crops-per-corner", type=int, default=_default("crops_per_corner"), show_default=True)
 @click.option(
     "--init",
@@ -76,6 +83,7 @@ def train(
     classifier_epochs: int,
     batch: int,
     tiles_per_image: int,
+    tile_noise: float,
     crops_per_corner: int,
     init_dir: Path | None,
     device: str,
@@ -124,6 +132,7 @@ def train(
             classifier_epochs=classifier_epochs,
             batch=batch,
             tiles_per_image=tiles_per_image,
+            tile_noise=tile_noise,
             crops_per_corner=crops_per_corner,
             init_dir=init_dir,
             device=device,
