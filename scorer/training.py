@@ -26,6 +26,7 @@ import numpy as np
 
 from scorer.cards import CLASS_NAMES
 from scorer.errors import OkginError
+from scorer.vision.backends import fit_within
 from scorer.vision.boxes import (
     box_area,
     box_centre,
@@ -217,10 +218,8 @@ def make_detector_tiles(
 
 def _at_inference_scale(image: np.ndarray, imgsz: int) -> tuple[np.ndarray, float]:
     """``image`` shrunk (or grown) so its longer side is ``imgsz``, as the detector's letterbox does, and the scale."""
-    import cv2
-
-    scale = imgsz / max(image.shape[:2])
-    return cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA), scale
+    small = fit_within(image, (imgsz, imgsz))
+    return small, small.shape[1] / image.shape[1]
 
 
 def _near(point: tuple[float, float], rng: random.Random, width: int, height: int) -> tuple[float, float]:

@@ -27,6 +27,7 @@ from scorer.vision.backends import (
     UltralyticsCropModel,
     available_backends,
     decode_yolo,
+    fit_within,
     letterbox,
 )
 from scorer.vision.crops import NEGATIVE_BELOW, corner_crop, index_views, light_share, lightness_negative
@@ -172,11 +173,24 @@ def test_bad_frames_are_refused(frame: object, message: str) -> None:
 def test_letterbox_matches_ultralytics(shape: tuple[int, int], minimal: bool) -> None:
     from ultralytics.data.augment import LetterBox
 
+    """The same size and padding as ultralytics' letterbox; the pixels are the same once the frame fits."""
     image = np.random.default_rng(1).integers(0, 255, (*shape, 3), dtype=np.uint8)
     ours, _ = letterbox(image, (640, 640), minimal=minimal)
-    theirs = LetterBox((640, 640), auto=minimal, stride=32)(image=image)
+    theirs = LetterBox((640, 640), auto=minimal, stride=32)(image=fit_within(image, (640, 640)))
     assert ours.shape == theirs.shape
     assert np.array_equal(ours, theirs)
+
+
+def test_a_big_frame_is_shrunk_by_averaging_not_sampling() -> None:
+    """Grain averages away and a one-pixel stroke stays, as in the detector's training tiles."""
+    frame = np.full((1080, 1920, 3), 200, np.uint8)
+    frame[:540] = np.where(np.indices((540, 1920)).sum(axis=0) % 2, 255, 0)[:, :, None]  # pixel-sized grain
+    frame[540:, ::30] = 0  # one-pixel dark strokes, 30 px apart
+    small = fit_within(frame, (640, 640))
+    assert small.shape == (360, 640, 3)
+    assert small[:170].std() < 20  # sampled bilinearly it stays black and white (a standard deviation of 127)
+    strokes = small[190:].min(axis=0)[:, 0]
+    assert (strokes[::10] < 150).all()  # sampled bilinearly, every one is lost
 
 
 def test_decode_matches_ultralytics_nms() -> None:

@@ -109,9 +109,11 @@ class UltralyticsBoxModel:
         self.imgsz = imgsz
 
     def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> BoxArrays:
+        imgsz = size or self.imgsz
+        fitted = fit_within(image, (imgsz, imgsz))  # ultralytics' letterbox then only pads it: the same pixels
         result = self.model.predict(
-            image,
-            imgsz=size or self.imgsz,
+            fitted,
+            imgsz=imgsz,
             conf=conf,
             iou=iou,
             agnostic_nms=True,
@@ -120,8 +122,11 @@ class UltralyticsBoxModel:
             device="cpu",
         )[0]
         boxes = result.boxes
+        xyxy = boxes.xyxy.cpu().numpy().astype(np.float32).reshape(-1, 4)
+        xyxy[:, [0, 2]] *= image.shape[1] / fitted.shape[1]  # back to the frame's pixels
+        xyxy[:, [1, 3]] *= image.shape[0] / fitted.shape[0]
         return (
-            boxes.xyxy.cpu().numpy().astype(np.float32).reshape(-1, 4),
+            xyxy,
             boxes.conf.cpu().numpy().astype(np.float32),
             boxes.cls.cpu().numpy().astype(np.int64),
         )
@@ -288,8 +293,30 @@ class Letterbox:
     pad_y: int
 
 
+def fit_within(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``image`` resized to fit ``size`` (height, width) with its aspect ratio kept, to the size ultralytics'
+    ``LetterBox`` gives it: shrunk by averaging the pixels each output pixel covers, grown bilinearly.
+
+    ultralytics shrinks bilinearly too, which samples a big frame's pixels rather than averaging them: its grain
+    stays and thin strokes break, where the detector's training tiles were shrunk by area
+    (``scorer.training``). Shrunk by area, the held-out scenes' indices were found more often (models/README.md,
+    Session 19).
+
+    >>> fit_within(np.zeros((1080, 1920, 3), np.uint8), (640, 640)).shape
+    (360, 640, 3)
+    """
+    import cv2
+
+    height, width = image.shape[:2]
+    ratio = min(size[0] / height, size[1] / width)
+    new_w, new_h = max(round(width * ratio), 1), max(round(height * ratio), 1)
+    if (new_w, new_h) == (width, height):
+        return image
+    return cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_AREA if ratio < 1 else cv2.INTER_LINEAR)
+
+
 def letterbox(image: np.ndarray, size: tuple[int, int], minimal: bool) -> tuple[np.ndarray, Letterbox]:
-    """Resize keeping aspect ratio and pad with grey, exactly as ultralytics' ``LetterBox`` does.
+    """Resize keeping aspect ratio (``fit_within``) and pad with grey, as ultralytics' ``LetterBox`` does.
 
     ``size`` is (height, width). With ``minimal`` the padding only reaches the next multiple
     of the stride (a 1280x720 frame at 640 becomes 640x384), which a dynamic-shape model allows.
@@ -301,13 +328,11 @@ def letterbox(image: np.ndarray, size: tuple[int, int], minimal: bool) -> tuple[
     import cv2
 
     height, width = image.shape[:2]
-    ratio = min(size[0] / height, size[1] / width)
-    new_w, new_h = max(round(width * ratio), 1), max(round(height * ratio), 1)
+    image = fit_within(image, size)
+    new_h, new_w = image.shape[:2]
     pad_w, pad_h = size[1] - new_w, size[0] - new_h
     if minimal:
         pad_w, pad_h = pad_w % STRIDE, pad_h % STRIDE
-    if (new_w, new_h) != (width, height):
-        image = cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_LINEAR)
     top, bottom = round(pad_h / 2 - 0.1), round(pad_h / 2 + 0.1)
     left, right = round(pad_w / 2 - 0.1), round(pad_w / 2 + 0.1)
     padded = cv2.copyMakeBorder(image, top, bottom, left, right, cv2.BORDER_CONSTANT, value=(LETTERBOX_FILL,) * 3)
