@@ -33,6 +33,7 @@ from scorer.vision.boxes import (
     box_from_row,
     clip_box,
     contains_point,
+    fuse_looks,
     intersection_area,
     scale_box,
     shift_box,
@@ -89,6 +90,12 @@ NEGATIVE_LOOK_AFTER = 2
 """Two sure light-on-dark indices in a frame and it is looked at in negative as well (``CardDetector.find_boxes``):
 on the black deck that found 84% of the labelled indices, against 77%, and only one of the poker deck's 88 photos
 shows two (models/README.md, Session 11)."""
+
+GRAIN_MEDIAN_ABOVE = 3.0
+"""A frame whose grain at the detector's size is above this many grey levels (``grain_level``) is looked at
+median-filtered as well (``CardDetector.looks``): chosen on grainy training-pool scenes (every real photo
+measures under 3.2), it read the webcam-like photos at F1 0.950 against 0.928, the held-out styles better and
+every real set the same (models/README.md, Session 19)."""
 
 COMPLETE_MARKER = "COMPLETE"
 
@@ -496,7 +503,7 @@ def make_correction_crops(corrections_dir: Path, model_dir: Path | None, out_dir
             cards = read_label_file(label_path, width, height, class_count=len(CLASS_NAMES))
         except LabelError as error:
             raise TrainingError(str(error)) from None
-        xyxy, _, _ = detector.boxes.predict(image, detector.conf, detector.manifest.iou)
+        xyxy = fuse_looks(detector.looks(image), detector.manifest.iou).xyxy
         for index, row in enumerate(xyxy):
             box = box_from_row(row)
             inside = [card.class_id for card in cards if contains_point(card.box, box_centre(box))]
@@ -694,6 +701,7 @@ def ship(detector_weights: Path, classifier_weights: Path, models_dir: Path, pro
         stand_in_sure=STAND_IN_SURE,
         negative_below=NEGATIVE_BELOW,
         negative_look_after=NEGATIVE_LOOK_AFTER,
+        grain_median_above=GRAIN_MEDIAN_ABOVE,
         classifier_names=tuple(classifier_names[i] for i in range(len(classifier_names))),
         none_class=NONE_CLASS,
         # a low corner threshold, since the classifier's none class vetoes false alarms; the card

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import pytest
 from conftest import copy_models, without_train_extra
@@ -28,6 +29,7 @@ from scorer.vision.backends import (
     available_backends,
     decode_yolo,
     fit_within,
+    grain_level,
     letterbox,
 )
 from scorer.vision.crops import NEGATIVE_BELOW, corner_crop, index_views, light_share, lightness_negative
@@ -60,6 +62,7 @@ def write_manifest(directory: Path, **fields: object) -> Path:
         ({"negative_below": 1}, r"negative_below 1.0 is outside \(0, 1\)"),
         ({"negative_look_after": 2}, "negative_look_after must be 1 or more, and needs negative_below"),
         ({"negative_below": 0.4, "negative_look_after": 0}, "negative_look_after must be 1 or more"),
+        ({"grain_median_above": 0}, "grain_median_above 0.0 must be above 0"),
         ({"extra_crop_pads": [0.1, 1.5]}, "crop_pad and extra_crop_pads must lie in 0..1"),
         ({"crop_pad": -0.1}, "crop_pad and extra_crop_pads must lie in 0..1"),
         ({"extra_crop_pads": 0.1}, "not iterable"),
@@ -133,7 +136,7 @@ def test_a_manifest_writes_and_reads_itself_back(tmp_path: Path) -> None:
     )
     changed: dict[str, Any] = {"card_conf": 0.35, "classifier_rotations": (0, 180)}
     changed |= {"classifier_sure": 0.95, "classifier_none_sure": 0.5, "negative_below": 0.4, "negative_look_after": 2}
-    changed |= {"extra_crop_pads": (0.1,)}
+    changed |= {"extra_crop_pads": (0.1,), "grain_median_above": 3.0}
     assert "extra_crop_pads" not in manifest.to_dict()  # written only when some are set
     manifest.replace(**changed).save()
     again = ModelManifest.load(tmp_path / "m")
@@ -520,7 +523,15 @@ def test_openvino_compiles_a_few_shapes_whatever_its_callers_send(tiny_models: P
     assert list(engine.static) == [(batch, 3, 32, 32) for batch in range(1, OpenVinoEngine.STATIC_SHAPES + 1)]
 
 
-class SizedLooks:
+class StandInBoxes:
+    """The part of a box model ``CardDetector.look`` asks of each stand-in below: an input size no frame
+    outgrows, so every stand-in is shown the frame as it is."""
+
+    def input_size(self, size: int | None = None) -> tuple[int, int]:
+        return (1 << 20, 1 << 20)
+
+
+class SizedLooks(StandInBoxes):
     """A stand-in box model: a small box at the model's size, a big one (and the small one again, weaker) at a
     coarser size, recording the sizes it was asked for."""
 
@@ -550,7 +561,7 @@ def test_a_coarse_look_finds_big_indices_and_keeps_one_box_per_index(tiny_models
     assert scores.tolist() == pytest.approx([0.9, 0.8])
 
 
-class PipAndIndex:
+class PipAndIndex(StandInBoxes):
     """A stand-in box model for a close-up: at the model's size only the pip of a big index is boxed (and
     surely), at a coarser size the whole index around it (less surely), and a card's second index elsewhere."""
 
@@ -605,6 +616,45 @@ def test_a_box_read_as_no_card_gives_way_to_another_looks_box_read_surely(
     assert len(asked) == (2 if stand_in_sure else 1)
 
 
+class FittedLooks:
+    """A stand-in box model with a 320 px input: records the frame each look is shown and boxes its middle."""
+
+    def __init__(self) -> None:
+        self.shown: list[np.ndarray] = []
+
+    def input_size(self, size: int | None = None) -> tuple[int, int]:
+        return (320, 320)
+
+    def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> Any:
+        self.shown.append(image)
+        height, width = image.shape[:2]
+        box = [width / 4, height / 4, width / 2, height / 2]
+        return np.array([box], np.float32), np.array([0.9], np.float32), np.array([0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("grain", "filtered"), [(24.0, True), (0.0, False)])
+def test_a_grainy_frame_is_looked_at_median_filtered_too(
+    tiny_models: Path, tmp_path: Path, grain: float, filtered: bool
+) -> None:
+    rng = np.random.default_rng(4)
+    frame = np.full((640, 960, 3), 150, np.uint8)
+    frame[200:400, 300:500] = 40  # a dark card, its edges sharp
+    grainy = np.clip(frame + rng.normal(0, grain, (640, 960, 1)), 0, 255).astype(np.uint8)
+    models = copy_models(tiny_models / "two-stage", tmp_path / "m", grain_median_above=3.0)
+    detector = CardDetector(models)
+    detector.boxes = shown = FittedLooks()
+    looks = detector.looks(grainy)
+    # boxed in the fitted 320x213 frame, told in the frame's own pixels
+    assert [look[0].tolist() for look in looks] == [[pytest.approx([240, 160, 480, 320])]] * len(looks)
+    shrunk = fit_within(grainy, (320, 320))
+    assert grain_level(shrunk) > 6.0 if filtered else grain_level(shrunk) < 1.0  # shrinking averaged a third away
+    expected = [shrunk, cv2.medianBlur(shrunk, 3)] if filtered else [shrunk]
+    assert len(shown.shown) == len(expected)
+    assert all(np.array_equal(seen, wanted) for seen, wanted in zip(shown.shown, expected, strict=True))
+    assert grain_level(shown.shown[-1]) < 3.0
+
+
 def light_on_dark_frame(indices: int) -> tuple[np.ndarray, list[list[float]]]:
     """A light table with ``indices`` black-faced cards, each with a white glyph in its corner box; the boxes."""
     frame = np.full((480, 640, 3), 200, np.uint8)
@@ -617,7 +667,7 @@ def light_on_dark_frame(indices: int) -> tuple[np.ndarray, list[list[float]]]:
     return frame, boxes
 
 
-class NegativeLooks:
+class NegativeLooks(StandInBoxes):
     """A stand-in box model: the given boxes in the first frame it is shown, one more box in that frame's negative."""
 
     def __init__(self, boxes: list[list[float]], score: float) -> None:

@@ -16,6 +16,7 @@ from scorer.training import (
     CLASSIFIER_NONE_SURE,
     CLASSIFIER_SURE,
     EXTRA_CROP_PADS,
+    GRAIN_MEDIAN_ABOVE,
     MINED_MARKER,
     MODEL_FILES,
     NEGATIVE_LOOK_AFTER,
@@ -133,6 +134,7 @@ def test_the_recipe_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> None
     # light-on-dark indices are read in negative, as its crops were cut
     assert (manifest["negative_below"], manifest["negative_look_after"]) == (NEGATIVE_BELOW, NEGATIVE_LOOK_AFTER)
     assert manifest["extra_crop_pads"] == list(EXTRA_CROP_PADS)
+    assert manifest["grain_median_above"] == GRAIN_MEDIAN_ABOVE  # a grainy frame is looked at filtered too
     import numpy as np
     import onnxruntime
 

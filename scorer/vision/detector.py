@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from scorer.cards import Card
-from scorer.vision.backends import BoxArrays, available_backends, load_backend
+from scorer.vision.backends import BoxArrays, available_backends, fit_within, grain_level, load_backend
 from scorer.vision.boxes import FusedBoxes, box_from_row, fuse_looks
 from scorer.vision.crops import light_share
 from scorer.vision.manifest import BACKENDS, ModelError, ModelManifest
@@ -90,17 +90,40 @@ class CardDetector:
         manifest = self.manifest
         # A close-up's index can be a third of the frame: at the detector's size it is bigger than anything it
         # learned from, while a coarser look (a quarter of the work at half the size) sees it at a familiar size.
-        looks = [
-            self.boxes.predict(image_bgr, self.conf, manifest.iou, size)
-            for size in (None, *manifest.detector_coarse_sizes)
-        ]
+        looks = [look for size in (None, *manifest.detector_coarse_sizes) for look in self.looks(image_bgr, size)]
         found = fuse_looks(looks, manifest.iou) if len(looks) > 1 else FusedBoxes.of(looks[0])
         if not self.light_on_dark(image_bgr, found.arrays):
             return found
         # A deck printed light on dark faces: the detector learned mostly dark ink on light cards, and finds far
         # more of its indices in the frame's negative.
-        negative = self.boxes.predict(np.invert(image_bgr), self.conf, manifest.iou)
-        return fuse_looks([found, negative], manifest.iou)
+        return fuse_looks([found, *self.looks(np.invert(image_bgr))], manifest.iou)
+
+    def looks(self, image_bgr: np.ndarray, size: int | None = None) -> list[BoxArrays]:
+        """The detector's boxes (in frame pixels) for a look at a frame ``size`` px across (default: its own).
+
+        A bigger frame is shrunk to that size here (``fit_within``). At the detector's own size, where the frame's
+        grain is above the manifest's ``grain_median_above`` (``grain_level``), the detector looks at it
+        median-filtered as well, and both looks' boxes are given: a webcam's sensor noise and dead pixels, at a
+        small frame's own scale, hid big plain indices from the detector, which learned on tiles whose noise
+        shrinking had averaged away. On grainy rendered scenes the filtered look alone found fewer cards than
+        the plain one, the two together more. A coarser look is not filtered: shrinking averages the grain, and
+        at half the size the estimate counts a table's texture as grain (models/README.md, Session 19).
+        """
+        import cv2
+
+        fitted = fit_within(image_bgr, self.boxes.input_size(size), grow=False)
+        shown = [fitted]
+        limit = self.manifest.grain_median_above
+        if size is None and limit is not None and grain_level(fitted) > limit:
+            shown.append(cv2.medianBlur(fitted, 3))
+        looks = []
+        for frame in shown:
+            xyxy, scores, classes = self.boxes.predict(frame, self.conf, self.manifest.iou, size)
+            if frame.shape != image_bgr.shape:  # from the fitted frame's pixels back to the frame's
+                xyxy[:, [0, 2]] *= image_bgr.shape[1] / frame.shape[1]
+                xyxy[:, [1, 3]] *= image_bgr.shape[0] / frame.shape[0]
+            looks.append((xyxy, scores, classes))
+        return looks
 
     def light_on_dark(self, image_bgr: np.ndarray, found: BoxArrays) -> bool:
         """Whether the frame shows a deck printed light on dark: ``negative_look_after`` of the boxes found

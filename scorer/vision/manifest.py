@@ -95,7 +95,7 @@ def card_classes(names: Any, none_class: str, key: str) -> tuple[int | None, ...
 # manifest keys read into fields of the same name (``backend`` is ``preferred_backend``)
 _FILE_KEYS = ("detector", "detector_onnx", "classifier", "classifier_onnx")
 _SURE_KEYS = ("classifier_sure", "classifier_none_sure", "stand_in_sure")  # optional probabilities in (0, 1]
-_OPTIONAL_KEYS = (*_SURE_KEYS, "negative_below", "negative_look_after")  # written only when set
+_OPTIONAL_KEYS = (*_SURE_KEYS, "negative_below", "negative_look_after", "grain_median_above")  # written only when set
 _KNOWN_KEYS = frozenset(
     {
         "design",
@@ -152,6 +152,7 @@ class ModelManifest:
     stand_in_sure: float | None = None  # a box read as no card gives way to another look's box read this surely
     negative_below: float | None = None  # an index with a smaller light share is read in negative too (crops.py)
     negative_look_after: int | None = None  # this many sure light-on-dark boxes: the frame is looked at in negative
+    grain_median_above: float | None = None  # a detector input grainier than this (grain_level) is median-filtered
     names: tuple[str, ...] = CLASS_NAMES  # a one-stage detector's class names, in its class order
     classifier_names: tuple[str, ...] | None = None  # the classifier's, in its class order (default: names)
     none_class: str = DEFAULT_NONE_CLASS  # the classifier's "no card here" class
@@ -195,6 +196,8 @@ class ModelManifest:
             raise ModelError(f"{where}: negative_below {self.negative_below} is outside (0, 1)")
         if self.negative_look_after is not None and (self.negative_look_after < 1 or self.negative_below is None):
             raise ModelError(f"{where}: negative_look_after must be 1 or more, and needs negative_below")
+        if self.grain_median_above is not None and not self.grain_median_above > 0:
+            raise ModelError(f"{where}: grain_median_above {self.grain_median_above} must be above 0 (grey levels)")
         if not 0 < self.detector_weight <= 1:
             raise ModelError(f"{where}: detector_weight {self.detector_weight} is outside (0, 1]")
         if not (self.detector or self.detector_onnx):
@@ -250,6 +253,7 @@ class ModelManifest:
                 "negative_look_after": None
                 if data.get("negative_look_after") is None
                 else int(data["negative_look_after"]),
+                "grain_median_above": _optional_float(data.get("grain_median_above")),
                 "names": _names(data.get("names", CLASS_NAMES), "names"),
                 "classifier_names": _names(data["classifier_names"], "classifier_names")
                 if "classifier_names" in data
