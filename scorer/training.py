@@ -93,8 +93,8 @@ shows two (models/README.md, Session 11)."""
 
 GRAIN_MEDIAN_ABOVE = 3.0
 """A frame whose grain at the detector's size is above this many grey levels (``grain_level``) is looked at
-median-filtered as well (``CardDetector.looks``): chosen on grainy training-pool scenes (every real photo
-measures under 3.2), it read the webcam-like photos at F1 0.950 against 0.928, the held-out styles better and
+median-filtered as well (``CardDetector.looks``): chosen on grainy training-pool scenes (one real photo of 248
+measures over 3), it read the webcam-like photos at F1 0.950 against 0.928, the held-out styles better and
 every real set the same (models/README.md, Session 19)."""
 
 COMPLETE_MARKER = "COMPLETE"

@@ -331,7 +331,7 @@ def grain_level(image: np.ndarray) -> float:
     """The standard deviation of an image's pixel noise in grey levels, estimated as Immerkær does ("Fast noise
     variance estimation", 1996: the mean absolute response of ``GRAIN_KERNEL``, scaled) over its flatter half
     (the pixels of least gradient), so that edges, print and a table's texture are not counted as grain.
-    Real photos of cards read under 3.5; one with grey noise of standard deviation 8 about 6.
+    Real photos of cards at 640 px read under 3.2; with grey noise of standard deviation 8 added, and JPEG, 3.6 to 7.5.
 
     >>> flat = np.full((120, 160, 3), 128, np.uint8)
     >>> grain_level(flat)
