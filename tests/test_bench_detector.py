@@ -15,7 +15,7 @@ from conftest import FakeDetector, detection
 from scorer.vision.detector import CardDetector
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from bench_detector import benchmark_frames, plain_design, time_detectors
+from bench_detector import benchmark_frames, plain_design, time_against_frames, time_detectors
 
 
 class Recording(FakeDetector):
@@ -79,3 +79,16 @@ def test_openvino_names_this_cpu_and_its_number_formats() -> None:
     name, formats = cpu
     assert name and "FP32" in formats
     assert openvino_has_bfloat16() == ("BF16" in formats)
+
+
+def test_changed_frames_are_timed_in_turn_with_the_frames_as_they_are(capsys: pytest.CaptureFixture[str]) -> None:
+    seen: list[int] = []
+
+    class Seeing:
+        def detect(self, image_bgr: np.ndarray) -> None:
+            seen.append(int(image_bgr[0, 0, 0]))
+
+    frames, grainy = [np.zeros((8, 8, 3), np.uint8)] * 3, [np.full((8, 8, 3), 9, np.uint8)] * 3
+    time_against_frames(Seeing(), frames, grainy, "with grain (looked at filtered too on 3")  # type: ignore[arg-type]
+    assert seen == [0, 9] * 3
+    assert "the frames with grain (looked at filtered too on 3 of 3): " in capsys.readouterr().out
