@@ -152,7 +152,7 @@ class ModelManifest:
     stand_in_sure: float | None = None  # a box read as no card gives way to another look's box read this surely
     negative_below: float | None = None  # an index with a smaller light share is read in negative too (crops.py)
     negative_look_after: int | None = None  # this many sure light-on-dark boxes: the frame is looked at in negative
-    grain_median_above: float | None = None  # a detector input grainier than this (grain_level) is median-filtered
+    grain_median_above: float | None = None  # a frame grainier than this (grain_level) is looked at median-filtered too
     names: tuple[str, ...] = CLASS_NAMES  # a one-stage detector's class names, in its class order
     classifier_names: tuple[str, ...] | None = None  # the classifier's, in its class order (default: names)
     none_class: str = DEFAULT_NONE_CLASS  # the classifier's "no card here" class
