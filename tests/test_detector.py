@@ -174,9 +174,9 @@ def test_bad_frames_are_refused(frame: object, message: str) -> None:
 @pytest.mark.parametrize("shape", [(720, 1280), (640, 640), (481, 333), (1080, 1920)])
 @pytest.mark.parametrize("minimal", [True, False])
 def test_letterbox_matches_ultralytics(shape: tuple[int, int], minimal: bool) -> None:
+    """The same size and padding as ultralytics' letterbox; the pixels are the same once the frame fits."""
     from ultralytics.data.augment import LetterBox
 
-    """The same size and padding as ultralytics' letterbox; the pixels are the same once the frame fits."""
     image = np.random.default_rng(1).integers(0, 255, (*shape, 3), dtype=np.uint8)
     ours, _ = letterbox(image, (640, 640), minimal=minimal)
     theirs = LetterBox((640, 640), auto=minimal, stride=32)(image=fit_within(image, (640, 640)))
@@ -524,7 +524,7 @@ def test_openvino_compiles_a_few_shapes_whatever_its_callers_send(tiny_models: P
 
 
 class StandInBoxes:
-    """The part of a box model ``CardDetector.look`` asks of each stand-in below: an input size no frame
+    """The part of a box model ``CardDetector.looks`` asks of each stand-in below: an input size no frame
     outgrows, so every stand-in is shown the frame as it is."""
 
     def input_size(self, size: int | None = None) -> tuple[int, int]:
