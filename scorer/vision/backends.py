@@ -129,11 +129,8 @@ class UltralyticsBoxModel:
             device="cpu",
         )[0]
         boxes = result.boxes
-        xyxy = boxes.xyxy.cpu().numpy().astype(np.float32).reshape(-1, 4)
-        xyxy[:, [0, 2]] *= image.shape[1] / fitted.shape[1]  # back to the frame's pixels
-        xyxy[:, [1, 3]] *= image.shape[0] / fitted.shape[0]
         return (
-            xyxy,
+            in_frame_pixels(boxes.xyxy.cpu().numpy().astype(np.float32).reshape(-1, 4), fitted, image),
             boxes.conf.cpu().numpy().astype(np.float32),
             boxes.cls.cpu().numpy().astype(np.int64),
         )
@@ -321,6 +318,18 @@ def fit_within(image: np.ndarray, size: tuple[int, int], grow: bool = True) -> n
     if (new_w, new_h) == (width, height) or (ratio >= 1 and not grow):
         return image
     return cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_AREA if ratio < 1 else cv2.INTER_LINEAR)
+
+
+def in_frame_pixels(xyxy: np.ndarray, fitted: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """Boxes drawn on ``fitted`` (``frame`` resized by ``fit_within``), scaled in place to ``frame``'s pixels.
+
+    >>> in_frame_pixels(np.array([[10, 10, 20, 30]], np.float32), np.zeros((360, 640, 3)), np.zeros((720, 1280, 3)))
+    array([[20., 20., 40., 60.]], dtype=float32)
+    """
+    if fitted.shape[:2] != frame.shape[:2]:
+        xyxy[:, [0, 2]] *= frame.shape[1] / fitted.shape[1]
+        xyxy[:, [1, 3]] *= frame.shape[0] / fitted.shape[0]
+    return xyxy
 
 
 GRAIN_KERNEL = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], np.float32)

@@ -23,7 +23,14 @@ from typing import Any
 import numpy as np
 
 from scorer.cards import Card
-from scorer.vision.backends import BoxArrays, available_backends, fit_within, grain_level, load_backend
+from scorer.vision.backends import (
+    BoxArrays,
+    available_backends,
+    fit_within,
+    grain_level,
+    in_frame_pixels,
+    load_backend,
+)
 from scorer.vision.boxes import FusedBoxes, box_from_row, fuse_looks
 from scorer.vision.crops import light_share
 from scorer.vision.manifest import BACKENDS, ModelError, ModelManifest
@@ -119,10 +126,7 @@ class CardDetector:
         looks = []
         for frame in shown:
             xyxy, scores, classes = self.boxes.predict(frame, self.conf, self.manifest.iou, size)
-            if frame.shape != image_bgr.shape:  # from the fitted frame's pixels back to the frame's
-                xyxy[:, [0, 2]] *= image_bgr.shape[1] / frame.shape[1]
-                xyxy[:, [1, 3]] *= image_bgr.shape[0] / frame.shape[0]
-            looks.append((xyxy, scores, classes))
+            looks.append((in_frame_pixels(xyxy, frame, image_bgr), scores, classes))
         return looks
 
     def light_on_dark(self, image_bgr: np.ndarray, found: BoxArrays) -> bool:
