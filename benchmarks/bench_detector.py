@@ -36,6 +36,7 @@ import numpy as np
 
 os.environ.setdefault("YOLO_OFFLINE", "1")
 
+from scorer.synth.camera import fixed_grain
 from scorer.vision.backends import available_backends, cpu_count, openvino_cpu
 from scorer.vision.detector import CardDetector
 from scorer.vision.evaluate import evaluate_dataset
@@ -199,12 +200,7 @@ def time_grainy(detector: CardDetector, frames: list[np.ndarray], noise: float =
     median-filtered as well where it is over ``grain_median_above`` at the detector's size (``CardDetector.looks``),
     against the frames as they are, in the same rotation."""
     rng = np.random.default_rng(8)
-    grainy = []
-    for frame in frames:
-        noisy = np.clip(frame + rng.normal(0.0, noise, frame.shape[:2])[:, :, None], 0, 255).astype(np.uint8)
-        draw = rng.random(frame.shape[:2])
-        noisy[draw < specks / 2], noisy[draw > 1 - specks / 2] = 0, 255
-        grainy.append(noisy)
+    grainy = [fixed_grain(frame, rng, noise, specks) for frame in frames]
     looked = sum(len(detector.looks(frame)) > 1 for frame in grainy)
     time_against_frames(detector, frames, grainy, f"with grain (looked at filtered too on {looked}")
 

@@ -20,18 +20,15 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from scorer.synth.camera import fixed_grain
+
 
 def webcam_like(image: np.ndarray, rng: np.random.Generator, narrow: float, noise: float, specks: float) -> np.ndarray:
     """``image`` narrowed to ``narrow`` of its width, with grey noise of standard deviation ``noise`` and a
     ``specks`` share of black or white pixels."""
     height, width = image.shape[:2]
     narrowed = cv2.resize(image, (max(1, round(width * narrow)), height), interpolation=cv2.INTER_AREA)
-    grain = rng.normal(0.0, noise, narrowed.shape[:2]).astype(np.float32)[:, :, None]
-    noisy = np.clip(narrowed.astype(np.float32) + grain, 0, 255).astype(np.uint8)
-    draw = rng.random(noisy.shape[:2])
-    noisy[draw < specks / 2] = 0
-    noisy[draw > 1 - specks / 2] = 255
-    return noisy
+    return fixed_grain(narrowed, rng, noise, specks)
 
 
 def main() -> None:

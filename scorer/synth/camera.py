@@ -138,6 +138,18 @@ def sensor_noise(image: np.ndarray, rng: np.random.Generator, strength: float) -
     return result
 
 
+def fixed_grain(image: np.ndarray, rng: np.random.Generator, noise: float, specks: float) -> np.ndarray:
+    """A uint8 BGR ``image`` with grey noise of standard deviation ``noise`` and a ``specks`` share of its pixels
+    turned black or white: a webcam's grain at fixed levels, for a yardstick or a benchmark to measure against,
+    where the effects above draw theirs at random for training."""
+    grain = rng.normal(0.0, noise, image.shape[:2]).astype(np.float32)[:, :, None]
+    noisy = np.clip(image.astype(np.float32) + grain, 0, 255).astype(np.uint8)
+    draw = rng.random(noisy.shape[:2])
+    noisy[draw < specks / 2] = 0
+    noisy[draw > 1 - specks / 2] = 255
+    return noisy
+
+
 GREYSCALE_SHARE = 0.12
 """The share of training scenes taken in black and white: night-mode and infrared webcams, and photo datasets
 exported with a greyscale augmentation (28 of rf-zk7wu-phone's 160 photos). Red suits then look black, so only
