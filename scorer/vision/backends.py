@@ -323,8 +323,9 @@ def fit_within(image: np.ndarray, size: tuple[int, int], grow: bool = True) -> n
 def in_frame_pixels(xyxy: np.ndarray, fitted: np.ndarray, frame: np.ndarray) -> np.ndarray:
     """Boxes drawn on ``fitted`` (``frame`` resized by ``fit_within``), scaled in place to ``frame``'s pixels.
 
-    >>> in_frame_pixels(np.array([[10, 10, 20, 30]], np.float32), np.zeros((360, 640, 3)), np.zeros((720, 1280, 3)))
-    array([[20., 20., 40., 60.]], dtype=float32)
+    >>> boxes = np.array([[10, 10, 20, 30]], np.float32)
+    >>> in_frame_pixels(boxes, np.zeros((360, 640, 3)), np.zeros((720, 1280, 3))).tolist()
+    [[20.0, 20.0, 40.0, 60.0]]
     """
     if fitted.shape[:2] != frame.shape[:2]:
         xyxy[:, [0, 2]] *= frame.shape[1] / fitted.shape[1]
