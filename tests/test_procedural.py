@@ -115,6 +115,45 @@ def test_pips_of_the_four_suits_differ_in_shape() -> None:
         assert overlap < 0.85, (first, second)
 
 
+def test_half_the_styles_draw_round_clubs_on_a_trumpet_foot() -> None:
+    shapes = [procedural.sample_style(style_id).pip_shape for style_id in range(200)]
+    rounded = [shape for shape in shapes if shape.round_club]
+    assert 0.35 < len(rounded) / len(shapes) < 0.65  # about ROUND_CLUB_SHARE
+    assert all(shape.foot > 0 for shape in rounded)
+    assert not any(shape.foot for shape in shapes if not shape.round_club)
+
+
+def test_a_trumpet_foot_is_narrow_under_the_lobes_and_wide_at_the_bottom() -> None:
+    import dataclasses
+
+    rounded = next(shape for shape in (procedural.sample_style(i).pip_shape for i in range(50)) if shape.round_club)
+    straight = dataclasses.replace(rounded, foot=0.0)
+    for suit in "CS":
+        widths = []
+        for shape in (rounded, straight):
+            ink = procedural.draw_pip_mask(suit, shape, 96) > 127
+            rows = ink.sum(axis=1)
+            bottom = len(rows) - 1
+            widths.append((rows[bottom - round(0.12 * len(rows))], rows[bottom - 1]))
+        (trumpet_middle, trumpet_bottom), (straight_middle, straight_bottom) = widths
+        assert trumpet_middle < straight_middle, suit  # the sides curve out late
+        assert trumpet_bottom >= 0.8 * straight_bottom, suit  # to as wide a foot
+
+
+def test_a_round_club_stays_whole_and_unlike_a_spade() -> None:
+    for shape in (procedural.sample_style(i).pip_shape for i in range(60)):
+        if not shape.round_club:
+            continue
+        club = procedural.draw_pip_mask("C", shape, 64) > 127
+        spade = procedural.draw_pip_mask("S", shape, 64) > 127
+        height, width = club.shape
+        assert 0.75 < width / height < 1.25  # three lobes as wide as the club is tall, not cut flat by the mask
+        top_row_club = np.flatnonzero(club[round(0.08 * height)])
+        top_row_spade = np.flatnonzero(spade[round(0.08 * spade.shape[0])])
+        # near the top a club is a round lobe, a spade its point
+        assert len(top_row_club) / width > 1.5 * len(top_row_spade) / spade.shape[1]
+
+
 def test_scenes_need_no_packaged_decks_when_every_scene_is_procedural(tmp_path: Path) -> None:
     config = SceneConfig(faces_dir=tmp_path, procedural_fraction=1.0, width_range=(640, 800), style_pool="heldout")
     image, truth = render_scene(5, config)
