@@ -8,6 +8,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 
 SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 
@@ -49,3 +50,25 @@ def test_webcam_like_names_a_folder_that_is_not_a_photo_set(tmp_path: Path) -> N
     result = _webcam_like(tmp_path, tmp_path / "out")
     assert result.returncode == 2
     assert "has no images/ and labels/ folders" in result.stderr
+
+
+def test_suit_shapes_reads_the_shipped_models_clubs_and_spades_per_pip_shape() -> None:
+    """The pips drawn before session 20 are read right (0.99 with six styles, models/README.md, Session 20);
+    the round clubs are printed beside them, each row a share of 26 indices."""
+    from scorer.synth import procedural
+    from scorer.synth.faces import FacesUnavailableError
+
+    try:
+        procedural.rank_fonts("train")
+    except FacesUnavailableError as error:
+        pytest.skip(str(error))
+    command = [sys.executable, str(SCRIPTS / "suit-shapes.py"), "--styles", "1"]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    rows = result.stdout.splitlines()[1:]
+    assert [row.split(" blur")[0].strip() for row in rows] == ["pips as drawn before session 20"] * 2 + [
+        "round clubs, trumpet feet"
+    ] * 2
+    shares = [[float(cell.split(" px ")[1].split()[0]) for cell in row.split(": ")[1].split(", ")] for row in rows]
+    assert all(len(row) == 3 and all(0 <= share <= 1 for share in row) for row in shares)
+    assert min(shares[0] + shares[1]) >= 0.9
