@@ -157,7 +157,7 @@ class PipShape:
     waist: float  # diamond sides: 0 straight, >0 curved in
     aspect: float  # width / height of a diamond
     foot: float = 0.0  # 0: a stem widening evenly to its foot; >0: a trumpet foot, sides curving out (1 to 2)
-    round_club: float = 0.0  # 0: a club's lobes just touch; >0: big round lobes overlapping by this much
+    round_club: float = 0.0  # 0: a club's lobes just touch; >0: big round lobes, side ones 1.15x this many radii out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,9 +217,9 @@ colour, not the pip's shape, decides."""
 
 ROUND_CLUB_SHARE = 0.5
 """The share of parametric styles whose clubs have big overlapping lobes on a trumpet foot (their spades on the
-same foot), as on most poker decks and the black deck of rf-zk7wu-phone. Drawn with lobes that just touch and
-straight stems only, the shipped classifier read such a club as a spade nine times in ten, sharp and 45 px tall
-(models/README.md, Session 20)."""
+same foot), as on most poker decks and the black deck of rf-zk7wu-phone. Trained on clubs with lobes that just
+touch and straight stems only, the shipped classifier named half of such clubs and spades the other suit, sharp
+and 45 px tall (``scripts/suit-shapes.py``, models/README.md, Session 20)."""
 
 
 CROWDED_PIPS_SHARE = 0.25
