@@ -69,7 +69,7 @@ function renderHands(state, actions) {
     const entries = cardsAt(state, index);
     const input = $(`hand-${n}`);
     if (document.activeElement !== input) input.value = entries.map((e) => e.card).join(" ");
-    $(`chips-${n}`).replaceChildren(...entries.map((entry) => chipButton(state, entry, colours, actions)));
+    renderChips($(`chips-${n}`), entries, state, colours, actions);
     const status = handStatus(state, index);
     const line = $(`status-${n}`);
     line.textContent = status.text;
@@ -87,7 +87,16 @@ function renderHands(state, actions) {
   $("knock-limit").textContent = !up ? "No upcard yet" : limit === null || limit === undefined ? "" : `Knock with ${limit} or less`;
   const outCards = cardsAt(state, OUT);
   $("out-cards").hidden = outCards.length === 0;
-  $("out-chips").replaceChildren(...outCards.map((entry) => chipButton(state, entry, colours, actions)));
+  renderChips($("out-chips"), outCards, state, colours, actions);
+}
+
+/** Draws a row of chips only when what they show changed: the camera's every frame renders the page, and a
+ * chip drawn anew under a finger loses the tap (down on one button, up on its replacement). */
+function renderChips(container, entries, state, colours, actions) {
+  const shown = entries.map((e) => [e.id, e.card, colours.get(e.card) ?? "", Boolean(e.box), e.id === state.selected].join(":")).join(" ");
+  if (container.dataset.shown === shown) return;
+  container.dataset.shown = shown;
+  container.replaceChildren(...entries.map((entry) => chipButton(state, entry, colours, actions)));
 }
 
 function chipButton(state, entry, colours, actions) {
