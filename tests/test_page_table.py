@@ -8,6 +8,7 @@ phone (chips tied to boxes, zoom, 32 px hit areas, labels apart); 7 no silent su
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,10 +174,11 @@ def test_two_tables_confirming_the_same_round_store_it_once(browser: Any, base: 
 # ---------------------------------------------------------------- 2: a confirmed round stays confirmed
 
 
-def test_a_confirmed_round_is_not_proposed_again_after_resume_live(playwright: Any, tmp_path: Path) -> None:
-    """The camera still sees the confirmed round's cards (a card corrected, so in another order): no proposal."""
+@contextlib.contextmanager
+def camera_on_the_stand_in_table(playwright: Any, tmp_path: Path) -> Iterator[tuple[Any, str, int]]:
+    """A new match's table page with its camera started on a fake webcam filming the stand-in table (Ann's knock
+    and Bob's hand, ``test_browser.stand_in_scene``): (page, base URL, match id)."""
     from browser_support import write_y4m
-    from playwright.sync_api import expect
     from test_browser import stand_in_scene
 
     from web import create_app
@@ -186,10 +188,21 @@ def test_a_confirmed_round_is_not_proposed_again_after_resume_live(playwright: A
     write_y4m(video, [(scene, 15)])
     app = create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": ScaledDetector(cards)})
     browser = launch(playwright, [*FAKE_CAMERA, f"--use-file-for-fake-video-capture={video}"])
-    with live_server(app) as base:
-        match_id = new_match(browser.new_page(), base)
-        page = open_table(browser, base, match_id)
-        page.click("#camera-start")
+    try:
+        with live_server(app) as base:
+            match_id = new_match(browser.new_page(), base)
+            page = open_table(browser, base, match_id)
+            page.click("#camera-start")
+            yield page, base, match_id
+    finally:
+        browser.close()
+
+
+def test_a_confirmed_round_is_not_proposed_again_after_resume_live(playwright: Any, tmp_path: Path) -> None:
+    """The camera still sees the confirmed round's cards (a card corrected, so in another order): no proposal."""
+    from playwright.sync_api import expect
+
+    with camera_on_the_stand_in_table(playwright, tmp_path) as (page, base, match_id):
         # The stable table proposes Ann's knock by itself.
         expect(page.locator("#proposal")).to_contain_text("Ann knocks: Ann scores 18", timeout=20_000)
         # Correct as players do: delete Bob's 7D, then type it back into his hand (now the last card).
@@ -207,26 +220,14 @@ def test_a_confirmed_round_is_not_proposed_again_after_resume_live(playwright: A
         expect(page.locator("#proposal")).to_be_hidden()
         assert rounds_stored(page, base, match_id) == 1
         assert not page.errors, page.errors
-    browser.close()
 
 
 def test_a_chip_stays_the_same_button_while_the_camera_reads_the_same_cards(playwright: Any, tmp_path: Path) -> None:
     """Each frame the camera reads used to draw every chip anew: a tap spanning a frame (down on one button, up on
     its replacement) was lost, as it was once in CI on a busy machine. Unchanged chips are now left as they are."""
-    from browser_support import write_y4m
     from playwright.sync_api import expect
-    from test_browser import stand_in_scene
 
-    from web import create_app
-
-    scene, cards = stand_in_scene()
-    video = tmp_path / "table.y4m"
-    write_y4m(video, [(scene, 15)])
-    app = create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": ScaledDetector(cards)})
-    browser = launch(playwright, [*FAKE_CAMERA, f"--use-file-for-fake-video-capture={video}"])
-    with live_server(app) as base:
-        page = open_table(browser, base, new_match(browser.new_page(), base))
-        page.click("#camera-start")
+    with camera_on_the_stand_in_table(playwright, tmp_path) as (page, _, _):
         expect(page.locator("#proposal")).to_contain_text("Ann knocks", timeout=20_000)  # the table is steady
         chip = '#chips-2 .chip[data-card="7D"]'
         page.evaluate(f"document.querySelector('{chip}').dataset.seen = 'yes'")
@@ -238,7 +239,6 @@ def test_a_chip_stays_the_same_button_while_the_camera_reads_the_same_cards(play
         page.locator(chip).click()
         expect(page.locator("#editor-delete")).to_be_visible()
         assert not page.errors, page.errors
-    browser.close()
 
 
 # ---------------------------------------------------------------- 3: seats in playing order
