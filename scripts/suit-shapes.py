@@ -58,8 +58,11 @@ def with_pips(style: procedural.FaceStyle, round_clubs: bool) -> procedural.Face
     return dataclasses.replace(style, pip_shape=shape)
 
 
-def on_a_desk(face: np.ndarray, scale: float, blur: float) -> tuple[np.ndarray, float, float]:
-    """The BGRA face scaled and laid on a white desk, blurred and JPEG-compressed; the face's place and size."""
+def on_a_desk(
+    face: np.ndarray, index: tuple[float, float, float, float], scale: float, blur: float
+) -> tuple[np.ndarray, tuple[float, float, float, float]]:
+    """The BGRA face scaled and laid on a white desk, blurred and JPEG-compressed, and its ``index`` box (fractions
+    of the face) in the photo's pixels."""
     small = cv2.resize(face, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
     margin = 20
     height, width = small.shape[:2]
@@ -71,7 +74,9 @@ def on_a_desk(face: np.ndarray, scale: float, blur: float) -> tuple[np.ndarray, 
     if blur:
         photo = cv2.GaussianBlur(photo, (0, 0), blur)
     _, encoded = cv2.imencode(".jpg", photo, [cv2.IMWRITE_JPEG_QUALITY, 75])
-    return cv2.imdecode(encoded, cv2.IMREAD_COLOR), width, height
+    x1, y1, x2, y2 = index
+    box = (margin + x1 * width, margin + y1 * height, margin + x2 * width, margin + y2 * height)
+    return cv2.imdecode(encoded, cv2.IMREAD_COLOR), box
 
 
 def read_black_suits(
@@ -81,10 +86,8 @@ def read_black_suits(
     right = swapped = total = 0
     for card in (card for card in DECK if card.suit in "CS"):
         face, boxes = procedural.draw_face(style, card)
-        x1, y1, x2, y2 = boxes[0].box
-        scale = index_height / ((y2 - y1) * face.shape[0])
-        photo, width, height = on_a_desk(face, scale, blur)
-        box = (20 + x1 * width, 20 + y1 * height, 20 + x2 * width, 20 + y2 * height)
+        index = boxes[0].box
+        photo, box = on_a_desk(face, index, index_height / ((index[3] - index[1]) * face.shape[0]), blur)
         ((named, _),) = detector.name_boxes(photo, [box])
         total += 1
         right += named == card
