@@ -90,13 +90,15 @@ function renderHands(state, actions) {
   renderChips($("out-chips"), outCards, state, colours, actions);
 }
 
-/** Draws a row of chips only when what they show changed: the camera's every frame renders the page, and a
- * chip drawn anew under a finger loses the tap (down on one button, up on its replacement). */
+/** Puts a row's chips in only when they differ from those it last put in: the camera's every frame renders the
+ * page, and a chip drawn anew under a finger loses the tap (down on one button, up on its replacement). A chip's
+ * markup is all it shows, its entry's id included, so the markup as drawn is what is compared. */
 function renderChips(container, entries, state, colours, actions) {
-  const shown = entries.map((e) => [e.id, e.card, colours.get(e.card) ?? "", Boolean(e.box), e.id === state.selected].join(":")).join(" ");
-  if (container.dataset.shown === shown) return;
-  container.dataset.shown = shown;
-  container.replaceChildren(...entries.map((entry) => chipButton(state, entry, colours, actions)));
+  const chips = entries.map((entry) => chipButton(state, entry, colours, actions));
+  const drawn = chips.map((chip) => chip.outerHTML).join("");
+  if (container.dataset.drawn === drawn) return;
+  container.dataset.drawn = drawn;
+  container.replaceChildren(...chips);
 }
 
 function chipButton(state, entry, colours, actions) {
