@@ -554,12 +554,13 @@ def train_stage(
     device: str = "cpu",
     workers: int = 2,
     lr0: float | None = None,
+    freeze: int = 0,
 ) -> Path:
     """Train (or resume) one ultralytics model; returns the best weights.
 
     ``task`` is ``detect`` (one-class corners from ``yolo11n.yaml``) or ``classify``
     (``yolo11n-cls.yaml``). ``init_weights`` fine-tunes from shipped weights instead of
-    starting from scratch.
+    starting from scratch; ``freeze`` keeps that many of its first layers as they are.
     """
     offline_environment()
     from ultralytics import YOLO
@@ -597,6 +598,8 @@ def train_stage(
         "hsv_s": 0.5,
         "hsv_v": 0.4,
     }
+    if freeze:
+        common["freeze"] = freeze
     if task == "detect":
         model.train(
             **common,
@@ -841,7 +844,8 @@ class TrainConfig:
     shipped there instead of starting from scratch; ``mine_negatives`` adds that model's false
     alarms on the scenes to the detector's tiles and the classifier's ``none`` crops (see
     ``_false_cards``); ``tile_noise`` is the share of scenes whose detector tiles are made noisy at the
-    detector's scale (``noisy_at_detector_scale``); ``ship_dir`` exports the result there
+    detector's scale (``noisy_at_detector_scale``); ``freeze`` keeps the first layers of the ``init_dir``
+    networks as they were; ``ship_dir`` exports the result there
     and tunes its thresholds on the val scenes; ``provenance`` goes into the shipped manifest.
     """
 
@@ -860,6 +864,7 @@ class TrainConfig:
     ship_dir: Path | None = None
     corrections_dir: Path | None = None
     mine_negatives: bool = False
+    freeze: int = 0
     seed: int = 0
     provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -918,7 +923,7 @@ def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResul
             log(f"added {mined} tiles around false alarms")
         detector_weights = train_stage(
             "detect", tiles_yaml, run_dir / "detector", config.detector_epochs, TILE_SIZE, config.batch,
-            init_detector, config.device, config.workers,
+            init_detector, config.device, config.workers, freeze=config.freeze,
         )  # fmt: skip
     if config.stage in {"all", "classifier"}:
         crops = run_dir / "crops"
@@ -934,7 +939,7 @@ def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResul
             log(f"added {added} crops from the corrections in {config.corrections_dir}")
         classifier_weights = train_stage(
             "classify", crops, run_dir / "classifier", config.classifier_epochs, CROP_SIZE, config.batch * 4,
-            init_classifier, config.device, config.workers,
+            init_classifier, config.device, config.workers, freeze=config.freeze,
         )  # fmt: skip
     if config.ship_dir is None:
         return TrainResult(detector_weights, classifier_weights)

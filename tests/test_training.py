@@ -170,6 +170,33 @@ def test_a_stage_not_trained_ships_as_it_was_in_init(scenes: Path, tiny_models: 
     ).read_bytes()
 
 
+def test_a_frozen_fine_tune_keeps_the_first_layers_and_trains_the_rest(
+    scenes: Path, tiny_models: Path, tmp_path: Path
+) -> None:
+    import torch
+
+    init = tmp_path / "init"
+    init.mkdir()
+    for tiny, name in (("det.pt", MODEL_FILES["detector"]), ("cls.pt", MODEL_FILES["classifier"])):
+        (init / name).write_bytes((tiny_models / "two-stage" / tiny).read_bytes())
+    config = TrainConfig(
+        scenes, tmp_path / "run", classifier_epochs=1, batch=4, crops_per_corner=1, stage="classifier",
+        init_dir=init, freeze=2,
+    )  # fmt: skip
+    result = train(config, log=lambda _: None)
+
+    def weights(path: Path) -> dict[str, torch.Tensor]:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+        return {name: value.float() for name, value in (checkpoint["ema"] or checkpoint["model"]).state_dict().items()}
+
+    before, after = weights(init / MODEL_FILES["classifier"]), weights(result.classifier_weights)
+    frozen = [name for name in before if name.startswith(("model.0.", "model.1.")) and name.endswith("conv.weight")]
+    trained = [name for name in before if name.startswith("model.2.") and name.endswith("conv.weight")]
+    assert frozen and trained
+    assert all(torch.equal(before[name], after[name]) for name in frozen)
+    assert any(not torch.equal(before[name], after[name]) for name in trained)
+
+
 def _one_scene(root: Path) -> Path:
     """A 400 x 300 scene with one card: its top-left index labelled, its bottom-right index half under
     another card (visible, too little to label), plus that card's own index wholly hidden."""

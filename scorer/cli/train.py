@@ -75,6 +75,13 @@ def _default(name: str) -> Any:
     default=_default("mine_negatives"),
     help="Add the --init model's false alarms on the scenes to the detector's tiles and the classifier's 'none' crops.",
 )
+@click.option(
+    "--freeze",
+    type=click.IntRange(0),
+    default=_default("freeze"),
+    show_default=True,
+    help="Keep the first N layers of the --init networks as they are (their low-level features) while fine-tuning.",
+)
 @click.option("--seed", type=int, default=_default("seed"), show_default=True)
 def train(
     scene_dir: Path,
@@ -92,6 +99,7 @@ def train(
     ship_dir: Path | None,
     corrections_dir: Path | None,
     mine_negatives: bool,
+    freeze: int,
     seed: int,
 ) -> None:
     """Train the corner detector and the rank/suit classifier on generated scenes.
@@ -141,6 +149,7 @@ def train(
             ship_dir=ship_dir,
             corrections_dir=corrections_dir,
             mine_negatives=mine_negatives,
+            freeze=freeze,
             seed=seed,
             provenance={"trained_on": str(scene_dir), "train_command": "okgin train " + " ".join(sys.argv[2:])},
         )
