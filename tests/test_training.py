@@ -152,11 +152,17 @@ def test_the_recipe_runs_resumes_and_ships(scenes: Path, tmp_path: Path) -> None
     assert json.loads(again.output[again.output.index("{\n") :])["train_command"].startswith("okgin train")
 
 
-def test_a_stage_not_trained_ships_as_it_was_in_init(scenes: Path, tiny_models: Path, tmp_path: Path) -> None:
-    init = tmp_path / "init"
-    init.mkdir()
+@pytest.fixture
+def init(tiny_models: Path, tmp_path: Path) -> Path:
+    """A models folder holding the tiny two-stage networks, as ``--init`` takes one."""
+    folder = tmp_path / "init"
+    folder.mkdir()
     for tiny, name in (("det.pt", MODEL_FILES["detector"]), ("cls.pt", MODEL_FILES["classifier"])):
-        (init / name).write_bytes((tiny_models / "two-stage" / tiny).read_bytes())
+        (folder / name).write_bytes((tiny_models / "two-stage" / tiny).read_bytes())
+    return folder
+
+
+def test_a_stage_not_trained_ships_as_it_was_in_init(scenes: Path, init: Path, tmp_path: Path) -> None:
     config = TrainConfig(
         scenes, tmp_path / "run", classifier_epochs=1, batch=4, crops_per_corner=1, stage="classifier",
         init_dir=init, ship_dir=tmp_path / "models",
@@ -171,14 +177,10 @@ def test_a_stage_not_trained_ships_as_it_was_in_init(scenes: Path, tiny_models: 
 
 
 def test_a_frozen_fine_tune_keeps_the_first_layers_and_trains_the_rest(
-    scenes: Path, tiny_models: Path, tmp_path: Path
+    scenes: Path, init: Path, tmp_path: Path
 ) -> None:
     import torch
 
-    init = tmp_path / "init"
-    init.mkdir()
-    for tiny, name in (("det.pt", MODEL_FILES["detector"]), ("cls.pt", MODEL_FILES["classifier"])):
-        (init / name).write_bytes((tiny_models / "two-stage" / tiny).read_bytes())
     config = TrainConfig(
         scenes, tmp_path / "run", classifier_epochs=1, batch=4, crops_per_corner=1, stage="classifier",
         init_dir=init, freeze=2,
