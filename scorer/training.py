@@ -898,6 +898,8 @@ def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResul
         raise TrainingError(f"unknown stage {config.stage!r}: choose one of {', '.join(STAGES)}")
     if config.mine_negatives and config.init_dir is None:
         raise TrainingError("mining false alarms needs the model that makes them: give --init")
+    if config.freeze and config.init_dir is None:
+        raise TrainingError("--freeze keeps layers of the networks being fine-tuned: give --init")
     init_detector = init_classifier = None
     if config.init_dir is not None:
         init_detector = config.init_dir / MODEL_FILES["detector"]

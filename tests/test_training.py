@@ -283,6 +283,13 @@ def test_mining_needs_the_model_that_makes_the_false_alarms(scenes: Path, tmp_pa
         train(config, log=lambda _: None)
 
 
+def test_freezing_needs_the_networks_it_keeps(scenes: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["train", "--data", str(scenes), "--run", str(tmp_path / "run"), "--freeze", "6"])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit)  # a message, not a traceback
+    assert "--freeze keeps layers of the networks being fine-tuned: give --init" in result.output
+    assert not (tmp_path / "run").exists()
+
+
 def test_train_refuses_a_folder_without_scenes(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["train", "--data", str(tmp_path)])
     assert result.exit_code == 2
