@@ -845,8 +845,10 @@ class TrainConfig:
     alarms on the scenes to the detector's tiles and the classifier's ``none`` crops (see
     ``_false_cards``); ``tile_noise`` is the share of scenes whose detector tiles are made noisy at the
     detector's scale (``noisy_at_detector_scale``); ``freeze`` keeps the first layers of the ``init_dir``
-    networks as they were; ``ship_dir`` exports the result there
-    and tunes its thresholds on the val scenes; ``provenance`` goes into the shipped manifest.
+    networks as they were; ``lr0`` is both stages' starting learning rate (None: each stage's own, which
+    suits training from scratch; a fine-tune that should stay near its start takes less); ``ship_dir``
+    exports the result there and tunes its thresholds on the val scenes; ``provenance`` goes into the shipped
+    manifest.
     """
 
     scene_dir: Path
@@ -865,6 +867,7 @@ class TrainConfig:
     corrections_dir: Path | None = None
     mine_negatives: bool = False
     freeze: int = 0
+    lr0: float | None = None
     seed: int = 0
     provenance: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -900,6 +903,8 @@ def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResul
         raise TrainingError("mining false alarms needs the model that makes them: give --init")
     if config.freeze and config.init_dir is None:
         raise TrainingError("--freeze keeps layers of the networks being fine-tuned: give --init")
+    if config.lr0 is not None and not 0 < config.lr0 < 1:
+        raise TrainingError(f"a learning rate of {config.lr0} cannot train: give one between 0 and 1")
     init_detector = init_classifier = None
     if config.init_dir is not None:
         init_detector = config.init_dir / MODEL_FILES["detector"]
@@ -925,7 +930,7 @@ def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResul
             log(f"added {mined} tiles around false alarms")
         detector_weights = train_stage(
             "detect", tiles_yaml, run_dir / "detector", config.detector_epochs, TILE_SIZE, config.batch,
-            init_detector, config.device, config.workers, freeze=config.freeze,
+            init_detector, config.device, config.workers, config.lr0, config.freeze,
         )  # fmt: skip
     if config.stage in {"all", "classifier"}:
         crops = run_dir / "crops"
@@ -941,7 +946,7 @@ def train(config: TrainConfig, log: Callable[[str], None] = print) -> TrainResul
             log(f"added {added} crops from the corrections in {config.corrections_dir}")
         classifier_weights = train_stage(
             "classify", crops, run_dir / "classifier", config.classifier_epochs, CROP_SIZE, config.batch * 4,
-            init_classifier, config.device, config.workers, freeze=config.freeze,
+            init_classifier, config.device, config.workers, config.lr0, config.freeze,
         )  # fmt: skip
     if config.ship_dir is None:
         return TrainResult(detector_weights, classifier_weights)

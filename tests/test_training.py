@@ -290,6 +290,29 @@ def test_freezing_needs_the_networks_it_keeps(scenes: Path, tmp_path: Path) -> N
     assert not (tmp_path / "run").exists()
 
 
+def test_the_learning_rate_reaches_the_trainer(scenes: Path, init: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    result = CliRunner().invoke(
+        main,
+        ["train", "--data", str(scenes), "--run", str(run), "--stage", "classifier", "--init", str(init),
+         "--classifier-epochs", "1", "--batch", "1", "--crops-per-corner", "1", "--lr0", "0.0003"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    args = (run / "classifier" / "args.yaml").read_text(encoding="utf-8")
+    assert "lr0: 0.0003\n" in args  # what ultralytics trained with, as it wrote it down
+
+
+@pytest.mark.parametrize("lr0", ["0", "-0.01", "1.5"])
+def test_a_learning_rate_that_cannot_train_is_refused(scenes: Path, init: Path, tmp_path: Path, lr0: str) -> None:
+    run = tmp_path / "run"
+    result = CliRunner().invoke(
+        main, ["train", "--data", str(scenes), "--run", str(run), "--init", str(init), "--lr0", lr0]
+    )
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit)
+    assert f"a learning rate of {float(lr0)} cannot train" in result.output
+    assert not run.exists()
+
+
 def test_train_refuses_a_folder_without_scenes(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["train", "--data", str(tmp_path)])
     assert result.exit_code == 2

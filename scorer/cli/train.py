@@ -82,6 +82,13 @@ def _default(name: str) -> Any:
     show_default=True,
     help="Keep the first N layers of the --init networks as they are (their low-level features) while fine-tuning.",
 )
+@click.option(
+    "--lr0",
+    type=float,
+    default=_default("lr0"),
+    help="Starting learning rate of the stages trained (default: 0.01 for the detector, 0.002 for the classifier); "
+    "a fine-tune that should keep what --init reads well takes less.",
+)
 @click.option("--seed", type=int, default=_default("seed"), show_default=True)
 def train(
     scene_dir: Path,
@@ -100,6 +107,7 @@ def train(
     corrections_dir: Path | None,
     mine_negatives: bool,
     freeze: int,
+    lr0: float | None,
     seed: int,
 ) -> None:
     """Train the corner detector and the rank/suit classifier on generated scenes.
@@ -150,6 +158,7 @@ def train(
             corrections_dir=corrections_dir,
             mine_negatives=mine_negatives,
             freeze=freeze,
+            lr0=lr0,
             seed=seed,
             provenance={"trained_on": str(scene_dir), "train_command": "okgin train " + " ".join(sys.argv[2:])},
         )
