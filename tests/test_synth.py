@@ -261,17 +261,41 @@ def test_four_index_variant_repeats_each_index_unmirrored_in_blank_corners(faces
         assert not np.array_equal(copied, copied[:, ::-1])
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_keyboard_keys_print_legends(seed: int) -> None:
-    """Keys carry letters and digits (a laptop's "8" was read as a card), not only blank squares."""
-    from scorer.synth.clutter import draw_keyboard
+def _keyboard(seed: int, style: str | None, legends: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """A keyboard drawn on grey, and the mask of the pixels it covers."""
+    from scorer.synth import clutter
 
     background = 120.0
     image = np.full((500, 700, 3), background, np.float32)
-    draw_keyboard(image, np.random.default_rng(seed), 200)
-    pixels = image.reshape(-1, 3)
-    plain = {(background,) * 3, (30.0, 30.0, 35.0), (60.0, 60.0, 65.0), (210.0, 210.0, 205.0), (240.0,) * 3}
-    distance = np.min([np.abs(pixels - np.array(colour)).max(axis=1) for colour in plain], axis=0)
-    keyboard = np.abs(pixels - background).max(axis=1) > 1
+    real_legend = clutter._key_legend
+    blank = lambda rng: (real_legend(rng), " ")[1]  # noqa: E731  (draws as many numbers as a real legend)
+    with pytest.MonkeyPatch.context() as patch:
+        if not legends:
+            patch.setattr(clutter, "_key_legend", blank)
+        clutter.draw_keyboard(image, np.random.default_rng(seed), 200, style)
+    return image, np.abs(image - background).max(axis=2) > 1
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("style", [None, "light", "plain", "coloured", "backlit"])
+def test_keyboard_keys_print_legends(seed: int, style: str | None) -> None:
+    """Keys carry letters and digits (a laptop's "8" was read as a card), not only blank squares."""
+    printed, keyboard = _keyboard(seed, style)
+    blank, _ = _keyboard(seed, style, legends=False)
     assert keyboard.mean() > 0.05, "no keyboard drawn"
-    assert (distance > 25).sum() > 0.005 * keyboard.sum(), "keys without legends"
+    legend = np.abs(printed - blank).max(axis=2) > 25
+    assert legend.sum() > 0.005 * keyboard.sum(), "keys without legends"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_backlit_keyboard_glows_between_its_keys(seed: int) -> None:
+    """A gaming keyboard's light leaks round each key in colour (its keys were read as cards in real photos);
+    a plain dark keyboard has no coloured pixel at all."""
+    import cv2
+
+    def coloured(image: np.ndarray, keyboard: np.ndarray) -> float:
+        hsv = cv2.cvtColor(np.clip(image, 0, 255).astype(np.uint8), cv2.COLOR_BGR2HSV)
+        return float(((hsv[:, :, 1] > 120) & (hsv[:, :, 2] > 60) & keyboard).sum() / keyboard.sum())
+
+    assert coloured(*_keyboard(seed, "backlit", legends=False)) > 0.05
+    assert coloured(*_keyboard(seed, "plain")) == 0

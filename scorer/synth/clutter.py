@@ -91,6 +91,9 @@ def draw_mug(image: np.ndarray, mask: np.ndarray, rng: np.random.Generator, scal
 KEY_LEGENDS = string.ascii_uppercase + string.digits + "~!@#$%&*+-=?<>"
 """What keys print: digits and capitals are what a corner index is made of, so they teach the classifier most."""
 
+KEY_WORDS = ("SHIFT", "CTRL", "ALT", "ENTER", "TAB", "ESC", "FN", "DEL", "HOME", "END", "PGUP", "CAPS", "F5", "F10")
+"""Modifier and function keys, printed small: a glowing "F5" or "ALT" is as much like an index as a digit."""
+
 HERSHEY_FONTS = (
     cv2.FONT_HERSHEY_SIMPLEX,
     cv2.FONT_HERSHEY_DUPLEX,
@@ -100,10 +103,32 @@ HERSHEY_FONTS = (
 )
 
 
-def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float) -> None:
-    """A keyboard (or calculator): a dark or light slab of keys, each printed with a letter, digit or sign,
-    sometimes backlit in colour. Real photos put cards on laptops and beside gaming keyboards, and a key's
-    "8" or "2" was read as a card there; so the keys carry legends, drawn upright and turned into place."""
+def _key_legend(rng: np.random.Generator) -> str:
+    return KEY_WORDS[int(rng.integers(len(KEY_WORDS)))] if rng.random() < 0.15 else str(rng.choice(list(KEY_LEGENDS)))
+
+
+def _backlight_colours(rng: np.random.Generator, rows: int, columns: int) -> np.ndarray:
+    """A gaming keyboard's per-key light (BGR, rows x columns x 3): one colour, or a rainbow wave across it."""
+    hue = np.full((rows, columns), rng.uniform(0, 180))
+    if rng.random() < 0.7:
+        hue = hue + np.arange(columns)[None, :] * rng.uniform(4, 15) + np.arange(rows)[:, None] * rng.uniform(-10, 10)
+    hsv = np.dstack([hue % 180, np.full_like(hue, rng.uniform(170, 255)), np.full_like(hue, rng.uniform(190, 255))])
+    return cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR).astype(np.float32)
+
+
+KEYBOARD_STYLES = ("light", "plain", "coloured", "backlit")
+"""Light keys with dark legends; dark keys with white legends, coloured legends, or lit from below (gaming)."""
+
+
+def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, style: str | None = None) -> None:
+    """A keyboard (or calculator): a dark or light slab of keys, each printed with a letter, digit or sign.
+
+    Real photos put cards on laptops and beside gaming keyboards, and a key's "8" or "2" was read as a card
+    there; so the keys carry legends, drawn upright and turned into place. A gaming keyboard's keys were read
+    as cards too (ten of the twenty cards invented in rf-zk7wu-phone's black-deck photos): there light leaks
+    round each dark keycap in its own colour, the caps' side walls catch it and the legends glow, so a third of
+    dark keyboards are lit so. ``style`` (one of ``KEYBOARD_STYLES``) is drawn at random when not given.
+    """
     rows, columns = int(rng.integers(4, 7)), int(rng.integers(10, 16))
     key = rng.uniform(0.15, 0.3) * scale
     pitch = key * rng.uniform(1.05, 1.2)
@@ -111,24 +136,59 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float) -> 
     if key < 4 or patch_width < 8 or patch_height < 8:
         return
     dark = rng.random() < 0.5
-    slab = (30.0, 30.0, 35.0) if dark else (210.0, 210.0, 205.0)
-    keys = (60.0, 60.0, 65.0) if dark else (240.0, 240.0, 240.0)
-    if dark and rng.random() < 0.4:  # backlit legends in a gaming keyboard's colours
-        legend = tuple(float(c) for c in rng.uniform(80, 255, 3))
-    else:
-        legend = (225.0, 225.0, 225.0) if dark else (float(rng.uniform(20, 90)),) * 3
+    chosen = "light" if not dark else str(rng.choice(["plain", "coloured", "backlit"], p=[0.35, 0.3, 0.35]))
+    style = style or chosen
+    dark = style != "light"
+    slab = np.array((30.0, 30.0, 35.0) if dark else (210.0, 210.0, 205.0), np.float32)
+    keys = np.array((60.0, 60.0, 65.0) if dark else (240.0, 240.0, 240.0), np.float32)
+    light = np.zeros((rows, columns, 3), np.float32)
+    if style == "backlit":
+        slab = np.full(3, rng.uniform(5, 25), np.float32)
+        keys = np.full(3, rng.uniform(25, 55), np.float32)
+        light = _backlight_colours(rng, rows, columns)
+    elif style == "coloured":  # legends lit in one colour, no light round the keys
+        light[:] = rng.uniform(80, 255, 3)
     font = HERSHEY_FONTS[int(rng.integers(len(HERSHEY_FONTS)))]
     font_scale = cv2.getFontScaleFromHeight(font, max(3, int(key * rng.uniform(0.3, 0.55))))
     thickness = max(1, round(key / 25))
+    cap = key * 0.92
+    tilt = rng.uniform(0, 2 * np.pi)  # the caps' tops are seen shifted off their bases: side walls show
+    wall = rng.uniform(0.05, 0.15) * key * np.array([np.cos(tilt), np.sin(tilt)])
     patch = np.empty((patch_height, patch_width, 3), np.uint8)
     patch[:] = slab
+    if style == "backlit":  # the light between the keys, spread by the plate under them
+        glow = np.zeros(patch.shape, np.float32)
+        for row in range(rows):
+            for column in range(columns):
+                x, y = key / 2 + column * pitch, key / 2 + row * pitch
+                spill = rng.uniform(0.03, 0.1) * key
+                corners = (int(x - spill), int(y - spill)), (int(x + cap + spill), int(y + cap + spill))
+                cv2.rectangle(glow, *corners, light[row, column].tolist(), -1, cv2.LINE_AA)
+        glow = cv2.GaussianBlur(glow, (0, 0), max(0.8, key * rng.uniform(0.04, 0.1)))
+        patch = np.maximum(patch, np.clip(glow * rng.uniform(0.5, 1.0), 0, 255).astype(np.uint8))
     for row in range(rows):
         for column in range(columns):
-            x, y = int(key / 2 + column * pitch), int(key / 2 + row * pitch)
-            cv2.rectangle(patch, (x, y), (int(x + key * 0.92), int(y + key * 0.92)), keys, -1, cv2.LINE_AA)
-            text = KEY_LEGENDS[int(rng.integers(len(KEY_LEGENDS)))]
-            where = (int(x + key * rng.uniform(0.12, 0.4)), int(y + key * rng.uniform(0.5, 0.75)))
-            cv2.putText(patch, text, where, font, font_scale, legend, thickness, cv2.LINE_AA)
+            x, y = key / 2 + column * pitch, key / 2 + row * pitch
+            lit = light[row, column]
+            side = keys * 0.75 + (lit * rng.uniform(0.15, 0.45) if style == "backlit" else 0)
+            cv2.rectangle(patch, (int(x), int(y)), (int(x + cap), int(y + cap)), side.tolist(), -1, cv2.LINE_AA)
+            top = (x + wall[0] + key * 0.08, y + wall[1] + key * 0.08)
+            cv2.rectangle(
+                patch,
+                (int(top[0]), int(top[1])),
+                (int(top[0] + cap * 0.84), int(top[1] + cap * 0.84)),
+                keys.tolist(),
+                -1,
+                cv2.LINE_AA,
+            )
+            text = _key_legend(rng)
+            size = font_scale * (0.5 if len(text) > 2 else 1.0)
+            where = (int(top[0] + key * rng.uniform(0.05, 0.3)), int(top[1] + key * rng.uniform(0.4, 0.65)))
+            if style == "light":
+                ink = (float(rng.uniform(20, 90)),) * 3
+            else:
+                ink = lit.tolist() if style != "plain" else (225.0, 225.0, 225.0)
+            cv2.putText(patch, text, where, font, size, ink, thickness, cv2.LINE_AA)
     _paste_turned(image, None, patch, _random_point(rng, *image.shape[1::-1]), rng.uniform(0, 360))
 
 
