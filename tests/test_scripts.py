@@ -52,6 +52,54 @@ def test_webcam_like_names_a_folder_that_is_not_a_photo_set(tmp_path: Path) -> N
     assert "has no images/ and labels/ folders" in result.stderr
 
 
+def _errata(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, str(SCRIPTS / "real-photo-errata.py"), *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def test_errata_relabel_and_add_labels_in_a_copy_and_leave_the_yardstick_alone(tmp_path: Path) -> None:
+    source = _photo_set(tmp_path / "set")
+    errata = tmp_path / "errata.csv"
+    errata.write_text(
+        "set,photo,change,card,labelled,box\n"
+        "set,photo0,relabel,AC,AS,\n"
+        "set,photo1,add,AH,,40 16 56 48\n"
+        "another-set,photo1,relabel,AD,AS,\n"
+    )
+    result = _errata(source, tmp_path / "fixed", "--errata", errata)
+    assert result.returncode == 0, result.stderr
+    assert "with 2 errata applied" in result.stdout
+    assert (tmp_path / "fixed" / "labels" / "photo0.txt").read_text() == "0 0.31 0.31 0.125 0.31\n"
+    added = (tmp_path / "fixed" / "labels" / "photo1.txt").read_text().splitlines()
+    assert added == ["3 0.31 0.31 0.125 0.31", "2 0.600000 0.500000 0.200000 0.500000"]
+    assert (source / "labels" / "photo0.txt").read_text() == "3 0.31 0.31 0.125 0.31\n"
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ("set,photo0,relabel,AC,AD,", "has no label 'AD' to correct"),
+        ("set,photo,relabel,AC,AS,", "2 photos start with 'photo'"),
+        ("set,photo0,relabel,ZZ,AS,", "'ZZ' is not a class"),
+        ("set,photo0,swap,AC,AS,", "unknown change 'swap'"),
+    ],
+)
+def test_errata_that_no_longer_fit_their_set_are_named(tmp_path: Path, row: str, message: str) -> None:
+    source = _photo_set(tmp_path / "set")
+    errata = tmp_path / "errata.csv"
+    errata.write_text(f"set,photo,change,card,labelled,box\n{row}\n")
+    result = _errata(source, tmp_path / "fixed", "--errata", errata)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+@pytest.mark.skipif(not (SCRIPTS.parent.parent / "shared" / "real-photos").is_dir(), reason="no real photos beside")
+@pytest.mark.parametrize("name", ["poker-cards-fmjio", "rf-zk7wu-phone"])
+def test_the_checkouts_errata_fit_the_real_photos(tmp_path: Path, name: str) -> None:
+    result = _errata(SCRIPTS.parent.parent / "shared" / "real-photos" / name, tmp_path / name)
+    assert result.returncode == 0, result.stderr
+
+
 def test_suit_shapes_reads_the_shipped_models_clubs_and_spades_per_pip_shape() -> None:
     """The pips drawn before session 20 are read right (0.99 with six styles, models/README.md, Session 20);
     the round clubs are printed beside them, each row a share of 26 indices."""
