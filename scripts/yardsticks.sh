@@ -14,6 +14,8 @@
 # last block pools the cards of both real sets (poker-cards-fmjio and all of rf-zk7wu-phone). Before it,
 # poker-cards-fmjio as a webcam would give it (scripts/webcam-like.py with its defaults: narrowed to 0.75 of
 # its width, grey noise, dead pixels, JPEG 80), written afresh each time; reported, not pooled.
+# Last, both real sets again with their label errata applied (scripts/real-photo-errata.py: copies labelled
+# right, written afresh each time), each and pooled: beside the published labels, never instead of them.
 # With $KEEP_JSON set to a folder, each set's okgin eval JSON (card counts unrounded) is kept there as KEY.json,
 # beside the webcam-like photos.
 set -euo pipefail
@@ -77,3 +79,14 @@ if [[ -n "$held_out" ]]; then
 fi
 echo "== both real sets pooled (poker-cards-fmjio + rf-zk7wu-phone)"
 summary "$totals/poker.json" "$totals/zk.json"
+for name in poker-cards-fmjio rf-zk7wu-phone; do
+    python3 "$repo/scripts/real-photo-errata.py" "$real/$name" "$totals/errata/$name" > /dev/null
+done
+score poker_errata "poker-cards-fmjio, labels corrected (datasets/real-photo-errata.csv)" \
+    "$totals/errata/poker-cards-fmjio/images" "$totals/errata/poker-cards-fmjio/labels" \
+    --classes "$totals/errata/poker-cards-fmjio/classes.txt"
+score zk_errata "rf-zk7wu-phone, labels corrected (datasets/real-photo-errata.csv)" \
+    "$totals/errata/rf-zk7wu-phone/images" "$totals/errata/rf-zk7wu-phone/labels" \
+    --classes "$totals/errata/rf-zk7wu-phone/classes.txt"
+echo "== both real sets pooled, labels corrected"
+summary "$totals/poker_errata.json" "$totals/zk_errata.json"
