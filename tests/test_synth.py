@@ -287,6 +287,11 @@ def test_keyboard_keys_print_legends(seed: int, style: str | None) -> None:
     assert legend.sum() > 0.005 * keyboard.sum(), "keys without legends"
 
 
+def test_an_unknown_keyboard_style_is_named() -> None:
+    with pytest.raises(ValueError, match="unknown keyboard style 'neon'"):
+        _keyboard(0, "neon")
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_backlit_keyboard_glows_between_its_keys(seed: int) -> None:
     """A gaming keyboard's light leaks round each key in colour (its keys were read as cards in real photos);

@@ -138,6 +138,8 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, sty
     dark = rng.random() < 0.5
     chosen = "light" if not dark else str(rng.choice(["plain", "coloured", "backlit"], p=[0.35, 0.3, 0.35]))
     style = style or chosen
+    if style not in KEYBOARD_STYLES:
+        raise ValueError(f"unknown keyboard style {style!r}; one of {', '.join(KEYBOARD_STYLES)}")
     dark = style != "light"
     slab = np.array((30.0, 30.0, 35.0) if dark else (210.0, 210.0, 205.0), np.float32)
     keys = np.array((60.0, 60.0, 65.0) if dark else (240.0, 240.0, 240.0), np.float32)
@@ -148,6 +150,8 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, sty
         light = _backlight_colours(rng, rows, columns)
     elif style == "coloured":  # legends lit in one colour, no light round the keys
         light[:] = rng.uniform(80, 255, 3)
+    elif style == "light":  # one grey ink for every legend
+        light[:] = rng.uniform(20, 90)
     font = HERSHEY_FONTS[int(rng.integers(len(HERSHEY_FONTS)))]
     font_scale = cv2.getFontScaleFromHeight(font, max(3, int(key * rng.uniform(0.3, 0.55))))
     thickness = max(1, round(key / 25))
@@ -184,10 +188,7 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, sty
             text = _key_legend(rng)
             size = font_scale * (0.5 if len(text) > 2 else 1.0)
             where = (int(top[0] + key * rng.uniform(0.05, 0.3)), int(top[1] + key * rng.uniform(0.4, 0.65)))
-            if style == "light":
-                ink = (float(rng.uniform(20, 90)),) * 3
-            else:
-                ink = lit.tolist() if style != "plain" else (225.0, 225.0, 225.0)
+            ink = (225.0, 225.0, 225.0) if style == "plain" else lit.tolist()
             cv2.putText(patch, text, where, font, size, ink, thickness, cv2.LINE_AA)
     _paste_turned(image, None, patch, _random_point(rng, *image.shape[1::-1]), rng.uniform(0, 360))
 
