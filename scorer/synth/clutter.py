@@ -168,8 +168,8 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, sty
                 spill = rng.uniform(0.03, 0.1) * key
                 corners = (int(x - spill), int(y - spill)), (int(x + cap + spill), int(y + cap + spill))
                 cv2.rectangle(glow, *corners, light[row, column].tolist(), -1, cv2.LINE_AA)
-        glow = cv2.GaussianBlur(glow, (0, 0), max(0.8, key * rng.uniform(0.04, 0.1)))
-        patch = np.maximum(patch, np.clip(glow * rng.uniform(0.5, 1.0), 0, 255).astype(np.uint8))
+        spread = cv2.GaussianBlur(glow, (0, 0), max(0.8, key * rng.uniform(0.04, 0.1)))
+        patch = np.maximum(patch, np.clip(spread * rng.uniform(0.5, 1.0), 0, 255).astype(np.uint8))
     for row in range(rows):
         for column in range(columns):
             x, y = key / 2 + column * pitch, key / 2 + row * pitch
