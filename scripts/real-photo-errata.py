@@ -25,6 +25,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from scorer.vision.labels import LabelError, label_line, read_class_names, write_label_file
+
 ERRATA = Path(__file__).resolve().parent.parent / "datasets" / "real-photo-errata.csv"
 
 
@@ -43,8 +45,8 @@ def apply_errata(source: Path, destination: Path, errata: Path) -> int:
     """Copy ``source`` (images/, labels/, classes.txt) to ``destination`` with its errata applied; their count."""
     if not (source / "images").is_dir() or not (source / "labels").is_dir():
         raise ErratumError(f"{source} has no images/ and labels/ folders")
-    classes = (source / "classes.txt").read_text().split()
-    rows = [row for row in csv.DictReader(errata.open()) if row["set"] == source.name]
+    classes = read_class_names(source / "classes.txt")
+    rows = [row for row in csv.DictReader(errata.read_text().splitlines()) if row.get("set") == source.name]
     shutil.copytree(source / "images", destination / "images", dirs_exist_ok=True)
     shutil.copytree(source / "labels", destination / "labels", dirs_exist_ok=True)
     shutil.copy(source / "classes.txt", destination / "classes.txt")
@@ -63,11 +65,10 @@ def apply_errata(source: Path, destination: Path, errata: Path) -> int:
         elif row["change"] == "add":
             width, height = Image.open(photo).size
             x1, y1, x2, y2 = (float(value) for value in row["box"].split())
-            box = ((x1 + x2) / 2 / width, (y1 + y2) / 2 / height, (x2 - x1) / width, (y2 - y1) / height)
-            lines.append(" ".join([str(classes.index(row["card"])), *(f"{value:.6f}" for value in box)]))
+            lines.append(label_line(classes.index(row["card"]), (x1, y1, x2, y2), width, height))
         else:
             raise ErratumError(f"unknown change {row['change']!r} for {photo.name}")
-        labels.write_text("\n".join(lines) + "\n")
+        write_label_file(labels, lines)
     return len(rows)
 
 
@@ -79,7 +80,7 @@ def main() -> None:
     args = parser.parse_args()
     try:
         count = apply_errata(args.source, args.destination, args.errata)
-    except (ErratumError, OSError) as error:
+    except (ErratumError, LabelError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     print(f"wrote {args.source.name} to {args.destination} with {count} errata applied")

@@ -135,8 +135,7 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, sty
     patch_width, patch_height = int(columns * pitch + key), int(rows * pitch + key)
     if key < 4 or patch_width < 8 or patch_height < 8:
         return
-    dark = rng.random() < 0.5
-    chosen = "light" if not dark else str(rng.choice(["plain", "coloured", "backlit"], p=[0.35, 0.3, 0.35]))
+    chosen = "light" if rng.random() >= 0.5 else str(rng.choice(["plain", "coloured", "backlit"], p=[0.35, 0.3, 0.35]))
     style = style or chosen
     if style not in KEYBOARD_STYLES:
         raise ValueError(f"unknown keyboard style {style!r}; one of {', '.join(KEYBOARD_STYLES)}")
