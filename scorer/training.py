@@ -555,12 +555,17 @@ def train_stage(
     workers: int = 2,
     lr0: float | None = None,
     freeze: int = 0,
+    hours: float | None = None,
+    cache: bool = False,
 ) -> Path:
     """Train (or resume) one ultralytics model; returns the best weights.
 
     ``task`` is ``detect`` (one-class corners from ``yolo11n.yaml``) or ``classify``
     (``yolo11n-cls.yaml``). ``init_weights`` fine-tunes from shipped weights instead of
     starting from scratch; ``freeze`` keeps that many of its first layers as they are.
+    ``hours`` bounds the stage by wall time instead (ultralytics fits the epochs and the learning-rate
+    schedule to it after the first epoch): a lent GPU is lent for minutes. ``cache`` keeps the decoded
+    images in memory, where the loaders, not the GPU, are what limits speed.
     """
     offline_environment()
     from ultralytics import YOLO
@@ -600,6 +605,10 @@ def train_stage(
     }
     if freeze:
         common["freeze"] = freeze
+    if hours:
+        common["time"] = hours
+    if cache:
+        common["cache"] = "ram"
     if task == "detect":
         model.train(
             **common,

@@ -1,0 +1,161 @@
+"""One training round on a lent GPU inside a fixed number of seconds.
+
+A lent GPU comes for minutes, with many CPU cores and no network, and what can be carried to it is small:
+so the scenes are rendered there, on every core, from the fonts and rendered decks carried along, then cut
+into detector tiles and classifier crops, and both networks are fine-tuned at once from ``--init``, each
+bounded by wall time (``scorer.training.train_stage``'s ``hours``). The weights (best by synthetic val and
+last) and each stage's ``results.csv`` land in ``--out``; the shipping decision is made afterwards, on the
+yardsticks (``scripts/yardsticks.sh``), like any candidate's.
+
+    python3 scripts/gpu-round.py --init models --work /tmp/round --out "$OUT" --seed 4000 --seconds 500 --device 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout, where nothing is installed
+
+from scorer.synth.dataset import write_dataset
+from scorer.synth.scene import SceneConfig
+from scorer.training import (
+    CROP_SIZE,
+    MODEL_FILES,
+    TILE_SIZE,
+    make_classifier_crops,
+    make_detector_tiles,
+    train_stage,
+)
+
+SCENES_PER_SHARD = 12
+"""Scenes one worker renders and cuts at a time: small, so the last shards end near the render deadline."""
+
+
+def render_shard(job: tuple[Path, int, int]) -> float:
+    """Render one shard of scenes and cut its tiles and crops; returns the seconds it took."""
+    work, seed, closeup_percent = job
+    started = time.monotonic()
+    scenes = work / "scenes" / str(seed)
+    config = SceneConfig(closeup_fraction=closeup_percent / 100)
+    write_dataset(scenes, SCENES_PER_SHARD, seed, config, val_fraction=0.09)
+    make_detector_tiles(scenes, work / "tiles" / str(seed), tiles_per_image=3, seed=seed)
+    make_classifier_crops(scenes, work / "crops" / str(seed), seed, crops_per_corner=2)
+    return time.monotonic() - started
+
+
+def render_until(work: Path, first_seed: int, deadline: float, processes: int, closeup_percent: int) -> list[int]:
+    """Keep every core rendering shards while one more can end before ``deadline``; returns the shard seeds."""
+    done: list[int] = []
+    slowest = 0.0
+    pending: dict[int, multiprocessing.pool.AsyncResult] = {}
+    next_seed = first_seed
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        while True:
+            while len(pending) < processes and time.monotonic() + max(slowest, 1.0) < deadline:
+                pending[next_seed] = pool.apply_async(render_shard, ((work, next_seed, closeup_percent),))
+                next_seed += 1
+            if not pending:
+                return done
+            for seed in [seed for seed, result in pending.items() if result.ready()]:
+                slowest = max(slowest, pending.pop(seed).get())
+                done.append(seed)
+            time.sleep(0.2)
+
+
+def merge(work: Path, seeds: list[int]) -> tuple[Path, Path]:
+    """One detector dataset YAML over every shard's tiles, and one ImageFolder tree of every shard's crops."""
+    tiles = {
+        split: [str(work / "tiles" / str(seed) / "images" / split) for seed in seeds] for split in ("train", "val")
+    }
+    tiles_yaml = work / "tiles.yaml"
+    tiles_yaml.write_text(json.dumps({"train": tiles["train"], "val": tiles["val"], "names": {0: "corner"}}))
+    crops = work / "crops-all"
+    for seed in seeds:
+        for class_dir in (work / "crops" / str(seed)).glob("*/*"):
+            target = crops / class_dir.parent.name / class_dir.name
+            target.mkdir(parents=True, exist_ok=True)
+            for crop in class_dir.iterdir():
+                crop.rename(target / crop.name)
+    for val_dir in (crops / "val").iterdir():  # ImageFolder refuses an empty class: lend it one train crop
+        spare = next((crops / "train" / val_dir.name).iterdir(), None)
+        if spare is not None and not any(val_dir.iterdir()):
+            spare.rename(val_dir / spare.name)
+    return tiles_yaml, crops
+
+
+def train_both(work: Path, tiles_yaml: Path, crops: Path, init: Path, device: str, hours: float, cores: int) -> None:
+    """Fine-tune the detector and the classifier side by side, each for ``hours`` of wall time; the detector's
+    mosaics take most of the ``cores`` that feed them."""
+    detector = {
+        "task": "detect", "data": tiles_yaml, "run_dir": work / "detector", "imgsz": TILE_SIZE, "batch": 128,
+        "init_weights": init / MODEL_FILES["detector"], "lr0": 0.005, "workers": max(1, cores * 5 // 8),
+    }  # fmt: skip
+    classifier = {
+        "task": "classify", "data": crops, "run_dir": work / "classifier", "imgsz": CROP_SIZE, "batch": 512,
+        "init_weights": init / MODEL_FILES["classifier"], "lr0": 0.0005, "workers": max(1, cores * 3 // 8),
+    }  # fmt: skip
+    context = multiprocessing.get_context("spawn")
+    runs = [
+        context.Process(
+            target=train_stage, kwargs={**stage, "epochs": 1000, "device": device, "hours": hours, "cache": True}
+        )
+        for stage in (detector, classifier)
+    ]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join(timeout=hours * 3600 + 90)
+        if run.is_alive():  # past its time and the final validation: keep what its last epoch saved
+            run.terminate()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--init", type=Path, required=True, help="folder of the weights to fine-tune (models/)")
+    parser.add_argument("--work", type=Path, required=True, help="scratch folder for scenes, tiles, crops and runs")
+    parser.add_argument("--out", type=Path, required=True, help="where the weights and results.csv files go")
+    parser.add_argument("--seed", type=int, required=True, help="first shard's seed; shard k renders with seed+k")
+    parser.add_argument("--seconds", type=float, default=500, help="the whole round, rendering to last epoch")
+    parser.add_argument("--render-share", type=float, default=0.4, help="share of the seconds spent rendering")
+    parser.add_argument("--closeup-percent", type=int, default=35, help="share of phone-style close-ups, in %%")
+    parser.add_argument("--device", default="0", help="ultralytics device: 0 for the first GPU, cpu to try it out")
+    args = parser.parse_args()
+
+    started = time.monotonic()
+    render_deadline = started + args.seconds * args.render_share
+    processes = len(os.sched_getaffinity(0))  # a container's cpu_count() can be the host's
+    seeds = render_until(args.work, args.seed, render_deadline, processes, args.closeup_percent)
+    rendered = time.monotonic() - started
+    tiles_yaml, crops = merge(args.work, seeds)
+    remaining = args.seconds - (time.monotonic() - started) - 60  # final validations and copying
+    train_both(args.work, tiles_yaml, crops, args.init, args.device, max(remaining, 30) / 3600, processes)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for stage, short in (("detector", "det"), ("classifier", "cls")):
+        for name in ("best.pt", "last.pt"):
+            source = args.work / stage / "weights" / name
+            if source.exists():
+                shutil.copy(source, args.out / f"{short}-{name}")
+        if (args.work / stage / "results.csv").exists():
+            shutil.copy(args.work / stage / "results.csv", args.out / f"{short}-results.csv")
+    summary = {
+        "shards": len(seeds),
+        "scenes": len(seeds) * SCENES_PER_SHARD,
+        "seeds": [min(seeds), max(seeds)] if seeds else [],
+        "tiles": sum(1 for _ in args.work.glob("tiles/*/images/train/*")),
+        "crops": sum(1 for _ in crops.glob("train/*/*")),
+        "render_seconds": round(rendered),
+        "total_seconds": round(time.monotonic() - started),
+    }
+    (args.out / "round.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
