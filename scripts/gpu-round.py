@@ -36,22 +36,29 @@ from scorer.training import (
 
 SCENES_PER_SHARD = 12
 """Scenes one worker renders and cuts at a time: small, so the last shards end near the render deadline."""
+FINAL_VALIDATION_SECONDS = 45
+"""Kept from the training time for ultralytics' last validation and the copying."""
 
 
-def render_shard(job: tuple[Path, int, int]) -> float:
-    """Render one shard of scenes and cut its tiles and crops; returns the seconds it took."""
-    work, seed, closeup_percent = job
+def render_shard(job: tuple[Path, int, int, bool]) -> float:
+    """Render one shard of scenes and cut its tiles (and crops, if asked); returns the seconds it took."""
+    work, seed, closeup_percent, with_crops = job
     started = time.monotonic()
     scenes = work / "scenes" / str(seed)
     config = SceneConfig(closeup_fraction=closeup_percent / 100)
     write_dataset(scenes, SCENES_PER_SHARD, seed, config, val_fraction=0.09)
     make_detector_tiles(scenes, work / "tiles" / str(seed), tiles_per_image=3, seed=seed)
-    make_classifier_crops(scenes, work / "crops" / str(seed), seed, crops_per_corner=2)
+    if with_crops:
+        make_classifier_crops(scenes, work / "crops" / str(seed), seed, crops_per_corner=2)
     return time.monotonic() - started
 
 
-def render_until(work: Path, first_seed: int, deadline: float, processes: int, closeup_percent: int) -> list[int]:
-    """Keep every core rendering shards while one more can end before ``deadline``; returns the shard seeds."""
+def render_until(
+    work: Path, first_seed: int, deadline: float, processes: int, closeup_percent: int, crop_every: int
+) -> list[int]:
+    """Keep every core rendering shards while one more can end before ``deadline``; returns the shard seeds.
+    Every ``crop_every``-th shard is cut into classifier crops too: a shard's crops outnumber its tiles tenfold,
+    and the classifier's loaders, not the GPU, set its pace."""
     done: list[int] = []
     slowest = 0.0
     pending: dict[int, multiprocessing.pool.AsyncResult] = {}
@@ -59,7 +66,8 @@ def render_until(work: Path, first_seed: int, deadline: float, processes: int, c
     with multiprocessing.get_context("spawn").Pool(processes) as pool:
         while True:
             while len(pending) < processes and time.monotonic() + max(slowest, 1.0) < deadline:
-                pending[next_seed] = pool.apply_async(render_shard, ((work, next_seed, closeup_percent),))
+                job = (work, next_seed, closeup_percent, (next_seed - first_seed) % crop_every == 0)
+                pending[next_seed] = pool.apply_async(render_shard, (job,))
                 next_seed += 1
             if not pending:
                 return done
@@ -77,7 +85,7 @@ def merge(work: Path, seeds: list[int]) -> tuple[Path, Path]:
     tiles_yaml = work / "tiles.yaml"
     tiles_yaml.write_text(json.dumps({"train": tiles["train"], "val": tiles["val"], "names": {0: "corner"}}))
     crops = work / "crops-all"
-    for seed in seeds:
+    for seed in seeds:  # shards without crops have no folder
         for class_dir in (work / "crops" / str(seed)).glob("*/*"):
             target = crops / class_dir.parent.name / class_dir.name
             target.mkdir(parents=True, exist_ok=True)
@@ -90,9 +98,11 @@ def merge(work: Path, seeds: list[int]) -> tuple[Path, Path]:
     return tiles_yaml, crops
 
 
-def train_both(work: Path, tiles_yaml: Path, crops: Path, init: Path, device: str, hours: float, cores: int) -> None:
-    """Fine-tune the detector and the classifier side by side, each for ``hours`` of wall time; the detector's
-    mosaics take most of the ``cores`` that feed them."""
+def train_both(work: Path, tiles_yaml: Path, crops: Path, init: Path, device: str, deadline: float, cores: int) -> None:
+    """Fine-tune the detector and the classifier side by side until ``deadline`` (``time.monotonic()``); the
+    detector's mosaics take most of the ``cores`` that feed them. A run still going at the deadline (its last
+    epoch or final validation ran long) is stopped: each epoch has saved its weights."""
+    hours = max(deadline - time.monotonic() - FINAL_VALIDATION_SECONDS, 30) / 3600
     detector = {
         "task": "detect", "data": tiles_yaml, "run_dir": work / "detector", "imgsz": TILE_SIZE, "batch": 128,
         "init_weights": init / MODEL_FILES["detector"], "lr0": 0.005, "workers": max(1, cores * 5 // 8),
@@ -111,9 +121,20 @@ def train_both(work: Path, tiles_yaml: Path, crops: Path, init: Path, device: st
     for run in runs:
         run.start()
     for run in runs:
-        run.join(timeout=hours * 3600 + 90)
-        if run.is_alive():  # past its time and the final validation: keep what its last epoch saved
+        run.join(timeout=max(deadline - time.monotonic(), 0))
+        if run.is_alive():
             run.terminate()
+            run.join()
+
+
+def copy_results(work: Path, out: Path) -> None:
+    """Each stage's best and last weights and its ``results.csv``, as ``det-*`` and ``cls-*`` in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    for stage, short in (("detector", "det"), ("classifier", "cls")):
+        for name in ("weights/best.pt", "weights/last.pt", "results.csv"):
+            source = work / stage / name
+            if source.exists():
+                shutil.copy(source, out / f"{short}-{Path(name).name}")
 
 
 def main() -> None:
@@ -124,26 +145,25 @@ def main() -> None:
     parser.add_argument("--seed", type=int, required=True, help="first shard's seed; shard k renders with seed+k")
     parser.add_argument("--seconds", type=float, default=500, help="the whole round, rendering to last epoch")
     parser.add_argument("--render-share", type=float, default=0.4, help="share of the seconds spent rendering")
+    parser.add_argument("--crop-every", type=int, default=3, help="cut classifier crops from every n-th shard")
     parser.add_argument("--closeup-percent", type=int, default=35, help="share of phone-style close-ups, in %%")
     parser.add_argument("--device", default="0", help="ultralytics device: 0 for the first GPU, cpu to try it out")
     args = parser.parse_args()
 
     started = time.monotonic()
-    render_deadline = started + args.seconds * args.render_share
+    deadline = started + args.seconds
     processes = len(os.sched_getaffinity(0))  # a container's cpu_count() can be the host's
-    seeds = render_until(args.work, args.seed, render_deadline, processes, args.closeup_percent)
+    seeds = render_until(
+        args.work, args.seed, started + args.seconds * args.render_share, processes, args.closeup_percent,
+        args.crop_every,
+    )  # fmt: skip
     rendered = time.monotonic() - started
     tiles_yaml, crops = merge(args.work, seeds)
-    remaining = args.seconds - (time.monotonic() - started) - 60  # final validations and copying
-    train_both(args.work, tiles_yaml, crops, args.init, args.device, max(remaining, 30) / 3600, processes)
-    args.out.mkdir(parents=True, exist_ok=True)
-    for stage, short in (("detector", "det"), ("classifier", "cls")):
-        for name in ("best.pt", "last.pt"):
-            source = args.work / stage / "weights" / name
-            if source.exists():
-                shutil.copy(source, args.out / f"{short}-{name}")
-        if (args.work / stage / "results.csv").exists():
-            shutil.copy(args.work / stage / "results.csv", args.out / f"{short}-results.csv")
+    merged = time.monotonic() - started
+    try:
+        train_both(args.work, tiles_yaml, crops, args.init, args.device, deadline, processes)
+    finally:
+        copy_results(args.work, args.out)
     summary = {
         "shards": len(seeds),
         "scenes": len(seeds) * SCENES_PER_SHARD,
@@ -151,6 +171,7 @@ def main() -> None:
         "tiles": sum(1 for _ in args.work.glob("tiles/*/images/train/*")),
         "crops": sum(1 for _ in crops.glob("train/*/*")),
         "render_seconds": round(rendered),
+        "merge_seconds": round(merged - rendered),
         "total_seconds": round(time.monotonic() - started),
     }
     (args.out / "round.json").write_text(json.dumps(summary, indent=1))
