@@ -15,6 +15,7 @@ from scorer.synth.scene import SceneConfig
 from scorer.training import (
     CLASSIFIER_NONE_SURE,
     CLASSIFIER_SURE,
+    CROP_SIZE,
     EXTRA_CROP_PADS,
     GRAIN_MEDIAN_ABOVE,
     MINED_MARKER,
@@ -31,6 +32,7 @@ from scorer.training import (
     noisy_at_detector_scale,
     read_split,
     train,
+    train_stage,
 )
 from scorer.vision.boxes import FusedBoxes
 from scorer.vision.crops import NEGATIVE_BELOW
@@ -359,3 +361,15 @@ def test_average_weights_puts_the_mean_of_runs_into_a_model_folder(tiny_models: 
     assert mixed.exit_code == 2 and "all be classifiers, or all detectors" in mixed.output
     alone = CliRunner().invoke(main, ["average-weights", str(first), "--into", str(models)])
     assert alone.exit_code == 2 and "two or more" in alone.output
+
+
+def test_a_stage_bounded_by_wall_time_and_cached_says_so_to_the_trainer(
+    scenes: Path, init: Path, tmp_path: Path
+) -> None:
+    crops = make_classifier_crops(scenes, tmp_path / "crops", crops_per_corner=1)
+    weights = train_stage(
+        "classify", crops, tmp_path / "run", 1, CROP_SIZE, 4, init / MODEL_FILES["classifier"], hours=0.01, cache=True
+    )
+    assert weights.exists()
+    args = (tmp_path / "run" / "args.yaml").read_text(encoding="utf-8")
+    assert "time: 0.01\n" in args and "cache: ram\n" in args  # what ultralytics trained with, as it wrote it down
