@@ -49,7 +49,7 @@ def render_shard(job: tuple[Path, int, int, bool]) -> float:
     write_dataset(scenes, SCENES_PER_SHARD, seed, config, val_fraction=0.09)
     make_detector_tiles(scenes, work / "tiles" / str(seed), tiles_per_image=3, seed=seed)
     if with_crops:
-        make_classifier_crops(scenes, work / "crops" / str(seed), seed, crops_per_corner=2)
+        make_classifier_crops(scenes, work / "crops", seed, crops_per_corner=2)  # one tree: names hold the seed
     return time.monotonic() - started
 
 
@@ -78,19 +78,13 @@ def render_until(
 
 
 def merge(work: Path, seeds: list[int]) -> tuple[Path, Path]:
-    """One detector dataset YAML over every shard's tiles, and one ImageFolder tree of every shard's crops."""
+    """One detector dataset YAML over every shard's tiles; the crops' ImageFolder tree, made fit to load."""
     tiles = {
         split: [str(work / "tiles" / str(seed) / "images" / split) for seed in seeds] for split in ("train", "val")
     }
     tiles_yaml = work / "tiles.yaml"
     tiles_yaml.write_text(json.dumps({"train": tiles["train"], "val": tiles["val"], "names": {0: "corner"}}))
-    crops = work / "crops-all"
-    for seed in seeds:  # shards without crops have no folder
-        for class_dir in (work / "crops" / str(seed)).glob("*/*"):
-            target = crops / class_dir.parent.name / class_dir.name
-            target.mkdir(parents=True, exist_ok=True)
-            for crop in class_dir.iterdir():
-                crop.rename(target / crop.name)
+    crops = work / "crops"
     for val_dir in (crops / "val").iterdir():  # ImageFolder refuses an empty class: lend it one train crop
         spare = next((crops / "train" / val_dir.name).iterdir(), None)
         if spare is not None and not any(val_dir.iterdir()):
