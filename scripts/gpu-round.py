@@ -40,12 +40,11 @@ FINAL_VALIDATION_SECONDS = 45
 """Kept from the training time for ultralytics' last validation and the copying."""
 
 
-def render_shard(job: tuple[Path, int, int, bool]) -> float:
+def render_shard(job: tuple[Path, int, SceneConfig, bool]) -> float:
     """Render one shard of scenes and cut its tiles (and crops, if asked); returns the seconds it took."""
-    work, seed, closeup_percent, with_crops = job
+    work, seed, config, with_crops = job
     started = time.monotonic()
     scenes = work / "scenes" / str(seed)
-    config = SceneConfig(closeup_fraction=closeup_percent / 100)
     write_dataset(scenes, SCENES_PER_SHARD, seed, config, val_fraction=0.09)
     make_detector_tiles(scenes, work / "tiles" / str(seed), tiles_per_image=3, seed=seed)
     if with_crops:
@@ -54,11 +53,11 @@ def render_shard(job: tuple[Path, int, int, bool]) -> float:
 
 
 def render_until(
-    work: Path, first_seed: int, deadline: float, processes: int, closeup_percent: int, crop_every: int
+    work: Path, first_seed: int, deadline: float, processes: int, config: SceneConfig, crop_every: int
 ) -> list[int]:
     """Keep every core rendering shards while one more can end before ``deadline``; returns the shard seeds.
-    Every ``crop_every``-th shard is cut into classifier crops too: a shard's crops outnumber its tiles tenfold,
-    and the classifier's loaders, not the GPU, set its pace."""
+    Every ``crop_every``-th shard is cut into classifier crops too (none when ``crop_every`` is 0): a shard's
+    crops outnumber its tiles tenfold, and the classifier's loaders, not the GPU, set its pace."""
     done: list[int] = []
     slowest = 0.0
     pending: dict[int, multiprocessing.pool.AsyncResult] = {}
@@ -66,7 +65,8 @@ def render_until(
     with multiprocessing.get_context("spawn").Pool(processes) as pool:
         while True:
             while len(pending) < processes and time.monotonic() + max(slowest, 1.0) < deadline:
-                job = (work, next_seed, closeup_percent, (next_seed - first_seed) % crop_every == 0)
+                with_crops = crop_every > 0 and (next_seed - first_seed) % crop_every == 0
+                job = (work, next_seed, config, with_crops)
                 pending[next_seed] = pool.apply_async(render_shard, (job,))
                 next_seed += 1
             if not pending:
@@ -85,32 +85,37 @@ def merge(work: Path, seeds: list[int]) -> tuple[Path, Path]:
     tiles_yaml = work / "tiles.yaml"
     tiles_yaml.write_text(json.dumps({"train": tiles["train"], "val": tiles["val"], "names": {0: "corner"}}))
     crops = work / "crops"
-    for val_dir in (crops / "val").iterdir():  # ImageFolder refuses an empty class: lend it one train crop
+    for val_dir in (crops / "val").iterdir() if (crops / "val").is_dir() else ():  # ImageFolder refuses an empty class: lend it one train crop
         spare = next((crops / "train" / val_dir.name).iterdir(), None)
         if spare is not None and not any(val_dir.iterdir()):
             spare.rename(val_dir / spare.name)
     return tiles_yaml, crops
 
 
-def train_both(work: Path, tiles_yaml: Path, crops: Path, init: Path, device: str, deadline: float, cores: int) -> None:
-    """Fine-tune the detector and the classifier side by side until ``deadline`` (``time.monotonic()``); the
-    detector's mosaics take most of the ``cores`` that feed them. A run still going at the deadline (its last
-    epoch or final validation ran long) is stopped: each epoch has saved its weights."""
+def train_stages(
+    stages: list[str], work: Path, tiles_yaml: Path, crops: Path, init: Path, device: str, deadline: float, cores: int
+) -> None:
+    """Fine-tune the ``stages`` (detector, classifier or both side by side) until ``deadline``
+    (``time.monotonic()``); with both, the detector's mosaics take most of the ``cores`` that feed them. A run
+    still going at the deadline (its last epoch or final validation ran long) is stopped: each epoch has saved
+    its weights."""
+    detector_cores = cores * 5 // 8 if len(stages) > 1 else cores
     hours = max(deadline - time.monotonic() - FINAL_VALIDATION_SECONDS, 30) / 3600
     detector = {
         "task": "detect", "data": tiles_yaml, "run_dir": work / "detector", "imgsz": TILE_SIZE, "batch": 128,
-        "init_weights": init / MODEL_FILES["detector"], "lr0": 0.005, "workers": max(1, cores * 5 // 8),
+        "init_weights": init / MODEL_FILES["detector"], "lr0": 0.005, "workers": max(1, detector_cores),
     }  # fmt: skip
     classifier = {
         "task": "classify", "data": crops, "run_dir": work / "classifier", "imgsz": CROP_SIZE, "batch": 512,
-        "init_weights": init / MODEL_FILES["classifier"], "lr0": 0.0005, "workers": max(1, cores * 3 // 8),
+        "init_weights": init / MODEL_FILES["classifier"], "lr0": 0.0005, "workers": max(1, cores - detector_cores),
     }  # fmt: skip
     context = multiprocessing.get_context("spawn")
     runs = [
         context.Process(
             target=train_stage, kwargs={**stage, "epochs": 1000, "device": device, "hours": hours, "cache": True}
         )
-        for stage in (detector, classifier)
+        for name, stage in (("detector", detector), ("classifier", classifier))
+        if name in stages
     ]
     for run in runs:
         run.start()
@@ -140,22 +145,31 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=500, help="the whole round, rendering to last epoch")
     parser.add_argument("--render-share", type=float, default=0.4, help="share of the seconds spent rendering")
     parser.add_argument("--crop-every", type=int, default=3, help="cut classifier crops from every n-th shard")
+    parser.add_argument("--stages", default="detector,classifier", help="what to fine-tune: detector, classifier or both")
     parser.add_argument("--closeup-percent", type=int, default=35, help="share of phone-style close-ups, in %%")
+    parser.add_argument("--dark-percent", type=int, default=None, help="share of procedural styles on dark faces")
     parser.add_argument("--device", default="0", help="ultralytics device: 0 for the first GPU, cpu to try it out")
     args = parser.parse_args()
 
     started = time.monotonic()
     deadline = started + args.seconds
     processes = len(os.sched_getaffinity(0))  # a container's cpu_count() can be the host's
+    stages = args.stages.split(",")
+    if not stages or not set(stages) <= {"detector", "classifier"}:
+        parser.error(f"--stages takes detector, classifier or both, comma-separated, not {args.stages!r}")
+    config = SceneConfig(
+        closeup_fraction=args.closeup_percent / 100,
+        dark_fraction=None if args.dark_percent is None else args.dark_percent / 100,
+    )
     seeds = render_until(
-        args.work, args.seed, started + args.seconds * args.render_share, processes, args.closeup_percent,
-        args.crop_every,
+        args.work, args.seed, started + args.seconds * args.render_share, processes, config,
+        args.crop_every if "classifier" in stages else 0,
     )  # fmt: skip
     rendered = time.monotonic() - started
     tiles_yaml, crops = merge(args.work, seeds)
     merged = time.monotonic() - started
     try:
-        train_both(args.work, tiles_yaml, crops, args.init, args.device, deadline, processes)
+        train_stages(stages, args.work, tiles_yaml, crops, args.init, args.device, deadline, processes)
     finally:
         copy_results(args.work, args.out)
     summary = {
