@@ -85,7 +85,8 @@ def merge(work: Path, seeds: list[int]) -> tuple[Path, Path]:
     tiles_yaml = work / "tiles.yaml"
     tiles_yaml.write_text(json.dumps({"train": tiles["train"], "val": tiles["val"], "names": {0: "corner"}}))
     crops = work / "crops"
-    for val_dir in (crops / "val").iterdir() if (crops / "val").is_dir() else ():  # ImageFolder refuses an empty class: lend it one train crop
+    val_dirs = (crops / "val").iterdir() if (crops / "val").is_dir() else ()  # none when only the detector trains
+    for val_dir in val_dirs:  # ImageFolder refuses an empty class: lend it one train crop
         spare = next((crops / "train" / val_dir.name).iterdir(), None)
         if spare is not None and not any(val_dir.iterdir()):
             spare.rename(val_dir / spare.name)
@@ -145,7 +146,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=500, help="the whole round, rendering to last epoch")
     parser.add_argument("--render-share", type=float, default=0.4, help="share of the seconds spent rendering")
     parser.add_argument("--crop-every", type=int, default=3, help="cut classifier crops from every n-th shard")
-    parser.add_argument("--stages", default="detector,classifier", help="what to fine-tune: detector, classifier or both")
+    parser.add_argument("--stages", default="detector,classifier", help="detector, classifier or both")
     parser.add_argument("--closeup-percent", type=int, default=35, help="share of phone-style close-ups, in %%")
     parser.add_argument("--dark-percent", type=int, default=None, help="share of procedural styles on dark faces")
     parser.add_argument("--device", default="0", help="ultralytics device: 0 for the first GPU, cpu to try it out")
