@@ -3,9 +3,9 @@
 A lent GPU comes for minutes, with many CPU cores and no network, and what can be carried to it is small:
 so the scenes are rendered there, on every core, from the fonts and rendered decks carried along, then cut
 into detector tiles and classifier crops, and both networks are fine-tuned at once from ``--init`` (or one
-alone, ``--stages``), each bounded by wall time (``scorer.training.train_stage``'s ``hours``). The weights (best by synthetic val and
-last) and each stage's ``results.csv`` land in ``--out``; the shipping decision is made afterwards, on the
-yardsticks (``scripts/yardsticks.sh``), like any candidate's.
+alone, ``--stages``), each bounded by wall time (``scorer.training.train_stage``'s ``hours``). The weights
+(best by synthetic val and last) and each stage's ``results.csv`` land in ``--out``; the shipping decision is
+made afterwards, on the yardsticks (``scripts/yardsticks.sh``), like any candidate's.
 
     python3 scripts/gpu-round.py --init models --work /tmp/round --out "$OUT" --seed 4000 --seconds 500 --device 0
 """
