@@ -73,8 +73,8 @@ YOLO('models/corner-detector.pt').predict(torch.zeros(1, 3, 320, 320), device=0,
 " || exit 4
 budget=${SECONDS_BUDGET:-440}
 timeout $((budget + 40)) python3 scripts/gpu-round.py --init models --work /tmp/round --out "$OUT" \
-  --seed "${SEED:-4100}" --seconds "$budget" --render-share "${RENDER_SHARE:-0.35}" --stages "${STAGES:-detector,classifier}" \
-  ${DARK_PERCENT:+--dark-percent "$DARK_PERCENT"} --device 0 2>&1 \
+  --seed "${SEED:-4100}" --seconds "$budget" --render-share "${RENDER_SHARE:-0.35}" \
+  --stages "${STAGES:-detector,classifier}" ${DARK_PERCENT:+--dark-percent "$DARK_PERCENT"} --device 0 2>&1 \
   | tr '\r' '\n' | grep -v -E "it/s|^ +[0-9]+/[0-9]+ " | tail -40
 for stage in detector:det classifier:cls; do  # when the round was stopped before it copied them
   for f in weights/best.pt weights/last.pt results.csv; do

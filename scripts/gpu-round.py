@@ -100,7 +100,8 @@ def train_stages(
     (``time.monotonic()``); with both, the detector's mosaics take most of the ``cores`` that feed them. A run
     still going at the deadline (its last epoch or final validation ran long) is stopped: each epoch has saved
     its weights."""
-    detector_cores = cores * 5 // 8 if len(stages) > 1 else cores
+    detector_cores = cores * 5 // 8 if len(stages) > 1 else cores  # a stage alone takes every core
+    classifier_cores = cores - detector_cores if len(stages) > 1 else cores
     hours = max(deadline - time.monotonic() - FINAL_VALIDATION_SECONDS, 30) / 3600
     detector = {
         "task": "detect", "data": tiles_yaml, "run_dir": work / "detector", "imgsz": TILE_SIZE, "batch": 128,
@@ -108,7 +109,7 @@ def train_stages(
     }  # fmt: skip
     classifier = {
         "task": "classify", "data": crops, "run_dir": work / "classifier", "imgsz": CROP_SIZE, "batch": 512,
-        "init_weights": init / MODEL_FILES["classifier"], "lr0": 0.0005, "workers": max(1, cores - detector_cores),
+        "init_weights": init / MODEL_FILES["classifier"], "lr0": 0.0005, "workers": max(1, classifier_cores),
     }  # fmt: skip
     context = multiprocessing.get_context("spawn")
     runs = [
