@@ -94,14 +94,15 @@ def merge(work: Path, seeds: list[int]) -> tuple[Path, Path]:
 
 
 def train_stages(
-    stages: list[str], work: Path, tiles_yaml: Path, crops: Path, init: Path, device: str, deadline: float, cores: int
+    stages: set[str], work: Path, tiles_yaml: Path, crops: Path, init: Path, device: str, deadline: float, cores: int
 ) -> None:
     """Fine-tune the ``stages`` (detector, classifier or both side by side) until ``deadline``
     (``time.monotonic()``); with both, the detector's mosaics take most of the ``cores`` that feed them. A run
     still going at the deadline (its last epoch or final validation ran long) is stopped: each epoch has saved
     its weights."""
-    detector_cores = cores * 5 // 8 if len(stages) > 1 else cores  # a stage alone takes every core
-    classifier_cores = cores - detector_cores if len(stages) > 1 else cores
+    both = len(stages) > 1
+    detector_cores = cores * 5 // 8 if both else cores  # a stage alone takes every core
+    classifier_cores = cores - detector_cores if both else cores
     hours = max(deadline - time.monotonic() - FINAL_VALIDATION_SECONDS, 30) / 3600
     detector = {
         "task": "detect", "data": tiles_yaml, "run_dir": work / "detector", "imgsz": TILE_SIZE, "batch": 128,
@@ -156,8 +157,8 @@ def main() -> None:
     started = time.monotonic()
     deadline = started + args.seconds
     processes = len(os.sched_getaffinity(0))  # a container's cpu_count() can be the host's
-    stages = args.stages.split(",")
-    if not stages or not set(stages) <= {"detector", "classifier"}:
+    stages = set(args.stages.split(","))  # "detector,detector" is the detector alone, with every core
+    if not stages <= {"detector", "classifier"}:
         parser.error(f"--stages takes detector, classifier or both, comma-separated, not {args.stages!r}")
     config = SceneConfig(
         closeup_fraction=args.closeup_percent / 100,
