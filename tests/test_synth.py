@@ -282,7 +282,7 @@ def test_keyboard_keys_print_legends(seed: int, style: str | None) -> None:
     """Keys carry letters and digits (a laptop's "8" was read as a card), not only blank squares."""
     printed, keyboard = _keyboard(seed, style)
     blank, _ = _keyboard(seed, style, legends=False)
-    assert keyboard.mean() > 0.05, "no keyboard drawn"
+    assert keyboard.mean() > 0.01, "no keyboard drawn"
     legend = np.abs(printed - blank).max(axis=2) > 25
     assert legend.sum() > 0.005 * keyboard.sum(), "keys without legends"
 

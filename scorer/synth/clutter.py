@@ -129,13 +129,13 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, sty
     round each dark keycap in its own colour, the caps' side walls catch it and the legends glow, so a third of
     dark keyboards are lit so. ``style`` (one of ``KEYBOARD_STYLES``) is drawn at random when not given.
     """
-    rows, columns = int(rng.integers(4, 7)), int(rng.integers(10, 16))
-    key = rng.uniform(0.15, 0.3) * scale
+    rows, columns = int(rng.integers(4, 7)), int(rng.integers(10, 19))
+    key = rng.uniform(0.1, 0.3) * scale
     pitch = key * rng.uniform(1.05, 1.2)
     patch_width, patch_height = int(columns * pitch + key), int(rows * pitch + key)
     if key < 4 or patch_width < 8 or patch_height < 8:
         return
-    chosen = "light" if rng.random() >= 0.5 else str(rng.choice(["plain", "coloured", "backlit"], p=[0.35, 0.3, 0.35]))
+    chosen = "light" if rng.random() >= 0.5 else str(rng.choice(["plain", "coloured", "backlit"], p=[0.3, 0.25, 0.45]))
     style = style or chosen
     if style not in KEYBOARD_STYLES:
         raise ValueError(f"unknown keyboard style {style!r}; one of {', '.join(KEYBOARD_STYLES)}")
@@ -189,19 +189,49 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, sty
             where = (int(top[0] + key * rng.uniform(0.05, 0.3)), int(top[1] + key * rng.uniform(0.4, 0.65)))
             ink = (225.0, 225.0, 225.0) if style == "plain" else lit.tolist()
             cv2.putText(patch, text, where, font, size, ink, thickness, cv2.LINE_AA)
-    _paste_turned(image, None, patch, _random_point(rng, *image.shape[1::-1]), rng.uniform(0, 360))
+    cover = None
+    if rng.random() < 0.5:
+        patch, cover = _seen_obliquely(patch, rng, blur=max(0.5, key * rng.uniform(0.0, 0.06)))
+    _paste_turned(image, None, patch, _random_point(rng, *image.shape[1::-1]), rng.uniform(0, 360), cover)
+
+
+def _seen_obliquely(patch: np.ndarray, rng: np.random.Generator, blur: float) -> tuple[np.ndarray, np.ndarray]:
+    """The patch as a phone sees a keyboard behind the cards: rows squashed, the far edge narrower, out of focus.
+
+    The lit keyboards read as cards in real photos lie at the back of the desk, seen at a slant and blurred,
+    where their legends are specks and strokes in a dark band rather than letters on square keys.
+    Returns the warped patch and how much of each of its pixels the keyboard covers (0 to 1).
+    """
+    height, width = patch.shape[:2]
+    squashed = max(4, round(height * rng.uniform(0.3, 0.8)))
+    taper = rng.uniform(0.0, 0.2) * width
+    square = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
+    slanted = np.array([[taper, 0], [width - taper, 0], [width, squashed], [0, squashed]], np.float32)
+    warp = cv2.getPerspectiveTransform(square, slanted)
+    seen = cv2.warpPerspective(patch.astype(np.float32), warp, (width, squashed), flags=cv2.INTER_AREA)
+    cover = cv2.warpPerspective(np.ones((height, width), np.float32), warp, (width, squashed), flags=cv2.INTER_AREA)
+    return cv2.GaussianBlur(seen, (0, 0), blur), cover
 
 
 def _paste_turned(
-    image: np.ndarray, mask: np.ndarray | None, patch: np.ndarray, centre: tuple[int, int], angle: float
+    image: np.ndarray,
+    mask: np.ndarray | None,
+    patch: np.ndarray,
+    centre: tuple[int, int],
+    angle: float,
+    cover: np.ndarray | None = None,
 ) -> None:
-    """Paste an upright patch into ``image`` turned by ``angle`` degrees about ``centre``; mark it in ``mask``."""
+    """Paste an upright patch into ``image`` turned by ``angle`` degrees about ``centre``; mark it in ``mask``.
+
+    ``cover`` (the patch's shape, 0 to 1) says how much of each patch pixel is the object; all of it by default.
+    """
     height, width = image.shape[:2]
     patch_height, patch_width = patch.shape[:2]
     place = cv2.getRotationMatrix2D((patch_width / 2, patch_height / 2), angle, 1.0)
     place[:, 2] += np.array(centre) - np.array([patch_width / 2, patch_height / 2])
     warped = cv2.warpAffine(patch.astype(np.float32), place, (width, height))
-    coverage = cv2.warpAffine(np.ones((patch_height, patch_width), np.float32), place, (width, height))
+    opaque = np.ones((patch_height, patch_width), np.float32) if cover is None else cover.astype(np.float32)
+    coverage = cv2.warpAffine(opaque, place, (width, height))
     image[:] = image * (1 - coverage[:, :, None]) + warped * coverage[:, :, None]
     if mask is not None:
         mask[coverage > 0.5] = 1
