@@ -116,8 +116,43 @@ def _backlight_colours(rng: np.random.Generator, rows: int, columns: int) -> np.
     return cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR).astype(np.float32)
 
 
-KEYBOARD_STYLES = ("light", "plain", "coloured", "backlit")
-"""Light keys with dark legends; dark keys with white legends, coloured legends, or lit from below (gaming)."""
+KEYBOARD_STYLES = ("light", "plain", "coloured", "backlit", "grazing")
+"""Light keys with dark legends; dark keys with white legends, coloured legends, lit from below (gaming), or a
+lit gaming keyboard seen almost edge-on."""
+
+
+def _grazing_keys(rng: np.random.Generator, rows: int, columns: int, key: float, pitch: float) -> np.ndarray:
+    """A lit gaming keyboard seen almost edge-on from across a desk (BGR patch, float32).
+
+    From there the keycaps are dark blocks; what shows is each cap's edge catching the room light, a thin grey
+    stroke leaning the same way on every key, and the light under the cap, a coloured smear at its foot. A
+    stroke over a smear reads like a "J" or a "7" over a pip: the black-deck photos' lit keyboards were read as
+    jacks and sevens of hearts and spades until such keys were drawn.
+    """
+    width, height = int(columns * pitch + key), int(rows * pitch + key)
+    patch = np.full((height, width, 3), rng.uniform(5, 25), np.float32)
+    glow = np.zeros_like(patch)
+    colours = _backlight_colours(rng, rows, columns)
+    lean = rng.uniform(np.radians(70), np.radians(88)) * rng.choice([-1, 1])
+    stroke = np.array([np.cos(lean), -abs(np.sin(lean))]) * key * rng.uniform(0.8, 1.6)
+    grey = rng.uniform(90, 200)
+    thickness = max(1, round(key * rng.uniform(0.03, 0.08)))
+    for row in range(rows):
+        for column in range(columns):
+            x, y = key / 2 + column * pitch, key / 2 + row * pitch
+            cap = rng.uniform(15, 35)
+            cv2.rectangle(patch, (int(x), int(y)), (int(x + key * 0.92), int(y + key * 0.92)), (cap, cap, cap), -1)
+            foot = np.array([x + key * rng.uniform(0.3, 0.7), y + key * rng.uniform(0.75, 0.95)])
+            axes = (max(1, int(key * rng.uniform(0.15, 0.35))), max(1, int(key * rng.uniform(0.06, 0.15))))
+            smear = (foot + rng.normal(0, 0.08, 2) * key).astype(int)
+            cv2.ellipse(glow, (int(smear[0]), int(smear[1])), axes, 0, 0, 360, colours[row, column].tolist(), -1)
+            if rng.random() < 0.85:
+                top = foot - np.array([0, key * rng.uniform(0.05, 0.15)])
+                shade = grey * rng.uniform(0.7, 1.1)
+                end = top + stroke
+                cv2.line(patch, tuple(top.astype(int)), tuple(end.astype(int)), (shade,) * 3, thickness, cv2.LINE_AA)
+    spread = cv2.GaussianBlur(glow, (0, 0), max(0.6, key * rng.uniform(0.03, 0.08)))
+    return np.maximum(patch, spread * rng.uniform(0.7, 1.0))
 
 
 def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, style: str | None = None) -> None:
@@ -135,10 +170,14 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, sty
     patch_width, patch_height = int(columns * pitch + key), int(rows * pitch + key)
     if key < 4 or patch_width < 8 or patch_height < 8:
         return
-    chosen = "light" if rng.random() >= 0.5 else str(rng.choice(["plain", "coloured", "backlit"], p=[0.3, 0.25, 0.45]))
-    style = style or chosen
+    dark_styles, shares = ["plain", "coloured", "backlit", "grazing"], [0.25, 0.2, 0.3, 0.25]
+    style = style or ("light" if rng.random() >= 0.5 else str(rng.choice(dark_styles, p=shares)))
     if style not in KEYBOARD_STYLES:
         raise ValueError(f"unknown keyboard style {style!r}; one of {', '.join(KEYBOARD_STYLES)}")
+    if style == "grazing":
+        edge_on, seen = _seen_obliquely(_grazing_keys(rng, rows, columns, key, pitch), rng, blur=0.5, squash=0.5)
+        _paste_turned(image, None, edge_on, _random_point(rng, *image.shape[1::-1]), rng.uniform(-30, 30), seen)
+        return
     dark = style != "light"
     slab = np.array((30.0, 30.0, 35.0) if dark else (210.0, 210.0, 205.0), np.float32)
     keys = np.array((60.0, 60.0, 65.0) if dark else (240.0, 240.0, 240.0), np.float32)
@@ -189,21 +228,24 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, sty
             where = (int(top[0] + key * rng.uniform(0.05, 0.3)), int(top[1] + key * rng.uniform(0.4, 0.65)))
             ink = (225.0, 225.0, 225.0) if style == "plain" else lit.tolist()
             cv2.putText(patch, text, where, font, size, ink, thickness, cv2.LINE_AA)
-    cover = None
+    cover: np.ndarray | None = None
     if rng.random() < 0.5:
         patch, cover = _seen_obliquely(patch, rng, blur=max(0.5, key * rng.uniform(0.0, 0.06)))
     _paste_turned(image, None, patch, _random_point(rng, *image.shape[1::-1]), rng.uniform(0, 360), cover)
 
 
-def _seen_obliquely(patch: np.ndarray, rng: np.random.Generator, blur: float) -> tuple[np.ndarray, np.ndarray]:
+def _seen_obliquely(
+    patch: np.ndarray, rng: np.random.Generator, blur: float, squash: float = 0.8
+) -> tuple[np.ndarray, np.ndarray]:
     """The patch as a phone sees a keyboard behind the cards: rows squashed, the far edge narrower, out of focus.
 
     The lit keyboards read as cards in real photos lie at the back of the desk, seen at a slant and blurred,
     where their legends are specks and strokes in a dark band rather than letters on square keys.
-    Returns the warped patch and how much of each of its pixels the keyboard covers (0 to 1).
+    Rows keep at most ``squash`` of their height. Returns the warped patch and how much of each of its pixels
+    the keyboard covers (0 to 1).
     """
     height, width = patch.shape[:2]
-    squashed = max(4, round(height * rng.uniform(0.3, 0.8)))
+    squashed = max(4, round(height * rng.uniform(0.3, squash)))
     taper = rng.uniform(0.0, 0.2) * width
     square = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
     slanted = np.array([[taper, 0], [width - taper, 0], [width, squashed], [0, squashed]], np.float32)
