@@ -103,6 +103,13 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
     default=None,
     help="Share of procedural scenes printed on a dark face (default: as often as styles are drawn dark).",
 )
+@click.option(
+    "--max-tilt",
+    type=click.FloatRange(0, 60),
+    default=40.0,
+    show_default=True,
+    help="Steepest camera, in degrees from looking straight down (a phone across the table: 50 to 60).",
+)
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Rendering processes.")
 def generate(
     out_dir: Path,
@@ -116,6 +123,7 @@ def generate(
     procedural_fraction: float,
     style_pool: str,
     dark_fraction: float | None,
+    max_tilt: float,
     workers: int,
 ) -> None:
     """Render synthetic table scenes with one YOLO box per visible corner index."""
@@ -146,6 +154,7 @@ def generate(
         procedural_fraction=procedural_fraction,
         style_pool=style_pool,
         dark_fraction=dark_fraction,
+        max_tilt=max_tilt,
     )
     try:
         summary = write_dataset(out_dir, count, seed, config, val_fraction, workers, progress=True)
