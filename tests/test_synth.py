@@ -321,3 +321,22 @@ def test_edge_on_keyboard_shows_lit_strokes_over_coloured_smears(seed: int) -> N
     smears = ((inside[:, 1] > 120) & (inside[:, 2] > 60)).mean()
     assert grey_strokes > 0.005 and smears > 0.005
     assert np.median(inside[:, 2]) < 60, "the caps should stay dark"
+
+
+@pytest.mark.parametrize("tilt", [0.0, 40.0, 60.0])
+def test_a_camera_tilted_further_foreshortens_the_table_more(tilt: float) -> None:
+    """At the frame's centre a camera tilted ``tilt`` degrees squashes the table by cos(tilt) along the tilt and
+    keeps its area: a phone across the table (``--max-tilt 60``) sees indices half as tall as they are wide."""
+    from scorer.synth.geometry import camera_homography, project
+
+    homography = camera_homography(800, 600, tilt, 0.0, 0.0, focal=1200)
+    centre = project(homography, np.array([[400.0, 300.0], [401.0, 300.0], [400.0, 301.0]]))
+    stretch = np.linalg.svd(np.array([centre[1] - centre[0], centre[2] - centre[0]]), compute_uv=False)
+    assert stretch[1] / stretch[0] == pytest.approx(np.cos(np.radians(tilt)), abs=0.02)
+    assert stretch[0] * stretch[1] == pytest.approx(1.0, abs=0.01)
+
+
+def test_cli_generate_names_a_camera_too_steep(tmp_path: Path) -> None:
+    arguments = ["data", "generate", "--out", str(tmp_path / "x"), "--n", "1", "--max-tilt", "75"]
+    result = CliRunner().invoke(main, arguments)
+    assert result.exit_code != 0 and "--max-tilt" in result.output and "75" in result.output
