@@ -161,8 +161,9 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, sty
     Real photos put cards on laptops and beside gaming keyboards, and a key's "8" or "2" was read as a card
     there; so the keys carry legends, drawn upright and turned into place. A gaming keyboard's keys were read
     as cards too (ten of the twenty cards invented in rf-zk7wu-phone's black-deck photos): there light leaks
-    round each dark keycap in its own colour, the caps' side walls catch it and the legends glow, so a third of
-    dark keyboards are lit so. ``style`` (one of ``KEYBOARD_STYLES``) is drawn at random when not given.
+    round each dark keycap in its own colour, the caps' side walls catch it and the legends glow, so 3 in 10
+    dark keyboards are lit so and a quarter lit and seen edge-on (``_grazing_keys``); half of the others are seen
+    at a slant. ``style`` (one of ``KEYBOARD_STYLES``) is drawn at random when not given.
     """
     rows, columns = int(rng.integers(4, 7)), int(rng.integers(10, 19))
     key = rng.uniform(0.1, 0.3) * scale
