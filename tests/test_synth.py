@@ -340,3 +340,28 @@ def test_cli_generate_names_a_camera_too_steep(tmp_path: Path) -> None:
     arguments = ["data", "generate", "--out", str(tmp_path / "x"), "--n", "1", "--max-tilt", "75"]
     result = CliRunner().invoke(main, arguments)
     assert result.exit_code != 0 and "--max-tilt" in result.output and "75" in result.output
+
+
+def test_keyboard_fraction_puts_a_keyboard_under_every_table_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--keyboard-fraction 1`` gives each table scene a keyboard (hard negatives for the classifier's fine-tunes);
+    at 0, the default, the scenes draw no more keyboards than ever."""
+    from scorer.synth import clutter
+    from scorer.synth.scene import SceneConfig, render_table_scene
+
+    drawn: list[int] = []
+    real_keyboard = clutter.draw_keyboard
+
+    def counted(*args: object, **kwargs: object) -> None:
+        drawn.append(1)
+        real_keyboard(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(clutter, "draw_keyboard", counted)
+    for seed in range(3):
+        drawn.clear()
+        render_table_scene(
+            seed, width=640, height=360, config=SceneConfig(procedural_fraction=1.0, keyboard_fraction=1.0)
+        )
+        with_keyboard = len(drawn)
+        drawn.clear()
+        render_table_scene(seed, width=640, height=360, config=SceneConfig(procedural_fraction=1.0))
+        assert with_keyboard == len(drawn) + 1  # the scene's own clutter is drawn first, from the same draws

@@ -110,6 +110,13 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
     show_default=True,
     help="Steepest camera, in degrees from looking straight down (a phone across the table: 50 to 60).",
 )
+@click.option(
+    "--keyboard-fraction",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Share of table scenes given one more keyboard under the cards, for a classifier's hard negatives.",
+)
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Rendering processes.")
 def generate(
     out_dir: Path,
@@ -124,6 +131,7 @@ def generate(
     style_pool: str,
     dark_fraction: float | None,
     max_tilt: float,
+    keyboard_fraction: float,
     workers: int,
 ) -> None:
     """Render synthetic table scenes with one YOLO box per visible corner index."""
@@ -155,6 +163,7 @@ def generate(
         style_pool=style_pool,
         dark_fraction=dark_fraction,
         max_tilt=max_tilt,
+        keyboard_fraction=keyboard_fraction,
     )
     try:
         summary = write_dataset(out_dir, count, seed, config, val_fraction, workers, progress=True)

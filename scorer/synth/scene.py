@@ -62,6 +62,7 @@ class SceneConfig:
     style_pool: str = "train"  # font pool of procedural styles: "train", or "heldout" for leave-styles-out val
     dark_fraction: float | None = None  # share of procedural scenes printed on a dark face; None: DARK_SHARE
     macro_fraction: float = 0.4  # share of close-ups showing one or two cards filling the frame
+    keyboard_fraction: float = 0.0  # share of table scenes given one more keyboard under the cards (hard negatives)
 
 
 DEFAULT_CONFIG = SceneConfig()
@@ -524,6 +525,8 @@ def _render(
     card_pixels = card_width * float(np.sqrt(abs(np.linalg.det(homography[:2, :2]))))
     if not mild and rng.random() < 0.4:
         clutter.draw_under_clutter(image, rng, card_pixels, int(rng.integers(1, 3)))
+    if not mild and config.keyboard_fraction > 0 and rng.random() < config.keyboard_fraction:
+        clutter.draw_keyboard(image, rng, card_pixels)  # drawn only when asked: the default scenes stay as they were
     light = rng.uniform(0, 2 * math.pi)
     shadow_length = rng.uniform(0.01, 0.05) * card_pixels
     shadow = (
