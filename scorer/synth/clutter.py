@@ -134,7 +134,7 @@ def _grazing_keys(rng: np.random.Generator, rows: int, columns: int, key: float,
     glow = np.zeros_like(patch)
     colours = _backlight_colours(rng, rows, columns)
     lean = rng.uniform(np.radians(70), np.radians(88)) * rng.choice([-1, 1])
-    stroke = np.array([np.cos(lean), -abs(np.sin(lean))]) * key * rng.uniform(0.8, 1.6)
+    stroke = np.array([np.cos(lean), -abs(np.sin(lean))]) * key * rng.uniform(0.6, 1.1)
     grey = rng.uniform(90, 200)
     thickness = max(1, round(key * rng.uniform(0.03, 0.08)))
     for row in range(rows):
@@ -143,11 +143,11 @@ def _grazing_keys(rng: np.random.Generator, rows: int, columns: int, key: float,
             cap = rng.uniform(15, 35)
             cv2.rectangle(patch, (int(x), int(y)), (int(x + key * 0.92), int(y + key * 0.92)), (cap, cap, cap), -1)
             foot = np.array([x + key * rng.uniform(0.3, 0.7), y + key * rng.uniform(0.75, 0.95)])
-            axes = (max(1, int(key * rng.uniform(0.15, 0.35))), max(1, int(key * rng.uniform(0.06, 0.15))))
-            smear = (foot + rng.normal(0, 0.08, 2) * key).astype(int)
+            axes = (max(1, int(key * rng.uniform(0.1, 0.25))), max(1, int(key * rng.uniform(0.12, 0.3))))
+            smear = (foot + rng.normal(0, 0.04, 2) * key).astype(int)
             cv2.ellipse(glow, (int(smear[0]), int(smear[1])), axes, 0, 0, 360, colours[row, column].tolist(), -1)
             if rng.random() < 0.85:
-                top = foot - np.array([0, key * rng.uniform(0.05, 0.15)])
+                top = foot - np.array([0, axes[1] * rng.uniform(0.5, 1.0)])  # from the smear's top edge
                 shade = grey * rng.uniform(0.7, 1.1)
                 end = top + stroke
                 cv2.line(patch, tuple(top.astype(int)), tuple(end.astype(int)), (shade,) * 3, thickness, cv2.LINE_AA)
@@ -247,11 +247,13 @@ def _seen_obliquely(
     """
     height, width = patch.shape[:2]
     squashed = max(4, round(height * rng.uniform(0.3, squash)))
+    # blurred along the rows' squash first, so that thin strokes do not alias into dashes
+    patch = cv2.GaussianBlur(patch.astype(np.float32), (0, 0), sigmaX=0.5, sigmaY=0.4 * height / squashed)
     taper = rng.uniform(0.0, 0.2) * width
     square = np.array([[0, 0], [width, 0], [width, height], [0, height]], np.float32)
     slanted = np.array([[taper, 0], [width - taper, 0], [width, squashed], [0, squashed]], np.float32)
     warp = cv2.getPerspectiveTransform(square, slanted)
-    seen = cv2.warpPerspective(patch.astype(np.float32), warp, (width, squashed), flags=cv2.INTER_AREA)
+    seen = cv2.warpPerspective(patch, warp, (width, squashed), flags=cv2.INTER_LINEAR)
     cover = cv2.warpPerspective(np.ones((height, width), np.float32), warp, (width, squashed), flags=cv2.INTER_AREA)
     return cv2.GaussianBlur(seen, (0, 0), blur), cover
 
