@@ -8,6 +8,7 @@ occlusion mask that the labeller honours.
 from __future__ import annotations
 
 import string
+from collections.abc import Iterator
 
 import cv2
 import numpy as np
@@ -121,6 +122,13 @@ KEYBOARD_STYLES = ("light", "plain", "coloured", "backlit", "grazing")
 lit gaming keyboard seen almost edge-on."""
 
 
+def _key_places(rows: int, columns: int, key: float, pitch: float) -> Iterator[tuple[int, int, float, float]]:
+    """Each key's row, column and top-left corner (x, y) in the keyboard's patch, row by row."""
+    for row in range(rows):
+        for column in range(columns):
+            yield row, column, key / 2 + column * pitch, key / 2 + row * pitch
+
+
 def _grazing_keys(rng: np.random.Generator, rows: int, columns: int, key: float, pitch: float) -> np.ndarray:
     """A lit gaming keyboard seen almost edge-on from across a desk (BGR patch, float32).
 
@@ -137,20 +145,18 @@ def _grazing_keys(rng: np.random.Generator, rows: int, columns: int, key: float,
     stroke = np.array([np.cos(lean), -abs(np.sin(lean))]) * key * rng.uniform(0.6, 1.1)
     grey = rng.uniform(90, 200)
     thickness = max(1, round(key * rng.uniform(0.03, 0.08)))
-    for row in range(rows):
-        for column in range(columns):
-            x, y = key / 2 + column * pitch, key / 2 + row * pitch
-            cap = rng.uniform(15, 35)
-            cv2.rectangle(patch, (int(x), int(y)), (int(x + key * 0.92), int(y + key * 0.92)), (cap, cap, cap), -1)
-            foot = np.array([x + key * rng.uniform(0.3, 0.7), y + key * rng.uniform(0.75, 0.95)])
-            axes = (max(1, int(key * rng.uniform(0.1, 0.25))), max(1, int(key * rng.uniform(0.12, 0.3))))
-            smear = (foot + rng.normal(0, 0.04, 2) * key).astype(int)
-            cv2.ellipse(glow, (int(smear[0]), int(smear[1])), axes, 0, 0, 360, colours[row, column].tolist(), -1)
-            if rng.random() < 0.85:
-                top = foot - np.array([0, axes[1] * rng.uniform(0.5, 1.0)])  # from the smear's top edge
-                shade = grey * rng.uniform(0.7, 1.1)
-                end = top + stroke
-                cv2.line(patch, tuple(top.astype(int)), tuple(end.astype(int)), (shade,) * 3, thickness, cv2.LINE_AA)
+    for row, column, x, y in _key_places(rows, columns, key, pitch):
+        cap = rng.uniform(15, 35)
+        cv2.rectangle(patch, (int(x), int(y)), (int(x + key * 0.92), int(y + key * 0.92)), (cap, cap, cap), -1)
+        foot = np.array([x + key * rng.uniform(0.3, 0.7), y + key * rng.uniform(0.75, 0.95)])
+        axes = (max(1, int(key * rng.uniform(0.1, 0.25))), max(1, int(key * rng.uniform(0.12, 0.3))))
+        smear = (foot + rng.normal(0, 0.04, 2) * key).astype(int)
+        cv2.ellipse(glow, (int(smear[0]), int(smear[1])), axes, 0, 0, 360, colours[row, column].tolist(), -1)
+        if rng.random() < 0.85:
+            top = foot - np.array([0, axes[1] * rng.uniform(0.5, 1.0)])  # from the smear's top edge
+            shade = grey * rng.uniform(0.7, 1.1)
+            end = top + stroke
+            cv2.line(patch, tuple(top.astype(int)), tuple(end.astype(int)), (shade,) * 3, thickness, cv2.LINE_AA)
     spread = cv2.GaussianBlur(glow, (0, 0), max(0.6, key * rng.uniform(0.03, 0.08)))
     return np.maximum(patch, spread * rng.uniform(0.7, 1.0))
 
@@ -201,34 +207,30 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, sty
     patch[:] = slab
     if style == "backlit":  # the light between the keys, spread by the plate under them
         glow = np.zeros(patch.shape, np.float32)
-        for row in range(rows):
-            for column in range(columns):
-                x, y = key / 2 + column * pitch, key / 2 + row * pitch
-                spill = rng.uniform(0.03, 0.1) * key
-                corners = (int(x - spill), int(y - spill)), (int(x + cap + spill), int(y + cap + spill))
-                cv2.rectangle(glow, *corners, light[row, column].tolist(), -1, cv2.LINE_AA)
+        for row, column, x, y in _key_places(rows, columns, key, pitch):
+            spill = rng.uniform(0.03, 0.1) * key
+            corners = (int(x - spill), int(y - spill)), (int(x + cap + spill), int(y + cap + spill))
+            cv2.rectangle(glow, *corners, light[row, column].tolist(), -1, cv2.LINE_AA)
         spread = cv2.GaussianBlur(glow, (0, 0), max(0.8, key * rng.uniform(0.04, 0.1)))
         patch = np.maximum(patch, np.clip(spread * rng.uniform(0.5, 1.0), 0, 255).astype(np.uint8))
-    for row in range(rows):
-        for column in range(columns):
-            x, y = key / 2 + column * pitch, key / 2 + row * pitch
-            lit = light[row, column]
-            side = keys * 0.75 + (lit * rng.uniform(0.15, 0.45) if style == "backlit" else 0)
-            cv2.rectangle(patch, (int(x), int(y)), (int(x + cap), int(y + cap)), side.tolist(), -1, cv2.LINE_AA)
-            top = (x + wall[0] + key * 0.08, y + wall[1] + key * 0.08)
-            cv2.rectangle(
-                patch,
-                (int(top[0]), int(top[1])),
-                (int(top[0] + cap * 0.84), int(top[1] + cap * 0.84)),
-                keys.tolist(),
-                -1,
-                cv2.LINE_AA,
-            )
-            text = _key_legend(rng)
-            size = font_scale * (0.5 if len(text) > 2 else 1.0)
-            where = (int(top[0] + key * rng.uniform(0.05, 0.3)), int(top[1] + key * rng.uniform(0.4, 0.65)))
-            ink = (225.0, 225.0, 225.0) if style == "plain" else lit.tolist()
-            cv2.putText(patch, text, where, font, size, ink, thickness, cv2.LINE_AA)
+    for row, column, x, y in _key_places(rows, columns, key, pitch):
+        lit = light[row, column]
+        side = keys * 0.75 + (lit * rng.uniform(0.15, 0.45) if style == "backlit" else 0)
+        cv2.rectangle(patch, (int(x), int(y)), (int(x + cap), int(y + cap)), side.tolist(), -1, cv2.LINE_AA)
+        top = (x + wall[0] + key * 0.08, y + wall[1] + key * 0.08)
+        cv2.rectangle(
+            patch,
+            (int(top[0]), int(top[1])),
+            (int(top[0] + cap * 0.84), int(top[1] + cap * 0.84)),
+            keys.tolist(),
+            -1,
+            cv2.LINE_AA,
+        )
+        text = _key_legend(rng)
+        size = font_scale * (0.5 if len(text) > 2 else 1.0)
+        where = (int(top[0] + key * rng.uniform(0.05, 0.3)), int(top[1] + key * rng.uniform(0.4, 0.65)))
+        ink = (225.0, 225.0, 225.0) if style == "plain" else lit.tolist()
+        cv2.putText(patch, text, where, font, size, ink, thickness, cv2.LINE_AA)
     cover: np.ndarray | None = None
     if rng.random() < 0.5:
         patch, cover = _seen_obliquely(patch, rng, blur=max(0.5, key * rng.uniform(0.0, 0.06)))
