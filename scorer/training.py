@@ -638,7 +638,7 @@ def train_stage(
 def validate(scene_dir: Path, model_dir: Path, crops_dir: Path | None = None) -> dict[str, float]:
     """Synthetic validation of shipped weights: the corner detector's mAP50 and mAP50-95 on the
     full-frame val scenes at inference size (all cards as one class), and the classifier's top-1
-    on a crop tree's val split when one is given."""
+    on a crop tree's val split when one is given (an ensemble's first member's)."""
     offline_environment()
     from ultralytics import YOLO
 
@@ -744,15 +744,7 @@ def average_weights(weights: Sequence[Path], model_dir: Path) -> Path:
 
     if len(weights) < 2:
         raise TrainingError("averaging needs two or more weights files")
-    checkpoints = []
-    for path in weights:
-        try:
-            checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-            # a finished run's best.pt holds its EMA weights as "model"; a checkpoint cut short, as "ema"
-            model = checkpoint["model"] if checkpoint.get("ema") is None else checkpoint["ema"]
-        except Exception as error:  # torch raises many types for a file that is not a checkpoint
-            raise TrainingError(f"cannot read weights {str(path)!r}: {type(error).__name__}: {error}") from None
-        checkpoints.append((checkpoint, model.float()))
+    checkpoints = _read_checkpoints(weights)
     kinds = {ClassificationModel: "classifier", DetectionModel: "detector"}
     parts = {next((name for kind, name in kinds.items() if isinstance(model, kind)), None) for _, model in checkpoints}
     states = [model.state_dict() for _, model in checkpoints]
@@ -777,7 +769,71 @@ def average_weights(weights: Sequence[Path], model_dir: Path) -> Path:
     )
     exported.replace(model_dir / onnx_name)
     sources = [str(path) for path in weights]
-    return manifest.replace(provenance={**manifest.provenance, f"{part}_averaged_from": sources}).save()
+    provenance = {**manifest.provenance, f"{part}_averaged_from": sources}
+    if part == "classifier":  # the average is now the whole classifier: no ensemble is left around it
+        provenance.pop("classifier_ensemble_of", None)
+        manifest = manifest.replace(classifier_ensemble=(), ensemble_sure=None)
+    return manifest.replace(provenance=provenance).save()
+
+
+def ensemble_classifiers(weights: Sequence[Path], model_dir: Path, sure: float | None = None) -> Path:
+    """Make ``weights`` the classifier of ``model_dir`` as an ensemble (``scorer.vision.backends.CropEnsemble``): a
+    crop's class probabilities are the mean of theirs, except where the first is at least ``sure`` of its reading.
+    Returns the manifest's path.
+
+    Unlike ``average_weights`` this keeps runs that have grown apart whole (models/README.md, Session 31), at the
+    cost of a pass of each member for each crop it is asked about. The first member becomes the folder's classifier
+    (what ``--init`` fine-tunes); the others are copied beside it as ``<classifier>-2.pt`` and so on, each exported
+    to ONNX beside its copy, and listed as ``classifier_ensemble``. Thresholds are kept.
+
+    :raises TrainingError: for fewer than two files, an unreadable one, or ones that are not classifiers of the
+        same classes in the same order.
+    """
+    offline_environment()
+    import torch
+    from ultralytics.nn.tasks import ClassificationModel
+
+    if len(weights) < 2:
+        raise TrainingError("an ensemble needs two or more classifier weights files")
+    checkpoints = _read_checkpoints(weights)
+    names = [getattr(model, "names", None) for _, model in checkpoints]
+    classifiers = all(isinstance(model, ClassificationModel) for _, model in checkpoints)
+    if not classifiers or names.count(names[0]) != len(names):
+        raise TrainingError("an ensemble's members must all be classifiers of the same classes, in the same order")
+    manifest = ModelManifest.load(model_dir)
+    if manifest.classifier is None or manifest.classifier_onnx is None:
+        raise TrainingError(f"the model in {str(model_dir)!r} names no classifier .pt and .onnx files to replace")
+    stem = Path(manifest.classifier).stem
+    member_names = [manifest.classifier, *(f"{stem}-{number}.pt" for number in range(2, len(weights) + 1))]
+    for (checkpoint, model), name in zip(checkpoints, member_names, strict=True):
+        checkpoint.update(model=model.half(), ema=None, optimizer=None)
+        torch.save(checkpoint, model_dir / name)
+    for name in member_names[1:]:
+        export_onnx(model_dir / name, manifest.crop_size)  # beside its copy, as the manifest finds it
+    export_onnx(model_dir / manifest.classifier, manifest.crop_size).replace(model_dir / manifest.classifier_onnx)
+    provenance = {**manifest.provenance, "classifier_ensemble_of": [str(path) for path in weights]}
+    provenance.pop("classifier_averaged_from", None)
+    ensemble = manifest.replace(classifier_ensemble=tuple(member_names[1:]), ensemble_sure=sure, provenance=provenance)
+    return ensemble.save()
+
+
+def _read_checkpoints(weights: Sequence[Path]) -> list[tuple[dict[str, Any], Any]]:
+    """Each file's checkpoint and its network in float32.
+
+    :raises TrainingError: naming a file that is not a checkpoint.
+    """
+    import torch
+
+    checkpoints = []
+    for path in weights:
+        try:
+            checkpoint = torch.load(path, map_location="cpu", weights_only=False)
+            # a finished run's best.pt holds its EMA weights as "model"; a checkpoint cut short, as "ema"
+            model = checkpoint["model"] if checkpoint.get("ema") is None else checkpoint["ema"]
+        except Exception as error:  # torch raises many types for a file that is not a checkpoint
+            raise TrainingError(f"cannot read weights {str(path)!r}: {type(error).__name__}: {error}") from None
+        checkpoints.append((checkpoint, model.float()))
+    return checkpoints
 
 
 @dataclasses.dataclass(frozen=True)

@@ -66,6 +66,10 @@ def write_manifest(directory: Path, **fields: object) -> Path:
         ({"extra_crop_pads": [0.1, 1.5]}, "crop_pad and extra_crop_pads must lie in 0..1"),
         ({"crop_pad": -0.1}, "crop_pad and extra_crop_pads must lie in 0..1"),
         ({"extra_crop_pads": 0.1}, "not iterable"),
+        ({"classifier_ensemble": "c2.pt"}, "classifier_ensemble must be a list of file names"),
+        ({"classifier_ensemble": ["c2.pt", 3]}, "classifier_ensemble must be a list of file names"),
+        ({"classifier_ensemble": ["c2.pt"]}, "classifier_ensemble adds to a 'classifier', and none is named"),
+        ({"ensemble_sure": 0}, r"ensemble_sure 0.0 is outside \(0, 1\]"),
     ],
 )
 def test_bad_manifest_fields_are_named(tmp_path: Path, fields: dict[str, object], message: str) -> None:
@@ -137,13 +141,17 @@ def test_a_manifest_writes_and_reads_itself_back(tmp_path: Path) -> None:
     changed: dict[str, Any] = {"card_conf": 0.35, "classifier_rotations": (0, 180)}
     changed |= {"classifier_sure": 0.95, "classifier_none_sure": 0.5, "negative_below": 0.4, "negative_look_after": 2}
     changed |= {"extra_crop_pads": (0.1,), "grain_median_above": 3.0}
+    changed |= {"classifier": "c.pt", "classifier_ensemble": ("c-2.pt", "c-3.pt"), "ensemble_sure": 0.98}
     assert "extra_crop_pads" not in manifest.to_dict()  # written only when some are set
+    assert "classifier_ensemble" not in manifest.to_dict()
     manifest.replace(**changed).save()
     again = ModelManifest.load(tmp_path / "m")
     assert again == manifest.replace(**changed)
     assert again.provenance == provenance and again.classifier_classes == manifest.classifier_classes
     written = json.loads((tmp_path / "m" / "manifest.json").read_text())
     assert (written["classifier_rotations"], written["extra_crop_pads"]) == ([0, 180], [0.1])
+    assert written["classifier_ensemble"] == ["c-2.pt", "c-3.pt"]
+    assert again.classifier_files("onnx") == ("c.onnx", "c-2.onnx", "c-3.onnx")
     with pytest.raises(ModelError, match=r"detector_weight 2 is outside \(0, 1\]"):
         manifest.replace(detector_weight=2)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -181,27 +182,69 @@ def _report(tuning: Tuning, model_dir: Path) -> None:
     click.echo(f"wrote card_conf {best.card_conf}, detector_weight {best.detector_weight} to {model_dir}/manifest.json")
 
 
+def _into_model_folder(what: str) -> Any:
+    """The ``--into`` option of the commands that put weights files into a models/ folder."""
+    return click.option(
+        "--into",
+        "model_dir",
+        type=click.Path(path_type=Path, exists=True, file_okay=False),
+        required=True,
+        help=f"A models/ folder: {what}.",
+    )
+
+
+def _weights_into(
+    build: Callable[[list[Path], Path], Path], weights: tuple[Path, ...], model_dir: Path, command: str
+) -> Path:
+    """Run ``build(weights, model_dir)`` (a ``scorer.training`` function), its errors as usage errors."""
+    from scorer import training
+    from scorer.extras import MissingExtraError, require
+    from scorer.vision.manifest import ModelError
+
+    try:
+        require("ultralytics", command)
+        return build(list(weights), model_dir)
+    except (training.TrainingError, ModelError, MissingExtraError) as error:
+        raise UserError(str(error)) from error
+
+
+_WEIGHTS = click.argument("weights", nargs=-1, type=click.Path(path_type=Path, exists=True, dir_okay=False))
+
+
 @click.command("average-weights")
-@click.argument("weights", nargs=-1, type=click.Path(path_type=Path, exists=True, dir_okay=False))
-@click.option(
-    "--into",
-    "model_dir",
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
-    required=True,
-    help="A models/ folder: its classifier (or detector, as the weights are) becomes their average.",
-)
+@_WEIGHTS
+@_into_model_folder("its classifier (or detector, as the weights are) becomes their average")
 def average_weights(weights: tuple[Path, ...], model_dir: Path) -> None:
     """Average runs fine-tuned from one start (a "model soup") into a model folder, thresholds kept.
 
     WEIGHTS are two or more .pt files, e.g. runs/c11/classifier/weights/best.pt.
     """
     from scorer import training
-    from scorer.extras import MissingExtraError, require
-    from scorer.vision.manifest import ModelError
 
-    try:
-        require("ultralytics", "okgin average-weights")
-        manifest = training.average_weights(list(weights), model_dir)
-    except (training.TrainingError, ModelError, MissingExtraError) as error:
-        raise UserError(str(error)) from error
+    manifest = _weights_into(training.average_weights, weights, model_dir, "okgin average-weights")
     click.echo(f"wrote the average of {len(weights)} weights files into {model_dir}; its manifest: {manifest}")
+
+
+@click.command("ensemble-classifiers")
+@_WEIGHTS
+@_into_model_folder("its classifier becomes their ensemble")
+@click.option(
+    "--sure",
+    type=click.FloatRange(0, 1, min_open=True),
+    default=None,
+    help="A crop the first classifier reads at least this surely is not read by the others (default: all are).",
+)
+def ensemble_classifiers(weights: tuple[Path, ...], model_dir: Path, sure: float | None) -> None:
+    """Make classifiers an ensemble in a model folder: a crop's probabilities are the mean of theirs.
+
+    WEIGHTS are two or more classifier .pt files; the first is the one `okgin train --init` fine-tunes. Each
+    member costs a pass for each crop it reads; their average (average-weights) costs one, but loses what runs
+    grown apart each read well.
+    """
+    from scorer import training
+
+    def build(members: list[Path], into: Path) -> Path:
+        return training.ensemble_classifiers(members, into, sure)
+
+    manifest = _weights_into(build, weights, model_dir, "okgin ensemble-classifiers")
+    click.echo(f"made {len(weights)} classifiers the ensemble of {model_dir}; its manifest: {manifest}")
