@@ -638,7 +638,7 @@ def train_stage(
 def validate(scene_dir: Path, model_dir: Path, crops_dir: Path | None = None) -> dict[str, float]:
     """Synthetic validation of shipped weights: the corner detector's mAP50 and mAP50-95 on the
     full-frame val scenes at inference size (all cards as one class), and the classifier's top-1
-    on a crop tree's val split when one is given (an ensemble's first member's)."""
+    on a crop tree's val split when one is given."""
     offline_environment()
     from ultralytics import YOLO
 
@@ -769,52 +769,40 @@ def average_weights(weights: Sequence[Path], model_dir: Path) -> Path:
     )
     exported.replace(model_dir / onnx_name)
     sources = [str(path) for path in weights]
-    provenance = {**manifest.provenance, f"{part}_averaged_from": sources}
-    if part == "classifier":  # the average is now the whole classifier: no ensemble is left around it
-        provenance.pop("classifier_ensemble_of", None)
-        manifest = manifest.replace(classifier_ensemble=(), ensemble_sure=None)
-    return manifest.replace(provenance=provenance).save()
+    return manifest.replace(provenance={**manifest.provenance, f"{part}_averaged_from": sources}).save()
 
 
-def ensemble_classifiers(weights: Sequence[Path], model_dir: Path, sure: float | None = None) -> Path:
-    """Make ``weights`` the classifier of ``model_dir`` as an ensemble (``scorer.vision.backends.CropEnsemble``): a
-    crop's class probabilities are the mean of theirs, except where the first is at least ``sure`` of its reading.
-    Returns the manifest's path.
+def add_veto_classifiers(weights: Sequence[Path], model_dir: Path, below: float | None = None) -> Path:
+    """Give the classifier of ``model_dir`` the classifiers ``weights`` as a veto (``CardDetector._veto``): they may
+    lower its belief in a card it reads less surely than ``below`` (None: any card), never name another. Returns
+    the manifest's path.
 
-    Unlike ``average_weights`` this keeps runs that have grown apart whole (models/README.md, Session 31), at the
-    cost of a pass of each member for each crop it is asked about. The first member becomes the folder's classifier
-    (what ``--init`` fine-tunes); the others are copied beside it as ``<classifier>-2.pt`` and so on, each exported
-    to ONNX beside its copy, and listed as ``classifier_ensemble``. Thresholds are kept.
+    Each is copied beside the classifier as ``<classifier>-veto-1.pt`` and so on, exported to ONNX beside its
+    copy, and listed as ``veto_classifiers`` (replacing any listed before); the classifier and thresholds are kept.
 
-    :raises TrainingError: for fewer than two files, an unreadable one, or ones that are not classifiers of the
-        same classes in the same order.
+    :raises TrainingError: for no file, an unreadable one, or one that is not a classifier of the model's classes.
     """
     offline_environment()
     import torch
     from ultralytics.nn.tasks import ClassificationModel
 
-    if len(weights) < 2:
-        raise TrainingError("an ensemble needs two or more classifier weights files")
-    checkpoints = _read_checkpoints(weights)
-    names = [getattr(model, "names", None) for _, model in checkpoints]
-    classifiers = all(isinstance(model, ClassificationModel) for _, model in checkpoints)
-    if not classifiers or names.count(names[0]) != len(names):
-        raise TrainingError("an ensemble's members must all be classifiers of the same classes, in the same order")
+    if not weights:
+        raise TrainingError("name one or more veto classifier weights files")
     manifest = ModelManifest.load(model_dir)
-    if manifest.classifier is None or manifest.classifier_onnx is None:
-        raise TrainingError(f"the model in {str(model_dir)!r} names no classifier .pt and .onnx files to replace")
+    if manifest.design != "two-stage" or manifest.classifier is None:
+        raise TrainingError(f"the model in {str(model_dir)!r} has no classifier .pt for a veto to check")
+    names = _read_checkpoints([model_dir / manifest.classifier])[0][1].names
+    checkpoints = _read_checkpoints(weights)
+    if not all(isinstance(model, ClassificationModel) and model.names == names for _, model in checkpoints):
+        raise TrainingError("a veto classifier must be a classifier of the model's classes, in the same order")
     stem = Path(manifest.classifier).stem
-    member_names = [manifest.classifier, *(f"{stem}-{number}.pt" for number in range(2, len(weights) + 1))]
-    for (checkpoint, model), name in zip(checkpoints, member_names, strict=True):
+    veto_names = tuple(f"{stem}-veto-{number}.pt" for number in range(1, len(weights) + 1))
+    for (checkpoint, model), name in zip(checkpoints, veto_names, strict=True):
         checkpoint.update(model=model.half(), ema=None, optimizer=None)
         torch.save(checkpoint, model_dir / name)
-    for name in member_names[1:]:
-        export_onnx(model_dir / name, manifest.crop_size)  # beside its copy, as the manifest finds it
-    export_onnx(model_dir / manifest.classifier, manifest.crop_size).replace(model_dir / manifest.classifier_onnx)
-    provenance = {**manifest.provenance, "classifier_ensemble_of": [str(path) for path in weights]}
-    provenance.pop("classifier_averaged_from", None)
-    ensemble = manifest.replace(classifier_ensemble=tuple(member_names[1:]), ensemble_sure=sure, provenance=provenance)
-    return ensemble.save()
+        export_onnx(model_dir / name, manifest.crop_size)  # beside its copy, where the manifest finds it
+    provenance = {**manifest.provenance, "veto_classifiers_from": [str(path) for path in weights]}
+    return manifest.replace(veto_classifiers=veto_names, veto_below=below, provenance=provenance).save()
 
 
 def _read_checkpoints(weights: Sequence[Path]) -> list[tuple[dict[str, Any], Any]]:

@@ -66,10 +66,10 @@ def write_manifest(directory: Path, **fields: object) -> Path:
         ({"extra_crop_pads": [0.1, 1.5]}, "crop_pad and extra_crop_pads must lie in 0..1"),
         ({"crop_pad": -0.1}, "crop_pad and extra_crop_pads must lie in 0..1"),
         ({"extra_crop_pads": 0.1}, "not iterable"),
-        ({"classifier_ensemble": "c2.pt"}, "classifier_ensemble must be a list of file names"),
-        ({"classifier_ensemble": ["c2.pt", 3]}, "classifier_ensemble must be a list of file names"),
-        ({"classifier_ensemble": ["c2.pt"]}, "classifier_ensemble adds to a 'classifier', and none is named"),
-        ({"ensemble_sure": 0}, r"ensemble_sure 0.0 is outside \(0, 1\]"),
+        ({"veto_classifiers": "v.pt"}, "veto_classifiers must be a list of file names"),
+        ({"veto_classifiers": ["v.pt", 3]}, "veto_classifiers must be a list of file names"),
+        ({"veto_classifiers": ["v.pt"]}, "veto_classifiers check a classifier, and a one-stage model has none"),
+        ({"veto_below": 0}, r"veto_below 0.0 is outside \(0, 1\]"),
     ],
 )
 def test_bad_manifest_fields_are_named(tmp_path: Path, fields: dict[str, object], message: str) -> None:
@@ -141,17 +141,17 @@ def test_a_manifest_writes_and_reads_itself_back(tmp_path: Path) -> None:
     changed: dict[str, Any] = {"card_conf": 0.35, "classifier_rotations": (0, 180)}
     changed |= {"classifier_sure": 0.95, "classifier_none_sure": 0.5, "negative_below": 0.4, "negative_look_after": 2}
     changed |= {"extra_crop_pads": (0.1,), "grain_median_above": 3.0}
-    changed |= {"classifier": "c.pt", "classifier_ensemble": ("c-2.pt", "c-3.pt"), "ensemble_sure": 0.98}
+    changed |= {"veto_classifiers": ("c-veto-1.pt", "c-veto-2.pt"), "veto_below": 0.98}
     assert "extra_crop_pads" not in manifest.to_dict()  # written only when some are set
-    assert "classifier_ensemble" not in manifest.to_dict()
+    assert "veto_classifiers" not in manifest.to_dict()
     manifest.replace(**changed).save()
     again = ModelManifest.load(tmp_path / "m")
     assert again == manifest.replace(**changed)
     assert again.provenance == provenance and again.classifier_classes == manifest.classifier_classes
     written = json.loads((tmp_path / "m" / "manifest.json").read_text())
     assert (written["classifier_rotations"], written["extra_crop_pads"]) == ([0, 180], [0.1])
-    assert written["classifier_ensemble"] == ["c-2.pt", "c-3.pt"]
-    assert again.classifier_files("onnx") == ("c.onnx", "c-2.onnx", "c-3.onnx")
+    assert written["veto_classifiers"] == ["c-veto-1.pt", "c-veto-2.pt"]
+    assert again.veto_files("onnx") == ("c-veto-1.onnx", "c-veto-2.onnx")
     with pytest.raises(ModelError, match=r"detector_weight 2 is outside \(0, 1\]"):
         manifest.replace(detector_weight=2)
 
@@ -343,6 +343,39 @@ class WhiteSureClassifier(BrightTopClassifier):
         white = np.array([float(c.min() == 255) for c in crops])
         first = np.where(white == 1, 0.99, 0.3 + 0.4 * bright_top)
         return np.stack([first, 1 - first], axis=1).astype(np.float32)
+
+
+class CannedClassifier:
+    """Reads the crops of each call as the next rows of ``table``; records its batches."""
+
+    def __init__(self, table: np.ndarray) -> None:
+        self.table, self.batches = table, []
+
+    def predict(self, crops: Any) -> np.ndarray:
+        start = sum(self.batches)
+        self.batches.append(len(crops))
+        return self.table[start : start + len(crops)]
+
+
+def test_a_veto_lowers_a_doubtful_card_and_names_no_other(tiny_models: Path, tmp_path: Path) -> None:
+    detector = CardDetector(copy_models(tiny_models / "two-stage", tmp_path / "m", veto_below=0.95))
+    classes = detector.manifest.classifier_classes
+    none, a, b = classes.index(None), classes.index(Card.parse("AC").class_id), classes.index(Card.parse("KS").class_id)
+    readings = np.zeros((4, len(classes)), np.float32)
+    readings[0, [a, none]] = 0.9, 0.1  # a doubtful card: shown to the veto, which reads no card
+    readings[1, [a, none]] = 0.97, 0.03  # sure: not shown
+    readings[2, [a, none]] = 0.2, 0.8  # read as no card: not shown
+    readings[3, [a, none]] = 0.6, 0.4  # doubtful: the veto reads another card, surely
+    canned = np.zeros((2, len(classes)), np.float32)
+    canned[0, [a, none]] = 0.1, 0.9
+    canned[1, b] = 1.0
+    veto = CannedClassifier(canned)
+    detector.veto_classifiers = [veto]
+    before = readings.copy()
+    detector._veto(readings, np.zeros((200, 200, 3), np.uint8), [(10, 10, 50, 60)] * 4)
+    assert veto.batches == [2]  # the two doubtful cards, once each, in one batch
+    assert np.allclose(readings[0, [a, none]], [0.5, 0.5])  # to the mean of the two beliefs in a card
+    assert np.allclose(readings[1:], before[1:])  # a sure card, no card, and a card the veto also calls a card
 
 
 @pytest.mark.slow

@@ -377,73 +377,44 @@ def _nudged_copy(weights: Path, target: Path, by: float) -> Path:
     return target
 
 
-def test_an_ensemble_reads_the_mean_of_its_members_probabilities(tiny_models: Path, tmp_path: Path) -> None:
+def test_veto_classifiers_are_copied_beside_the_classifier_and_loaded(tiny_models: Path, tmp_path: Path) -> None:
     import shutil
 
-    from scorer.vision.backends import CropEnsemble, OnnxCropModel, UltralyticsCropModel, available_backends
+    from scorer.vision.backends import OnnxCropModel, UltralyticsCropModel, available_backends
 
     models = tmp_path / "models"
     shutil.copytree(tiny_models / "two-stage", models)
-    first = shutil.copyfile(models / "cls.pt", tmp_path / "a.pt")
-    second = _nudged_copy(first, tmp_path / "b.pt", 0.1)
-    result = CliRunner().invoke(main, ["ensemble-classifiers", str(first), str(second), "--into", str(models)])
+    veto = _nudged_copy(models / "cls.pt", tmp_path / "veto.pt", 0.1)
+    result = CliRunner().invoke(main, ["veto-classifiers", str(veto), "--into", str(models), "--below", "0.9"])
     assert result.exit_code == 0, result.output
 
     manifest = ModelManifest.load(models)
-    assert (manifest.classifier_ensemble, manifest.ensemble_sure) == (("cls-2.pt",), None)
-    assert manifest.provenance["classifier_ensemble_of"] == [str(first), str(second)]
+    assert (manifest.veto_classifiers, manifest.veto_below) == (("cls-veto-1.pt",), 0.9)
+    assert manifest.provenance["veto_classifiers_from"] == [str(veto)]
+    assert (manifest.classifier, manifest.classifier_onnx) == ("cls.pt", "cls.onnx")  # the classifier is kept
     rng = np.random.default_rng(3)
     crops = [rng.integers(0, 255, (40, 30, 3), dtype=np.uint8) for _ in range(5)]
-    alone = [OnnxCropModel(models / name, manifest.crop_size).predict(crops) for name in ("cls.onnx", "cls-2.onnx")]
-    assert not np.allclose(alone[0], alone[1], atol=1e-3)  # the members differ
+    exported = OnnxCropModel(models / "cls-veto-1.onnx", manifest.crop_size).predict(crops)
+    copied = UltralyticsCropModel(models / "cls-veto-1.pt", manifest.crop_size).predict(crops)
+    assert np.allclose(exported, copied, atol=1e-3)  # the ONNX file beside the copy is that classifier
+    own = OnnxCropModel(models / "cls.onnx", manifest.crop_size).predict(crops)
+    assert not np.allclose(exported, own, atol=1e-3)
     for backend in ("onnx", "torch"):
-        reader = CardDetector(models, backend=backend)
-        assert isinstance(reader.classifier, CropEnsemble) and len(reader.classifier.members) == 2
-        assert np.allclose(reader.classifier.predict(crops), np.mean(alone, axis=0), atol=1e-3)
-    torch_alone = UltralyticsCropModel(models / "cls-2.pt", manifest.crop_size).predict(crops)
-    assert np.allclose(torch_alone, alone[1], atol=1e-3)  # the ONNX file beside the copy is that member
-    (models / "cls-2.onnx").unlink()
-    assert available_backends(ModelManifest.load(models)) == ["torch"]  # a member missing: ONNX cannot run it
-
-    averaged = CliRunner().invoke(main, ["average-weights", str(first), str(second), "--into", str(models)])
-    assert averaged.exit_code == 0, averaged.output
-    after = ModelManifest.load(models)
-    assert after.classifier_ensemble == () and "classifier_ensemble_of" not in after.provenance
+        assert len(CardDetector(models, backend=backend).veto_classifiers) == 1
+    (models / "cls-veto-1.onnx").unlink()
+    assert available_backends(ModelManifest.load(models)) == ["torch"]  # a veto missing: ONNX cannot run the model
 
 
-def test_an_ensemble_asks_the_others_only_where_the_first_is_unsure() -> None:
-    from scorer.vision.backends import CropEnsemble
-
-    class Fixed:
-        def __init__(self, table: list[list[float]]) -> None:
-            self.table, self.asked = np.array(table, dtype=np.float32), []
-
-        def predict(self, crops):
-            self.asked.append([int(crop[0, 0, 0]) for crop in crops])
-            return self.table[[int(crop[0, 0, 0]) for crop in crops]].copy()
-
-    first = Fixed([[0.99, 0.01, 0.0], [0.6, 0.4, 0.0], [0.1, 0.2, 0.7]])
-    second = Fixed([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
-    crops = [np.full((4, 4, 3), index, np.uint8) for index in range(3)]
-    readings = CropEnsemble([first, second], sure=0.98).predict(crops)
-    assert second.asked == [[1, 2]]  # the crop read at 0.99 is not asked about again
-    assert np.allclose(readings, [[0.99, 0.01, 0.0], [0.3, 0.2, 0.5], [0.05, 0.1, 0.85]])
-    assert np.allclose(CropEnsemble([first, second], sure=None).predict(crops)[0], [0.495, 0.505, 0.0])
-    assert CropEnsemble.of([first], sure=None) is first
-
-
-def test_an_ensemble_of_one_or_of_a_detector_is_refused(tiny_models: Path, tmp_path: Path) -> None:
+def test_a_veto_classifier_must_read_the_models_classes(tiny_models: Path, tmp_path: Path) -> None:
     import shutil
 
     models = tmp_path / "models"
     shutil.copytree(tiny_models / "two-stage", models)
-    alone = CliRunner().invoke(main, ["ensemble-classifiers", str(models / "cls.pt"), "--into", str(models)])
-    assert alone.exit_code == 2 and "two or more" in alone.output
-    mixed = CliRunner().invoke(
-        main, ["ensemble-classifiers", str(models / "cls.pt"), str(models / "det.pt"), "--into", str(models)]
-    )
-    assert mixed.exit_code == 2 and "all be classifiers of the same classes" in mixed.output
-    assert ModelManifest.load(models).classifier_ensemble == ()
+    none = CliRunner().invoke(main, ["veto-classifiers", "--into", str(models)])
+    assert none.exit_code == 2 and "one or more veto classifier" in none.output
+    detector = CliRunner().invoke(main, ["veto-classifiers", str(models / "det.pt"), "--into", str(models)])
+    assert detector.exit_code == 2 and "must be a classifier of the model's classes" in detector.output
+    assert ModelManifest.load(models).veto_classifiers == ()
 
 
 def test_a_stage_bounded_by_wall_time_and_cached_says_so_to_the_trainer(

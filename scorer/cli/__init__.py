@@ -29,7 +29,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "data": "scorer.cli.data:data",
     "train": "scorer.cli.train:train",
     "average-weights": "scorer.cli.train:average_weights",
-    "ensemble-classifiers": "scorer.cli.train:ensemble_classifiers",
+    "veto-classifiers": "scorer.cli.train:veto_classifiers",
     "detect": "scorer.cli.vision:detect",
     "eval": "scorer.cli.vision:evaluate",
     "watch": "scorer.cli.live:watch",

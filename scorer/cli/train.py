@@ -225,26 +225,26 @@ def average_weights(weights: tuple[Path, ...], model_dir: Path) -> None:
     click.echo(f"wrote the average of {len(weights)} weights files into {model_dir}; its manifest: {manifest}")
 
 
-@click.command("ensemble-classifiers")
+@click.command("veto-classifiers")
 @_WEIGHTS
-@_into_model_folder("its classifier becomes their ensemble")
+@_into_model_folder("these classifiers may veto the cards its classifier is unsure of")
 @click.option(
-    "--sure",
+    "--below",
     type=click.FloatRange(0, 1, min_open=True),
     default=None,
-    help="A crop the first classifier reads at least this surely is not read by the others (default: all are).",
+    help="Only cards the classifier reads less surely than this are shown to them (default: every card).",
 )
-def ensemble_classifiers(weights: tuple[Path, ...], model_dir: Path, sure: float | None) -> None:
-    """Make classifiers an ensemble in a model folder: a crop's probabilities are the mean of theirs.
+def veto_classifiers(weights: tuple[Path, ...], model_dir: Path, below: float | None) -> None:
+    """Give a model folder's classifier classifiers that may veto its doubtful cards, never name another.
 
-    WEIGHTS are two or more classifier .pt files; the first is the one `okgin train --init` fine-tunes. Each
-    member costs a pass for each crop it reads; their average (average-weights) costs one, but loses what runs
-    grown apart each read well.
+    WEIGHTS are one or more classifier .pt files, e.g. one fine-tuned on hard negatives (keyboards): each costs
+    a pass over the boxes it is shown, once each; averaged into the classifier (average-weights) it would cost
+    nothing, but dilute the veto and change the classifier's own names.
     """
     from scorer import training
 
-    def build(members: list[Path], into: Path) -> Path:
-        return training.ensemble_classifiers(members, into, sure)
+    def build(vetoes: list[Path], into: Path) -> Path:
+        return training.add_veto_classifiers(vetoes, into, below)
 
-    manifest = _weights_into(build, weights, model_dir, "okgin ensemble-classifiers")
-    click.echo(f"made {len(weights)} classifiers the ensemble of {model_dir}; its manifest: {manifest}")
+    manifest = _weights_into(build, weights, model_dir, "okgin veto-classifiers")
+    click.echo(f"gave the classifier of {model_dir} {len(weights)} veto classifiers; its manifest: {manifest}")

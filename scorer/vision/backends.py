@@ -57,7 +57,8 @@ def available_backends(manifest: ModelManifest) -> list[str]:
     """
     two_stage = manifest.design == "two-stage"
     found = []
-    onnx_classifiers, torch_classifiers = manifest.classifier_files("onnx"), manifest.classifier_files("pt")
+    onnx_classifiers = (manifest.classifier_onnx, *manifest.veto_files("onnx"))
+    torch_classifiers = (manifest.classifier, *manifest.veto_files("pt"))
     if manifest.shipped(manifest.detector_onnx) and (not two_stage or all(map(manifest.shipped, onnx_classifiers))):
         found.append("onnx")
         if importlib.util.find_spec("openvino") is not None:
@@ -79,50 +80,26 @@ def load_backend(manifest: ModelManifest, backend: str) -> tuple[BoxModel, CropM
         boxes: BoxModel = OnnxBoxModel(detector_file, manifest.detector_imgsz, runtime)
         if not two_stage:
             return boxes, None
-        members: list[CropModel] = [
-            OnnxCropModel(manifest.file(name, "ONNX classifier"), manifest.crop_size)
-            for name in manifest.classifier_files("onnx")
-        ]
-        return boxes, CropEnsemble.of(members, manifest.ensemble_sure)
+        return boxes, OnnxCropModel(manifest.file(manifest.classifier_onnx, "ONNX classifier"), manifest.crop_size)
     detector = UltralyticsBoxModel(manifest.file(manifest.detector, "detector weights"), manifest.detector_imgsz)
     if not two_stage:
         return detector, None
-    members = [
-        UltralyticsCropModel(manifest.file(name, "classifier weights"), manifest.crop_size)
-        for name in manifest.classifier_files("pt")
-    ]
-    return detector, CropEnsemble.of(members, manifest.ensemble_sure)
+    classifier_path = manifest.file(manifest.classifier, "classifier weights")
+    return detector, UltralyticsCropModel(classifier_path, manifest.crop_size)
 
 
-class CropEnsemble:
-    """Classifiers read together: a crop's probabilities are the mean of the members', except where the first is
-    at least ``sure`` (None: never) of its reading, which stands alone.
+def load_veto_classifiers(manifest: ModelManifest, backend: str) -> list[CropModel]:
+    """The manifest's veto classifiers (``CardDetector.name_boxes``), run by ``backend``'s classifier runtime.
 
-    Members taught different things err in different places: one taught keyboards as hard negatives vetoes
-    the false cards the other reads on them at 0.9, while the other keeps its spades from clubs; their weights
-    averaged lose both (models/README.md, Session 31). Asking the others only about the crops the first is
-    unsure of keeps its sure readings, and most of the time, as they are.
+    :raises ModelError: when a file is missing or unusable.
     """
-
-    def __init__(self, members: Sequence[CropModel], sure: float | None) -> None:
-        self.members = list(members)
-        self.sure = sure
-
-    @classmethod
-    def of(cls, members: Sequence[CropModel], sure: float | None) -> CropModel:
-        """The one member alone, or the ensemble of several."""
-        return members[0] if len(members) == 1 else cls(members, sure)
-
-    def predict(self, crops: Sequence[np.ndarray]) -> np.ndarray:
-        first, *others = self.members
-        readings = first.predict(crops)
-        if not crops:
-            return readings
-        doubtful = np.arange(len(crops)) if self.sure is None else np.flatnonzero(readings.max(axis=1) < self.sure)
-        if doubtful.size:
-            asked = [crops[index] for index in doubtful.tolist()]
-            readings[doubtful] = np.mean([readings[doubtful], *(member.predict(asked) for member in others)], axis=0)
-        return readings
+    if backend in ("onnx", "openvino"):
+        return [OnnxCropModel(manifest.file(name, "ONNX veto classifier"), manifest.crop_size) for name in
+                manifest.veto_files("onnx")]  # fmt: skip
+    return [
+        UltralyticsCropModel(manifest.file(name, "veto classifier weights"), manifest.crop_size)
+        for name in manifest.veto_files("pt")
+    ]
 
 
 # --- PyTorch, through ultralytics ----------------------------------------------------------------------------------

@@ -25,11 +25,13 @@ import numpy as np
 from scorer.cards import Card
 from scorer.vision.backends import (
     BoxArrays,
+    CropModel,
     available_backends,
     fit_within,
     grain_level,
     in_frame_pixels,
     load_backend,
+    load_veto_classifiers,
 )
 from scorer.vision.boxes import FusedBoxes, box_from_row, fuse_looks
 from scorer.vision.crops import light_share
@@ -71,6 +73,7 @@ class CardDetector:
         for name in candidates:  # auto falls back to the next engine if one cannot load the files here
             try:
                 self.boxes, self.classifier = load_backend(manifest, name)
+                self.veto_classifiers: list[CropModel] = load_veto_classifiers(manifest, name)
             except ModelError as error:
                 errors.append(error)
                 if name != candidates[-1]:
@@ -172,12 +175,46 @@ class CardDetector:
                 owners = [index for index, _ in again]
                 np.add.at(totals, owners, self._classify([crop for _, crop in again]))
                 np.add.at(counts, owners, 1)
+        readings = totals / counts  # every box has a reading of its first cut at least
+        if self.veto_classifiers:
+            self._veto(readings, image_bgr, boxes)
         named = []
-        for probabilities in totals / counts:  # every box has a reading of its first cut at least
+        for probabilities in readings:
             best = int(probabilities.argmax())
             class_id = manifest.classifier_classes[best]
             named.append((None if class_id is None else Card.from_class_id(class_id), float(probabilities[best])))
         return named
+
+    def _veto(self, readings: np.ndarray, image_bgr: np.ndarray, boxes: Sequence[Box]) -> None:
+        """Let the veto classifiers lower, in place, the belief in each card read less surely than ``veto_below``:
+        to their mean with the classifier's where that is lower, the card's name kept.
+
+        A classifier taught hard negatives (keyboards seen edge-on) reads the classifier's doubtful false cards
+        on them as no card, but it reads suits worse (spades as clubs), and averaged with the classifier, in
+        weights or in readings, it cost the poker deck's and the webcam-like photos' suits (models/README.md,
+        Session 31). A veto alone takes no name from the classifier, and asked once a doubtful box, at its
+        first cut and turn, it costs little: most boxes are read surely, as a card or as none.
+        """
+        manifest = self.manifest
+        if None not in manifest.classifier_classes:
+            return
+        none = manifest.classifier_classes.index(None)
+        below = manifest.veto_below
+        doubtful = readings.argmax(axis=1) != none
+        if below is not None:
+            doubtful &= readings.max(axis=1) < below
+        rows = np.flatnonzero(doubtful)
+        if not rows.size:
+            return
+        turn = manifest.classifier_rotations[0]
+        views = [
+            _turned(manifest.index_views(image_bgr, boxes[row], manifest.crop_pad)[0], turn) for row in rows.tolist()
+        ]
+        card_belief = 1 - readings[rows, none]
+        others = [1 - veto.predict(views)[:, none] for veto in self.veto_classifiers]
+        vetoed = np.minimum(card_belief, np.mean([card_belief, *others], axis=0))
+        readings[rows] *= (vetoed / np.maximum(card_belief, 1e-9))[:, None]
+        readings[rows, none] = 1 - vetoed
 
     def read_corners(self, image_bgr: np.ndarray, found: BoxArrays | FusedBoxes | None = None) -> list[CornerEvidence]:
         """Every corner index found and named, with the two stages' scores kept apart.

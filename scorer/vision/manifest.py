@@ -94,12 +94,7 @@ def card_classes(names: Any, none_class: str, key: str) -> tuple[int | None, ...
 
 # manifest keys read into fields of the same name (``backend`` is ``preferred_backend``)
 _FILE_KEYS = ("detector", "detector_onnx", "classifier", "classifier_onnx")
-_SURE_KEYS = (
-    "classifier_sure",
-    "classifier_none_sure",
-    "stand_in_sure",
-    "ensemble_sure",
-)  # optional probabilities in (0, 1]
+_SURE_KEYS = ("classifier_sure", "classifier_none_sure", "stand_in_sure", "veto_below")  # optional, in (0, 1]
 _OPTIONAL_KEYS = (*_SURE_KEYS, "negative_below", "negative_look_after", "grain_median_above")  # written only when set
 _KNOWN_KEYS = frozenset(
     {
@@ -111,7 +106,7 @@ _KNOWN_KEYS = frozenset(
         "crop_pad",
         "extra_crop_pads",
         "classifier_rotations",
-        "classifier_ensemble",
+        "veto_classifiers",
         *_OPTIONAL_KEYS,
         "names",
         "classifier_names",
@@ -149,7 +144,7 @@ class ModelManifest:
     detector_coarse_sizes: tuple[int, ...] = ()  # further, smaller looks at the frame: close-ups' big indices
     classifier: str | None = None
     classifier_onnx: str | None = None
-    classifier_ensemble: tuple[str, ...] = ()  # more classifiers' .pt (each .onnx beside it) read with `classifier`
+    veto_classifiers: tuple[str, ...] = ()  # .pt (each .onnx beside it) that may veto a doubtful card (detector.py)
     crop_size: int = CROP_SIZE
     crop_pad: float = CROP_PAD
     extra_crop_pads: tuple[float, ...] = ()  # a box still unsure at crop_pad is cut at these too, readings averaged
@@ -157,7 +152,7 @@ class ModelManifest:
     classifier_sure: float | None = None  # a crop read this surely at its first turn is not read at the others
     classifier_none_sure: float | None = None  # nor one first read as no index at least this surely
     stand_in_sure: float | None = None  # a box read as no card gives way to another look's box read this surely
-    ensemble_sure: float | None = None  # a crop `classifier` reads this surely is not read by the ensemble's others
+    veto_below: float | None = None  # a card read less surely than this is shown to them (None: every card)
     negative_below: float | None = None  # an index with a smaller light share is read in negative too (crops.py)
     negative_look_after: int | None = None  # this many sure light-on-dark boxes: the frame is looked at in negative
     grain_median_above: float | None = None  # a frame grainier than this (grain_level) is looked at median-filtered too
@@ -212,8 +207,8 @@ class ModelManifest:
             raise ModelError(f"{where}: names no detector file (keys 'detector' / 'detector_onnx')")
         if self.design == "two-stage" and not (self.classifier or self.classifier_onnx):
             raise ModelError(f"{where}: a two-stage model needs a classifier ('classifier' / 'classifier_onnx')")
-        if self.classifier_ensemble and not self.classifier:
-            raise ModelError(f"{where}: classifier_ensemble adds to a 'classifier', and none is named")
+        if self.veto_classifiers and self.design != "two-stage":
+            raise ModelError(f"{where}: veto_classifiers check a classifier, and a {self.design} model has none")
 
     @property
     def path(self) -> Path:
@@ -252,7 +247,7 @@ class ModelManifest:
             fields: dict[str, Any] = {
                 "design": data.get("design", "two-stage"),
                 **{key: _optional_str(data.get(key), key) for key in _FILE_KEYS},
-                "classifier_ensemble": _file_names(data.get("classifier_ensemble", []), "classifier_ensemble"),
+                "veto_classifiers": _file_names(data.get("veto_classifiers", []), "veto_classifiers"),
                 "detector_imgsz": int(data.get("detector_imgsz", 640)),
                 "detector_coarse_sizes": tuple(int(size) for size in data.get("detector_coarse_sizes", ())),
                 "crop_size": int(data.get("crop_size", CROP_SIZE)),
@@ -286,8 +281,8 @@ class ModelManifest:
         """The manifest as ``manifest.json`` holds it (``from_dict`` reads it back)."""
         data: dict[str, Any] = {"design": self.design}
         data.update({key: getattr(self, key) for key in _FILE_KEYS if getattr(self, key)})
-        if self.classifier_ensemble:
-            data["classifier_ensemble"] = list(self.classifier_ensemble)
+        if self.veto_classifiers:
+            data["veto_classifiers"] = list(self.veto_classifiers)
         data.update(
             detector_imgsz=self.detector_imgsz,
             detector_coarse_sizes=list(self.detector_coarse_sizes),
@@ -354,14 +349,9 @@ class ModelManifest:
             raise ModelError(f"{what} {str(path)!r} is missing")
         return path
 
-    def classifier_files(self, kind: str) -> tuple[str | None, ...]:
-        """The classifier's files of ``kind`` ("pt" or "onnx"): its own, then its ensemble's others' (the ONNX file
-        of a member is its .pt's name with .onnx)."""
-        own = self.classifier if kind == "pt" else self.classifier_onnx
-        return (
-            own,
-            *(name if kind == "pt" else str(Path(name).with_suffix(".onnx")) for name in self.classifier_ensemble),
-        )
+    def veto_files(self, kind: str) -> tuple[str, ...]:
+        """The veto classifiers' files of ``kind``: "pt" as listed, "onnx" the same names with .onnx."""
+        return tuple(name if kind == "pt" else str(Path(name).with_suffix(".onnx")) for name in self.veto_classifiers)
 
     def shipped(self, name: str | None) -> bool:
         """Whether the manifest names this file and it is there."""
