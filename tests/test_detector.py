@@ -372,7 +372,7 @@ def test_a_veto_lowers_a_doubtful_card_and_names_no_other(tiny_models: Path, tmp
     veto = CannedClassifier(canned)
     detector.veto_classifiers = [veto]
     before = readings.copy()
-    detector._veto(readings, np.zeros((200, 200, 3), np.uint8), [(10, 10, 50, 60)] * 4)
+    detector._veto(readings, [np.zeros((64, 64, 3), np.uint8)] * 4)
     assert veto.batches == [2]  # the two doubtful cards, once each, in one batch
     assert np.allclose(readings[0, [a, none]], [0.5, 0.5])  # to the mean of the two beliefs in a card
     assert np.allclose(readings[1:], before[1:])  # a sure card, no card, and a card the veto also calls a card

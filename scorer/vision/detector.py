@@ -161,13 +161,17 @@ class CardDetector:
         totals = np.zeros((len(boxes), len(manifest.classifier_classes)), np.float32)
         counts = np.zeros((len(boxes), 1), np.float32)
         todo = np.arange(len(boxes))
+        first_views: list[np.ndarray] = []  # every box's first view at crop_pad: what a veto is shown
         for number, pad in enumerate((manifest.crop_pad, *manifest.extra_crop_pads)):
             if number:
                 todo = todo[~self._settled(totals[todo] / counts[todo])]
             if not len(todo):
                 break
             views = [manifest.index_views(image_bgr, boxes[int(index)], pad) for index in todo]
-            first = self._classify([box_views[0] for box_views in views])
+            cut = [box_views[0] for box_views in views]
+            if not number:
+                first_views = cut
+            first = self._classify(cut)
             totals[todo] += first
             counts[todo] += 1
             again = [(todo[row], crop) for row in np.flatnonzero(~self._settled(first)) for crop in views[row][1:]]
@@ -177,7 +181,7 @@ class CardDetector:
                 np.add.at(counts, owners, 1)
         readings = totals / counts  # every box has a reading of its first cut at least
         if self.veto_classifiers:
-            self._veto(readings, image_bgr, boxes)
+            self._veto(readings, first_views)
         named = []
         for probabilities in readings:
             best = int(probabilities.argmax())
@@ -185,9 +189,10 @@ class CardDetector:
             named.append((None if class_id is None else Card.from_class_id(class_id), float(probabilities[best])))
         return named
 
-    def _veto(self, readings: np.ndarray, image_bgr: np.ndarray, boxes: Sequence[Box]) -> None:
+    def _veto(self, readings: np.ndarray, first_views: Sequence[np.ndarray]) -> None:
         """Let the veto classifiers lower, in place, the belief in each card read less surely than ``veto_below``:
-        to their mean with the classifier's where that is lower, the card's name kept.
+        to their mean with the classifier's where that is lower, the card's name kept. ``first_views`` are the
+        boxes' first views at ``crop_pad``, as the classifier read them first.
 
         A classifier taught hard negatives (keyboards seen edge-on) reads the classifier's doubtful false cards
         on them as no card, but it reads suits worse (spades as clubs), and averaged with the classifier, in
@@ -207,9 +212,7 @@ class CardDetector:
         if not rows.size:
             return
         turn = manifest.classifier_rotations[0]
-        views = [
-            _turned(manifest.index_views(image_bgr, boxes[row], manifest.crop_pad)[0], turn) for row in rows.tolist()
-        ]
+        views = [_turned(first_views[row], turn) for row in rows.tolist()]
         card_belief = 1 - readings[rows, none]
         others = [1 - veto.predict(views)[:, none] for veto in self.veto_classifiers]
         vetoed = np.minimum(card_belief, np.mean([card_belief, *others], axis=0))
