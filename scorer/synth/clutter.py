@@ -122,6 +122,11 @@ KEYBOARD_STYLES = ("light", "plain", "coloured", "backlit", "grazing")
 lit gaming keyboard seen almost edge-on."""
 
 
+def _keyboard_size(rows: int, columns: int, key: float, pitch: float) -> tuple[int, int]:
+    """(width, height) of a keyboard's patch: its keys and half a key's margin round them."""
+    return int(columns * pitch + key), int(rows * pitch + key)
+
+
 def _key_places(rows: int, columns: int, key: float, pitch: float) -> Iterator[tuple[int, int, float, float]]:
     """Each key's row, column and top-left corner (x, y) in the keyboard's patch, row by row."""
     for row in range(rows):
@@ -137,7 +142,7 @@ def _grazing_keys(rng: np.random.Generator, rows: int, columns: int, key: float,
     stroke over a smear reads like a "J" or a "7" over a pip: the black-deck photos' lit keyboards were read as
     jacks and sevens of hearts and spades until such keys were drawn.
     """
-    width, height = int(columns * pitch + key), int(rows * pitch + key)
+    width, height = _keyboard_size(rows, columns, key, pitch)
     patch = np.full((height, width, 3), rng.uniform(5, 25), np.float32)
     glow = np.zeros_like(patch)
     colours = _backlight_colours(rng, rows, columns)
@@ -174,7 +179,7 @@ def draw_keyboard(image: np.ndarray, rng: np.random.Generator, scale: float, sty
     rows, columns = int(rng.integers(4, 7)), int(rng.integers(10, 19))
     key = rng.uniform(0.1, 0.3) * scale
     pitch = key * rng.uniform(1.05, 1.2)
-    patch_width, patch_height = int(columns * pitch + key), int(rows * pitch + key)
+    patch_width, patch_height = _keyboard_size(rows, columns, key, pitch)
     if key < 4 or patch_width < 8 or patch_height < 8:
         return
     dark_styles, shares = ["plain", "coloured", "backlit", "grazing"], [0.25, 0.2, 0.3, 0.25]
