@@ -301,6 +301,21 @@ def test_a_late_proposal_for_cards_since_changed_is_never_shown_or_posted(browse
     assert "KD" in stored["input"]["hands"]["Bob"] and stored["points"]["Ann"] == 21
 
 
+def test_a_late_proposal_leaves_the_focus_in_the_box_being_typed_in(browser: Any, base: str) -> None:
+    """The answer used to take the focus to Confirm: the Enter that ended a hand's box then stored the round."""
+    match_id = new_match(browser.new_page(), base)
+    page = open_table(browser, base, match_id)
+    type_round(page)
+    delay_route(page, "**/api/score", 1.5, only_first=True)
+    page.click("#knock-1")
+    page.focus("#hand-2")  # the player starts correcting Bob's hand while the answer is on its way
+    page.wait_for_function("() => document.getElementById('proposal').textContent.includes('Ann scores')")
+    assert page.evaluate("() => document.activeElement.id") == "hand-2"
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(500)
+    assert rounds_stored(page, base, match_id) == 0
+
+
 # ---------------------------------------------------------------- 6: correcting on a phone
 
 

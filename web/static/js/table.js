@@ -137,6 +137,13 @@ async function arrange() {
   }
 }
 
+/** Whether the player is typing in a box: an answer arriving then leaves the focus there, or the Enter that ends
+ * the box would press Confirm. */
+function typing() {
+  const active = document.activeElement;
+  return active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement || Boolean(active?.isContentEditable);
+}
+
 async function propose(knocker) {
   const state = store.state;
   if (state.match.finished || state.saving) return;
@@ -151,7 +158,7 @@ async function propose(knocker) {
     // The answer is for the cards it was asked about: shown (and confirmed) only while they are still on the table.
     if (tableKey(store.state) !== key) return;
     update((s) => ({ ...s, proposal: { knocker, key, body, result }, error: "" }));
-    $("confirm-round").focus({ preventScroll: true });
+    if (!typing()) $("confirm-round").focus({ preventScroll: true });
   } catch (error) {
     if (tableKey(store.state) === key) update((s) => ({ ...s, proposal: null, error: error.message }));
   }
