@@ -301,12 +301,17 @@ def test_a_late_proposal_for_cards_since_changed_is_never_shown_or_posted(browse
     assert "KD" in stored["input"]["hands"]["Bob"] and stored["points"]["Ann"] == 21
 
 
-def test_a_late_proposal_leaves_the_focus_in_the_box_being_typed_in(browser: Any, base: str) -> None:
-    """The answer used to take the focus to Confirm: the Enter that ended a hand's box then stored the round."""
+def test_a_proposal_takes_the_focus_to_confirm_unless_a_box_is_being_typed_in(browser: Any, base: str) -> None:
+    """A late answer used to take the focus to Confirm from a hand's box: the Enter ending the box stored the round."""
+    from playwright.sync_api import expect
+
     match_id = new_match(browser.new_page(), base)
     page = open_table(browser, base, match_id)
     type_round(page)
-    delay_route(page, "**/api/score", 1.5, only_first=True)
+    page.click("#knock-1")
+    expect(page.locator("#confirm-round")).to_be_focused()  # nothing typed: Enter confirms what is shown
+    page.click("#cancel-proposal")
+    delay_route(page, "**/api/score", 1.5)
     page.click("#knock-1")
     page.focus("#hand-2")  # the player starts correcting Bob's hand while the answer is on its way
     page.wait_for_function("() => document.getElementById('proposal').textContent.includes('Ann scores')")
