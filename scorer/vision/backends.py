@@ -78,14 +78,11 @@ def load_backend(manifest: ModelManifest, backend: str) -> tuple[BoxModel, CropM
         runtime = "onnxruntime" if backend == "onnx" else "openvino"
         detector_file = manifest.file(manifest.detector_onnx, "ONNX detector")
         boxes: BoxModel = OnnxBoxModel(detector_file, manifest.detector_imgsz, runtime)
-        if not two_stage:
-            return boxes, None
-        return boxes, OnnxCropModel(manifest.file(manifest.classifier_onnx, "ONNX classifier"), manifest.crop_size)
-    detector = UltralyticsBoxModel(manifest.file(manifest.detector, "detector weights"), manifest.detector_imgsz)
+    else:
+        boxes = UltralyticsBoxModel(manifest.file(manifest.detector, "detector weights"), manifest.detector_imgsz)
     if not two_stage:
-        return detector, None
-    classifier_path = manifest.file(manifest.classifier, "classifier weights")
-    return detector, UltralyticsCropModel(classifier_path, manifest.crop_size)
+        return boxes, None
+    return boxes, _crop_model(manifest, backend, manifest.classifier, manifest.classifier_onnx, "classifier")
 
 
 def load_veto_classifiers(manifest: ModelManifest, backend: str) -> list[CropModel]:
@@ -93,13 +90,15 @@ def load_veto_classifiers(manifest: ModelManifest, backend: str) -> list[CropMod
 
     :raises ModelError: when a file is missing or unusable.
     """
+    files = zip(manifest.veto_files("pt"), manifest.veto_files("onnx"), strict=True)
+    return [_crop_model(manifest, backend, weights, onnx, "veto classifier") for weights, onnx in files]
+
+
+def _crop_model(manifest: ModelManifest, backend: str, weights: str | None, onnx: str | None, what: str) -> CropModel:
+    """A classifier of crops run by ``backend``: its ONNX export for onnx and openvino, its weights for torch."""
     if backend in ("onnx", "openvino"):
-        return [OnnxCropModel(manifest.file(name, "ONNX veto classifier"), manifest.crop_size) for name in
-                manifest.veto_files("onnx")]  # fmt: skip
-    return [
-        UltralyticsCropModel(manifest.file(name, "veto classifier weights"), manifest.crop_size)
-        for name in manifest.veto_files("pt")
-    ]
+        return OnnxCropModel(manifest.file(onnx, f"ONNX {what}"), manifest.crop_size)
+    return UltralyticsCropModel(manifest.file(weights, f"{what} weights"), manifest.crop_size)
 
 
 # --- PyTorch, through ultralytics ----------------------------------------------------------------------------------
