@@ -4,11 +4,13 @@
     python benchmarks/bench_detector.py --model DIR --frames 10 --no-eval
     python benchmarks/bench_detector.py --no-eval --against OLD_MODEL_DIR   # ratio to another model
     python benchmarks/bench_detector.py --no-eval --decks procedural       # unfamiliar index styles
+    python benchmarks/bench_detector.py --no-eval --decks dark             # ... all printed light on dark
 
 The frames are rendered table scenes (``scorer.synth``), so the two-stage design has real corners
 to classify: of the packaged decks (``okgin data faces``, in ``$OKGIN_FACES_DIR`` or the checkout's
-``datasets/faces``) by default, of the procedural training styles with ``--decks procedural``; the
-output says which. Without a scene renderer a real photo scaled to 1280x720 is used.
+``datasets/faces``) by default, of the procedural training styles with ``--decks procedural`` (all printed
+light on dark faces with ``--decks dark``); the output says which. Without a scene renderer a real photo
+scaled to 1280x720 is used.
 Timing is per ``CardDetector.detect`` call (pre-processing, inference, decoding, NMS,
 classifier batch, merging): median and 90th percentile over the frames, after a warm-up.
 
@@ -50,9 +52,11 @@ def benchmark_frames(count: int, decks: str, faces_dir: Path | None = None) -> t
     """``count`` 1280x720 BGR frames of card tables, and what they show.
 
     ``decks`` is ``"packaged"`` (the designs ``okgin data faces`` renders from real decks: what a table
-    usually holds) or ``"procedural"`` (the random index styles of training: unfamiliar fonts, dark faces,
-    faint prints, which leave the classifier doubtful far more often, so a frame takes longer). The
-    choice is explicit because the two differ by half: packaged decks fall back to procedural ones,
+    usually holds), ``"procedural"`` (the random index styles of training: unfamiliar fonts, dark faces,
+    faint prints, which leave the classifier doubtful far more often, so a frame takes longer) or ``"dark"``
+    (procedural styles all printed light on dark faces, as a black deck is: looked at and read in negative
+    too, and slower than the packaged frames in negative, which stand in for such a deck otherwise). The
+    choice is explicit because they differ by half: packaged decks fall back to procedural ones,
     saying so, where none is rendered in ``faces_dir`` (default: ``scorer.synth.faces.DEFAULT_FACES_DIR``).
     """
     try:
@@ -63,11 +67,16 @@ def benchmark_frames(count: int, decks: str, faces_dir: Path | None = None) -> t
         if decks == "packaged" and not available_decks(faces_dir):
             print("(no packaged deck rendered here: run okgin data faces; using procedural decks)", file=sys.stderr)
             decks = "procedural"
-        config = SceneConfig(faces_dir=faces_dir, procedural_fraction=1.0 if decks == "procedural" else 0.0)
+        config = SceneConfig(
+            faces_dir=faces_dir,
+            procedural_fraction=0.0 if decks == "packaged" else 1.0,
+            dark_fraction=1.0 if decks == "dark" else None,
+        )
         frames = [
             render_table_scene(seed, width=WIDTH, height=HEIGHT, mild=True, config=config)[0] for seed in range(count)
         ]
-        return frames, f"rendered table scenes of {decks} decks"
+        shown = "procedural decks printed light on dark faces" if decks == "dark" else f"{decks} decks"
+        return frames, f"rendered table scenes of {shown}"
     except Exception as error:  # no scene renderer here: fall back to real photos
         print(f"(scene renderer unavailable: {error}; using real photos)", file=sys.stderr)
     import cv2
@@ -142,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--photos", type=Path, default=REAL_PHOTOS, help="YOLO-labelled photo set for F1")
     parser.add_argument("--against", type=Path, default=None, help="another model folder, timed in the same rotation")
     parser.add_argument(
-        "--decks", choices=("packaged", "procedural"), default="packaged", help="what the rendered frames show"
+        "--decks", choices=("packaged", "procedural", "dark"), default="packaged", help="what the rendered frames show"
     )
     args = parser.parse_args(argv)
     try:

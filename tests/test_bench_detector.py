@@ -57,6 +57,9 @@ def test_the_frames_show_the_decks_asked_for_and_say_so(
     assert shown == "rendered table scenes of packaged decks" and packaged[0].shape == (720, 1280, 3)
     procedural, shown = benchmark_frames(1, "procedural", faces_dir)
     assert shown == "rendered table scenes of procedural decks" and not np.array_equal(procedural[0], packaged[0])
+    dark, shown = benchmark_frames(1, "dark", faces_dir)
+    assert shown == "rendered table scenes of procedural decks printed light on dark faces"
+    assert not np.array_equal(dark[0], procedural[0])
     _, shown = benchmark_frames(1, "packaged", tmp_path)  # nothing rendered there
     assert shown == "rendered table scenes of procedural decks"
     assert "no packaged deck rendered here" in capsys.readouterr().err
