@@ -5,12 +5,21 @@ Heavy imports (OpenCV, numpy) happen inside the commands so that ``okgin --help`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
 from scorer.cli import UserError
 from scorer.synth.faces import DEFAULT_FACES_DIR
+
+
+def _share_option(flag: str, default: float | None, help_text: str) -> Callable[[Any], Any]:
+    """A ``--...-fraction`` option of ``generate``: a share of the scenes, from 0 to 1."""
+    return click.option(
+        flag, type=click.FloatRange(0, 1), default=default, show_default=default is not None, help=help_text
+    )
 
 
 @click.group()
@@ -68,13 +77,7 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
     help="Smallest and largest frame width.",
 )
 @click.option("--val-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.1, show_default=True)
-@click.option(
-    "--closeup-fraction",
-    type=click.FloatRange(0, 1),
-    default=0.25,
-    show_default=True,
-    help="Share of phone-style close-ups.",
-)
+@_share_option("--closeup-fraction", 0.25, "Share of phone-style close-ups.")
 @click.option(
     "--faces",
     "faces_dir",
@@ -83,12 +86,8 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
     show_default=True,
 )
 @click.option("--deck", "decks", multiple=True, help="Use only this rendered deck (repeatable).")
-@click.option(
-    "--procedural-fraction",
-    type=click.FloatRange(0, 1),
-    default=0.6,
-    show_default=True,
-    help="Share of scenes drawn in a procedural index style rather than a packaged deck.",
+@_share_option(
+    "--procedural-fraction", 0.6, "Share of scenes drawn in a procedural index style rather than a packaged deck."
 )
 @click.option(
     "--style-pool",
@@ -97,11 +96,10 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
     show_default=True,
     help="Fonts of procedural styles: heldout ones are never in training scenes (leave-styles-out validation).",
 )
-@click.option(
+@_share_option(
     "--dark-fraction",
-    type=click.FloatRange(0, 1),
-    default=None,
-    help="Share of procedural scenes printed on a dark face (default: as often as styles are drawn dark).",
+    None,
+    "Share of procedural scenes printed on a dark face (default: as often as styles are drawn dark).",
 )
 @click.option(
     "--max-tilt",
@@ -110,12 +108,10 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
     show_default=True,
     help="Steepest camera, in degrees from looking straight down (a phone across the table: 50 to 60).",
 )
-@click.option(
+@_share_option(
     "--keyboard-fraction",
-    type=click.FloatRange(0, 1),
-    default=0.0,
-    show_default=True,
-    help="Share of table scenes given one more keyboard under the cards, for a classifier's hard negatives.",
+    0.0,
+    "Share of table scenes given one more keyboard under the cards, for a classifier's hard negatives.",
 )
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True, help="Rendering processes.")
 def generate(
