@@ -17,7 +17,10 @@
 # Last, both real sets again with their label errata applied (scripts/real-photo-errata.py: copies labelled
 # right, written afresh each time), each and pooled: beside the published labels, never instead of them.
 # With $KEEP_JSON set to a folder, each set's okgin eval JSON (card counts unrounded) is kept there as KEY.json,
-# beside the webcam-like photos.
+# beside the webcam-like photos. With $AGAINST set to another model folder, each set is read by it too
+# (okgin eval --against) and a line after each block says whether MODEL_DIR reads it better: photos read with
+# fewer and more errors, the sign test, the paired bootstrap interval of the F1 change (scorer.vision.comparison);
+# the pooled blocks add up the photos of both sets for their sign test.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 model="${1:-$repo/models}"
@@ -51,7 +54,8 @@ score() {  # score KEY NAME IMAGES LABELS [okgin eval options...]
     local key="$1" name="$2" images="$3" labels="$4"
     shift 4
     echo "== $name"
-    okgin eval --model "$model" --backend "${BACKEND:-auto}" --images "$images" --labels "$labels" --json "$@" > "$totals/$key.json"
+    okgin eval --model "$model" --backend "${BACKEND:-auto}" --images "$images" --labels "$labels" --json \
+        ${AGAINST:+--against "$AGAINST"} "$@" > "$totals/$key.json"
     python3 - "$totals/$key.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1])).get("stages")
@@ -60,6 +64,21 @@ if s:
           f"classifier accuracy {s['classifier_accuracy']:.2f} on {s['indices']} labelled indices")
 PY
     summary "$totals/$key.json"
+    if [[ -n "${AGAINST:-}" ]]; then against "$totals/$key.json"; fi
+}
+
+against() {  # against JSON... : the comparison with $AGAINST, one set's or the photos of several added up
+    python3 - "$@" <<'PY'
+import json, os, sys
+from scorer.vision.comparison import sign_test
+sets = [json.load(open(path))["against"] for path in sys.argv[1:]]
+better, worse = sum(s["photos_better"] for s in sets), sum(s["photos_worse"] for s in sets)
+line = f"against {os.environ['AGAINST']}: photos read with fewer errors {better}, with more {worse}; sign test p {sign_test(better, worse):.3f}"
+if len(sets) == 1:
+    low, high = sets[0]["interval_95"]
+    line += f"; F1 {sets[0]['reference_f1']:.4f} -> {sets[0]['candidate_f1']:.4f}, 95% interval [{low:+.4f}, {high:+.4f}]"
+print(line)
+PY
 }
 
 poker="$real/poker-cards-fmjio"
@@ -79,6 +98,7 @@ if [[ -n "$held_out" ]]; then
 fi
 echo "== both real sets pooled (poker-cards-fmjio + rf-zk7wu-phone)"
 summary "$totals/poker.json" "$totals/zk.json"
+if [[ -n "${AGAINST:-}" ]]; then against "$totals/poker.json" "$totals/zk.json"; fi
 for name in poker-cards-fmjio rf-zk7wu-phone; do
     python3 "$repo/scripts/real-photo-errata.py" "$real/$name" "$totals/errata/$name" > /dev/null
 done
@@ -90,3 +110,4 @@ score zk_errata "rf-zk7wu-phone, labels corrected (datasets/real-photo-errata.cs
     --classes "$totals/errata/rf-zk7wu-phone/classes.txt"
 echo "== both real sets pooled, labels corrected"
 summary "$totals/poker_errata.json" "$totals/zk_errata.json"
+if [[ -n "${AGAINST:-}" ]]; then against "$totals/poker_errata.json" "$totals/zk_errata.json"; fi

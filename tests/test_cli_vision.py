@@ -177,6 +177,39 @@ def test_eval_names_bad_data(runner: CliRunner, labelled_set: Path, fake_model: 
     assert message in result.output and "Traceback" not in result.output
 
 
+def test_eval_against_another_model(runner: CliRunner, labelled_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the candidate reads both photos right; the reference (models "old") misses the 10C of b.jpg
+    right = [[detection("AS", (128, 320)), detection("QH", (512, 320))], [detection("10C", (320, 320))]]
+    models = {"new": FakeDetector(right), "old": FakeDetector([right[0], []])}
+    loaded: list[tuple[str, str, float | None]] = []
+
+    def load(model_dir: Path | None, backend: str, conf: float | None) -> FakeDetector:
+        loaded.append((str(model_dir), backend, conf))
+        return models[str(model_dir)]
+
+    monkeypatch.setattr("scorer.cli.vision.load_detector", load)
+    args = ["--images", labelled_set / "images", "--labels", labelled_set / "labels", "--classes"]
+    args += [labelled_set / "classes.txt", "--model", "new", "--backend", "onnx", "--conf", "0.3", "--against", "old"]
+    result = invoke(runner, "eval", *args)
+    assert result.exit_code == 0, result.output
+    assert loaded == [("new", "onnx", 0.3), ("old", "onnx", None)]  # one engine; the reference keeps its threshold
+    lines = result.stdout.splitlines()
+    summary = lines.index("precision 1.000 recall 1.000 F1 1.000 exact-images 2/2")
+    assert lines[summary + 1].startswith("against old: F1 0.8000 -> 1.0000 (+0.2000); cards 2 found / 0 invented")
+    assert "with fewer errors 1, with more 0, of 2; sign test p 1.000" in lines[summary + 2]
+    assert lines[-1] == "  b.jpg: found +1, invented +0"
+    models["new"].calls = models["old"].calls = 0
+    data = json.loads(invoke(runner, "eval", *args, "--json").stdout)
+    assert data["f1"] == 1.0 and data["against"]["reference_f1"] == 0.8
+    assert data["against"]["changed"] == [{"image": "b.jpg", "found": 1, "invented": 0}]
+
+
+def test_eval_against_a_missing_model(runner: CliRunner, labelled_set: Path, tmp_path: Path) -> None:
+    args = ["--images", labelled_set / "images", "--labels", labelled_set / "labels"]
+    result = invoke(runner, "eval", *args, "--against", tmp_path / "nowhere")
+    assert result.exit_code == 2 and "nowhere" in result.output and "Traceback" not in result.output
+
+
 def test_eval_stages_need_corner_labels(runner: CliRunner, labelled_set: Path, fake_model: Any) -> None:
     args = ["--images", labelled_set / "images", "--labels", labelled_set / "labels"]
     result = invoke(runner, "eval", *args, "--classes", labelled_set / "classes.txt", "--stages")
