@@ -204,6 +204,24 @@ def test_eval_against_another_model(runner: CliRunner, labelled_set: Path, monke
     assert data["against"]["changed"] == [{"image": "b.jpg", "found": 1, "invented": 0}]
 
 
+def test_eval_against_another_engine(runner: CliRunner, labelled_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded: list[tuple[str, str]] = []
+
+    def load(model_dir: Path | None, backend: str, conf: float | None) -> FakeDetector:
+        loaded.append((str(model_dir), backend))
+        return FakeDetector([[detection("AS", (128, 320))]])
+
+    monkeypatch.setattr("scorer.cli.vision.load_detector", load)
+    args = ["--images", labelled_set / "images", "--labels", labelled_set / "labels", "--classes"]
+    args += [labelled_set / "classes.txt", "--model", "m", "--backend", "onnx"]
+    result = invoke(runner, "eval", *args, "--against", "m", "--against-backend", "openvino")
+    assert result.exit_code == 0, result.output
+    assert loaded == [("m", "onnx"), ("m", "openvino")]
+    assert "against m on openvino: F1 " in result.stdout and "with fewer errors 0, with more 0" in result.stdout
+    alone = invoke(runner, "eval", *args, "--against-backend", "openvino")
+    assert alone.exit_code == 2 and "--against-backend needs --against MODEL_DIR" in alone.output
+
+
 def test_eval_against_a_missing_model(runner: CliRunner, labelled_set: Path, tmp_path: Path) -> None:
     args = ["--images", labelled_set / "images", "--labels", labelled_set / "labels"]
     result = invoke(runner, "eval", *args, "--against", tmp_path / "nowhere")

@@ -161,9 +161,17 @@ def _write_annotated(image: Any, found: Any, target: Path) -> None:
     type=click.Path(path_type=Path),
     default=None,
     metavar="MODEL_DIR",
-    help="Read the photos with this model too (same engine, its own threshold) and say whether --model reads "
-    "them better: photos read with fewer and more errors, a sign test, and a paired bootstrap interval of the "
-    "F1 change (in the JSON under 'against').",
+    help="Read the photos with this model too (its own threshold) and say whether --model reads them better: "
+    "photos read with fewer and more errors, a sign test, and a paired bootstrap interval of the F1 change (in "
+    "the JSON under 'against').",
+)
+@click.option(
+    "--against-backend",
+    "reference_backend",
+    type=click.Choice(BACKENDS),
+    default=None,
+    help="The engine that runs the --against model (default: --backend's); with the same folder as --model, how "
+    "much two engines' readings differ.",
 )
 @model_options
 def evaluate(
@@ -175,6 +183,7 @@ def evaluate(
     only: tuple[str, ...],
     stages: bool | None,
     reference_dir: Path | None,
+    reference_backend: str | None,
     model_dir: Path | None,
     backend: str,
     conf: float | None,
@@ -198,8 +207,10 @@ def evaluate(
         except MissingExtraError as error:
             fail(str(error))
         _ensure_folder(plots_dir, "--plots")
+    if reference_backend is not None and reference_dir is None:
+        fail("--against-backend needs --against MODEL_DIR")
     detector = load_detector(model_dir, backend, conf)
-    reference = None if reference_dir is None else load_detector(reference_dir, backend, None)
+    reference = None if reference_dir is None else load_detector(reference_dir, reference_backend or backend, None)
     try:
         report = evaluate_dataset(detector, images_dir, labels_dir, classes_file, stages=stages, only=only)
         # the per-stage figures are not compared: the reference is spared naming every labelled box again
@@ -216,7 +227,8 @@ def evaluate(
     else:
         click.echo(format_report(report))
         if comparison is not None:
-            click.echo(format_comparison(comparison, str(reference_dir)))
+            engine = "" if reference_backend is None else f" on {reference_backend}"
+            click.echo(format_comparison(comparison, f"{reference_dir}{engine}"))
     if plots_dir is not None:
         try:
             written = write_plots(report, plots_dir)
