@@ -98,6 +98,8 @@ def test_readings_of_different_photos_are_refused() -> None:
     twice = EvalReport((photo("a.jpg", "AS", "AS"), photo("a.jpg", "AS", "AS")))
     with pytest.raises(ComparisonError, match="names a photo twice"):
         compare_reports(twice, twice)
+    with pytest.raises(ValueError, match="at least one resample, not 0"):
+        compare_reports(reference, reference, resamples=0)
 
 
 def test_to_dict() -> None:

@@ -36,7 +36,7 @@ CHANGED_SHOWN = 10
 """The most changed photos ``format_comparison`` lists (all are in ``Comparison.changed``)."""
 
 
-class ComparisonError(OkginError, ValueError):
+class ComparisonError(OkginError):
     """Two reports that are not readings of the same photos."""
 
 
@@ -127,7 +127,10 @@ def compare_reports(
     """Pair two reports' photos by name and measure the candidate against the reference.
 
     :raises ComparisonError: when the two reports do not hold the same photos.
+    :raises ValueError: for fewer than one resample.
     """
+    if resamples < 1:
+        raise ValueError(f"the bootstrap needs at least one resample, not {resamples}")
     by_name = {result.image: result for result in reference.images}
     if len(by_name) != len(reference.images):
         raise ComparisonError("the reference report names a photo twice; photos are paired by name")
