@@ -183,7 +183,7 @@ def test_eval_against_another_model(runner: CliRunner, labelled_set: Path, monke
     models = {"new": FakeDetector(right), "old": FakeDetector([right[0], []])}
     loaded: list[tuple[str, str, float | None]] = []
 
-    def load(model_dir: Path | None, backend: str, conf: float | None) -> FakeDetector:
+    def load(model_dir: Path | None, backend: str, conf: float | None, option: str | None = None) -> FakeDetector:
         loaded.append((str(model_dir), backend, conf))
         return models[str(model_dir)]
 
@@ -207,7 +207,7 @@ def test_eval_against_another_model(runner: CliRunner, labelled_set: Path, monke
 def test_eval_against_another_engine(runner: CliRunner, labelled_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     loaded: list[tuple[str, str]] = []
 
-    def load(model_dir: Path | None, backend: str, conf: float | None) -> FakeDetector:
+    def load(model_dir: Path | None, backend: str, conf: float | None, option: str | None = None) -> FakeDetector:
         loaded.append((str(model_dir), backend))
         return FakeDetector([[detection("AS", (128, 320))]])
 
@@ -225,7 +225,11 @@ def test_eval_against_another_engine(runner: CliRunner, labelled_set: Path, monk
 def test_eval_against_a_missing_model(runner: CliRunner, labelled_set: Path, tmp_path: Path) -> None:
     args = ["--images", labelled_set / "images", "--labels", labelled_set / "labels"]
     result = invoke(runner, "eval", *args, "--against", tmp_path / "nowhere")
-    assert result.exit_code == 2 and "nowhere" in result.output and "Traceback" not in result.output
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.stderr == f"okgin: --against: model directory {str(tmp_path / 'nowhere')!r} does not exist\n"
+    (tmp_path / "a-file").write_text("")
+    result = invoke(runner, "eval", *args, "--against", tmp_path / "a-file")
+    assert result.exit_code == 2 and "a-file' is not a folder" in result.stderr
 
 
 def test_eval_stages_need_corner_labels(runner: CliRunner, labelled_set: Path, fake_model: Any) -> None:

@@ -77,9 +77,12 @@ def test_bad_manifest_fields_are_named(tmp_path: Path, fields: dict[str, object]
         ModelManifest.load(write_manifest(tmp_path / "m", **fields))
 
 
-def test_missing_model_directory_and_manifest_are_named(tmp_path: Path) -> None:
-    with pytest.raises(ModelError, match="does not exist"):
+def test_missing_model_directory_and_manifest_are_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ModelError, match=r"does not exist$"):
         CardDetector(tmp_path / "nowhere")
+    monkeypatch.setenv("OKGIN_MODEL_DIR", str(tmp_path / "nowhere"))
+    with pytest.raises(ModelError, match="does not exist; pass --model DIR or set OKGIN_MODEL_DIR"):
+        CardDetector()  # the default folder: say how to name another
     with pytest.raises(ModelError, match=r"manifest\.json is missing"):
         CardDetector(tmp_path)
     (tmp_path / "manifest.json").write_text("{not json")

@@ -21,15 +21,16 @@ if TYPE_CHECKING:
 from scorer.cli import USAGE_ERROR, describe_os_error, fail
 
 
-def load_detector(model_dir: Path | None, backend: str, conf: float | None) -> Detector:
-    """The card detector for a command, or exit 2 naming what is wrong with the model."""
+def load_detector(model_dir: Path | None, backend: str, conf: float | None, option: str | None = None) -> Detector:
+    """The card detector for a command, or exit 2 naming what is wrong with the model (and the ``option``
+    that named it, where that is not ``--model``)."""
     from scorer.vision.detector import CardDetector
     from scorer.vision.manifest import ModelError
 
     try:
         return CardDetector(model_dir, backend=backend, conf=conf)
     except ModelError as error:
-        fail(str(error))
+        fail(str(error) if option is None else f"{option}: {error}")
 
 
 def model_options(command: Any) -> Any:
@@ -210,7 +211,9 @@ def evaluate(
     if reference_backend is not None and reference_dir is None:
         fail("--against-backend needs --against MODEL_DIR")
     detector = load_detector(model_dir, backend, conf)
-    reference = None if reference_dir is None else load_detector(reference_dir, reference_backend or backend, None)
+    reference = (
+        None if reference_dir is None else load_detector(reference_dir, reference_backend or backend, None, "--against")
+    )
     try:
         report = evaluate_dataset(detector, images_dir, labels_dir, classes_file, stages=stages, only=only)
         # the per-stage figures are not compared: the reference is spared naming every labelled box again

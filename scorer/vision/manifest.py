@@ -224,8 +224,9 @@ class ModelManifest:
         directory = resolve_model_dir(model_dir)
         path = directory / MANIFEST
         if not directory.is_dir():
-            hint = f"pass --model DIR or set {MODEL_DIR_ENV}"
-            raise ModelError(f"model directory {str(directory)!r} does not exist; {hint}")
+            what = "is not a folder" if directory.exists() else "does not exist"
+            hint = f"; pass --model DIR or set {MODEL_DIR_ENV}" if model_dir is None else ""  # a folder named is one
+            raise ModelError(f"model directory {str(directory)!r} {what}{hint}")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
