@@ -30,7 +30,9 @@ from scorer.errors import OkginError
 from scorer.vision.evaluate import EvalReport, ImageResult
 
 RESAMPLES = 2000
-"""Bootstrap resamples: enough that the interval's ends move by under 0.001 between seeds on these sets."""
+"""Bootstrap resamples. The interval's ends still move by about 0.001 between seeds (rf-zk7wu-phone, Session 33's
+Z8 against D7: low end -0.0112 to -0.0100, high end 0.0186 to 0.0203 over seeds 0 to 5; models/README.md, Session
+34): a third decimal place, not a second, is noise."""
 
 CHANGED_SHOWN = 10
 """The most changed photos ``format_comparison`` lists (all are in ``Comparison.changed``)."""
