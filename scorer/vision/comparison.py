@@ -8,7 +8,7 @@ paired: per photo, the cards each found and invented. Two figures say how far th
   the chance of a split at least this uneven if each changed photo were a coin toss (two-sided, exact);
 - a **paired bootstrap** over photos: the set resampled with replacement, both readings of each photo kept
   together, the F1 difference worked out per resample. The 95% interval is its 2.5th to 97.5th percentile.
-  The resamples come from a fixed seed, so the same two reports give the same figures on every machine.
+  The resamples come from a fixed seed, so the same two reports give the same figures on every run.
 
 A sign test above 0.05, or an interval that holds zero, says the photos cannot tell the two apart. The sign
 test decides: where only a few photos changed, all one way, the interval is narrow and touches zero (most
