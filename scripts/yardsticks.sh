@@ -20,7 +20,8 @@
 # beside the webcam-like photos. With $AGAINST set to another model folder, each set is read by it too
 # (okgin eval --against) and a line after each block says whether MODEL_DIR reads it better: photos read with
 # fewer and more errors, the sign test, the paired bootstrap interval of the F1 change (scorer.vision.comparison);
-# the pooled blocks add up the photos of both sets for their sign test.
+# the pooled blocks add up the photos of both sets for their sign test, and one more block adds up every set's
+# photos, each once (the black deck and the close-ups are in rf-zk7wu-phone), the errata copies left out.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 model="${1:-$repo/models}"
@@ -98,7 +99,11 @@ if [[ -n "$held_out" ]]; then
 fi
 echo "== both real sets pooled (poker-cards-fmjio + rf-zk7wu-phone)"
 summary "$totals/poker.json" "$totals/zk.json"
-if [[ -n "${AGAINST:-}" ]]; then against "$totals/poker.json" "$totals/zk.json"; fi
+if [[ -n "${AGAINST:-}" ]]; then
+    against "$totals/poker.json" "$totals/zk.json"
+    echo "== every set above together (each photo once: both real sets, the webcam-like photos, the held-out scenes)"
+    against "$totals/poker.json" "$totals/zk.json" "$totals/webcam.json" ${held_out:+"$totals/held_out.json"}
+fi
 for name in poker-cards-fmjio rf-zk7wu-phone; do
     python3 "$repo/scripts/real-photo-errata.py" "$real/$name" "$totals/errata/$name" > /dev/null
 done
