@@ -166,7 +166,7 @@ def format_comparison(comparison: Comparison, reference_name: str, shown: int = 
     low, high = comparison.interval
 
     def cards(report: EvalReport) -> str:
-        return f"{report.true_positives} found / {sum(len(r.invented) for r in report.images)} invented"
+        return f"{report.true_positives} found / {report.invented} invented"
 
     lines = [
         f"against {reference_name}: F1 {reference.f1:.4f} -> {candidate.f1:.4f} ({comparison.f1_change:+.4f}); "

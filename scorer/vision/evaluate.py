@@ -212,8 +212,13 @@ class EvalReport:
         return sum(len(r.found) for r in self.images)
 
     @property
+    def invented(self) -> int:
+        """Cards read that the photos are not labelled with where they were read."""
+        return sum(len(r.invented) for r in self.images)
+
+    @property
     def precision(self) -> float:
-        return _ratio(self.true_positives, self.true_positives + sum(len(r.invented) for r in self.images))
+        return _ratio(self.true_positives, self.true_positives + self.invented)
 
     @property
     def recall(self) -> float:
@@ -250,7 +255,7 @@ class EvalReport:
             "cards_labelled": sum(len(r.expected) for r in self.images),
             "cards_found": self.true_positives,
             "cards_missed": sum(len(r.missed) for r in self.images),
-            "cards_invented": sum(len(r.invented) for r in self.images),
+            "cards_invented": self.invented,
             "cards_read_on_non_cards": sum(len(r.on_non_cards) for r in self.images),
             "non_card_classes": list(self.non_card_classes),
             "confusions": [
