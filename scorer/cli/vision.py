@@ -214,19 +214,20 @@ def evaluate(
     reference = (
         None if reference_dir is None else load_detector(reference_dir, reference_backend or backend, None, "--against")
     )
+    comparison = None
     try:
         report = evaluate_dataset(detector, images_dir, labels_dir, classes_file, stages=stages, only=only)
-        # the per-stage figures are not compared: the reference is spared naming every labelled box again
-        against = (
-            None if reference is None else evaluate_dataset(reference, images_dir, labels_dir, classes_file, only=only)
-        )
-        comparison = None if against is None else compare_reports(against, report)
+        if reference is not None:
+            # the per-stage figures are not compared: the reference is spared naming every labelled box again
+            against = evaluate_dataset(reference, images_dir, labels_dir, classes_file, only=only)
+            comparison = compare_reports(against, report)
     except (EvalError, ComparisonError) as error:
         fail(str(error))
     if as_json:
-        click.echo(
-            json.dumps({**report.to_dict(), **({} if comparison is None else {"against": comparison.to_dict()})})
-        )
+        totals = report.to_dict()
+        if comparison is not None:
+            totals["against"] = comparison.to_dict()
+        click.echo(json.dumps(totals))
     else:
         click.echo(format_report(report))
         if comparison is not None:
