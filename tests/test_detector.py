@@ -33,7 +33,7 @@ from scorer.vision.backends import (
     letterbox,
 )
 from scorer.vision.crops import NEGATIVE_BELOW, corner_crop, index_views, light_share, lightness_negative
-from scorer.vision.detector import CardDetector, check_frame
+from scorer.vision.detector import STRETCH_MARGIN, CardDetector, check_frame, surer_half
 from scorer.vision.manifest import ModelError, ModelManifest, default_model_dir
 
 
@@ -70,6 +70,8 @@ def write_manifest(directory: Path, **fields: object) -> Path:
         ({"veto_classifiers": ["v.pt", 3]}, "veto_classifiers must be a list of file names"),
         ({"veto_classifiers": ["v.pt"]}, "veto_classifiers check a classifier, and a one-stage model has none"),
         ({"veto_below": 0}, r"veto_below 0.0 is outside \(0, 1\]"),
+        ({"stretches": [1.0]}, "stretches must lie above 1 and at most 3.0"),
+        ({"stretches": [1.5, 4]}, "stretches must lie above 1 and at most 3.0"),
     ],
 )
 def test_bad_manifest_fields_are_named(tmp_path: Path, fields: dict[str, object], message: str) -> None:
@@ -143,7 +145,7 @@ def test_a_manifest_writes_and_reads_itself_back(tmp_path: Path) -> None:
     )
     changed: dict[str, Any] = {"card_conf": 0.35, "classifier_rotations": (0, 180)}
     changed |= {"classifier_sure": 0.95, "classifier_none_sure": 0.5, "negative_below": 0.4, "negative_look_after": 2}
-    changed |= {"extra_crop_pads": (0.1,), "grain_median_above": 3.0}
+    changed |= {"extra_crop_pads": (0.1,), "grain_median_above": 3.0, "stretches": (1.333, 1.778)}
     changed |= {"veto_classifiers": ("c-veto-1.pt", "c-veto-2.pt"), "veto_below": 0.98}
     assert "extra_crop_pads" not in manifest.to_dict()  # written only when some are set
     assert "veto_classifiers" not in manifest.to_dict()
@@ -153,6 +155,7 @@ def test_a_manifest_writes_and_reads_itself_back(tmp_path: Path) -> None:
     assert again.provenance == provenance and again.classifier_classes == manifest.classifier_classes
     written = json.loads((tmp_path / "m" / "manifest.json").read_text())
     assert (written["classifier_rotations"], written["extra_crop_pads"]) == ([0, 180], [0.1])
+    assert written["stretches"] == [1.333, 1.778] and "stretches" not in manifest.to_dict()
     assert written["veto_classifiers"] == ["c-veto-1.pt", "c-veto-2.pt"]
     assert again.veto_files("onnx") == ("c-veto-1.onnx", "c-veto-2.onnx")
     with pytest.raises(ModelError, match=r"detector_weight 2 is outside \(0, 1\]"):
@@ -645,7 +648,7 @@ def test_a_box_read_as_no_card_gives_way_to_another_looks_box_read_surely(
     }
     asked: list[list[Any]] = []
 
-    def name_boxes(image: np.ndarray, boxes: list[Any]) -> list[tuple[Card | None, float]]:
+    def name_boxes(image: np.ndarray, boxes: list[Any], stretch: Any = None) -> list[tuple[Card | None, float]]:
         asked.append(list(boxes))
         return [readings[tuple(box)] for box in boxes]
 
@@ -853,3 +856,68 @@ def test_a_doubtful_box_is_cut_again_closer_and_its_readings_averaged(tiny_model
     detector.manifest = detector.manifest.replace(extra_crop_pads=())
     detector.name_boxes(frame, [sure_box, doubtful_box])
     assert stub.seen == [2]
+
+
+def tall_glyphs(squeeze: float = 1.0) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
+    """A light frame with three dark glyphs 16 x 32 px (as tall and narrow as a card's index), and their boxes,
+    the frame narrowed to ``squeeze`` of its width as a resize to a square would narrow it."""
+    frame = np.full((120, 400, 3), 230, np.uint8)
+    for left in (40, 170, 300):
+        frame[40:72, left : left + 16] = 20
+    if squeeze != 1.0:
+        frame = cv2.resize(frame, (round(400 * squeeze), 120), interpolation=cv2.INTER_AREA)
+    boxes = [(left * squeeze, 40.0, (left + 16) * squeeze, 72.0) for left in (40, 170, 300)]
+    return frame, boxes
+
+
+def glyph_aspect(crop: np.ndarray) -> float:
+    """Width over height of the dark glyph in a crop."""
+    dark = crop.mean(axis=2) < 128
+    return float(dark.any(axis=0).sum() / max(dark.any(axis=1).sum(), 1))
+
+
+def test_a_squeezed_index_cut_at_its_stretch_is_cut_as_it_was_shot() -> None:
+    shot, (box, *_) = tall_glyphs()
+    squeezed, (narrow, *_) = tall_glyphs(0.5625)
+    as_shot = corner_crop(shot, box).astype(int)
+    stretched = corner_crop(squeezed, narrow, stretch=(1 / 0.5625, 1.0)).astype(int)
+    as_shown = corner_crop(squeezed, narrow).astype(int)
+    assert np.abs(stretched - as_shot).mean() < 8  # the same crop, up to resampling
+    assert np.abs(as_shown - as_shot).mean() > 25  # a glyph half as wide
+    assert glyph_aspect(as_shown) < 0.6 < 0.75 < glyph_aspect(stretched)
+
+
+@pytest.mark.parametrize(
+    ("squeeze", "stretches", "sure", "expected"),
+    [
+        (0.5625, [1.333, 1.778], 0.99, (1.778, 1.0)),  # read surely only as shot
+        (1.0, [1.333, 1.778], 0.99, (1.0, 1.0)),  # a sure frame is not tried at any stretch
+        (0.5625, [], 0.99, (1.0, 1.0)),  # a manifest without stretches reads every frame as shown
+        (0.5625, [1.333, 1.778], 0.6 + STRETCH_MARGIN / 2, (1.0, 1.0)),  # barely surer stretched: within the margin
+    ],
+)
+def test_a_doubtful_frame_is_read_at_the_stretch_its_indices_read_best(
+    tiny_models: Path,
+    tmp_path: Path,
+    squeeze: float,
+    stretches: list[float],
+    sure: float,
+    expected: tuple[float, float],
+) -> None:
+    fields = {"classifier_rotations": [0], "classifier_sure": 0.98, "classifier_none_sure": 0.5, "stretches": stretches}
+    detector = CardDetector(copy_models(tiny_models / "two-stage", tmp_path / "m", **fields))
+    # class 0 read surely only where the glyph has an index's shape, as printed (0.83 wide per tall in the crop)
+    detector.classifier = stub = StubClassifier(lambda crop: {0: sure if glyph_aspect(crop) > 0.75 else 0.6})
+    frame, boxes = tall_glyphs(squeeze)
+    named, stretch = detector.name_frame_boxes(frame, boxes)
+    assert stretch == expected
+    read_surely = squeeze == 1 or stretch != (1, 1)
+    assert [probability for _, probability in named] == pytest.approx([sure if read_surely else 0.6] * 3)
+    searched = len(stretches) > 0 and squeeze != 1.0
+    assert stub.seen == ([3, 3 * (1 + 2 * len(stretches))] if searched else [3]) + ([3] if stretch != (1, 1) else [])
+
+
+def test_the_surer_half_of_a_frame() -> None:
+    assert surer_half([]) == 0.0
+    assert surer_half([0.5, 0.7]) == pytest.approx(0.6)  # fewer than three: all of them
+    assert surer_half([0.1, 0.2, 0.9, 0.9, 0.8, 0.7, 0.1, 0.2]) == pytest.approx(0.825)

@@ -277,6 +277,9 @@ class StagedFake:
     def name_boxes(self, image: np.ndarray, boxes: Any) -> list[tuple[Card | None, float]]:
         return [(Card.parse(self.names[b[0]]), 0.9) if b[0] in self.names else (None, 0.9) for b in boxes]
 
+    def name_frame_boxes(self, image: np.ndarray, boxes: Any) -> tuple[list[tuple[Card | None, float]], Any]:
+        return self.name_boxes(image, boxes), (1.0, 1.0)
+
     def read_corners(self, image: np.ndarray, found: Any = None) -> list[Any]:
         from scorer.vision.types import CornerEvidence
 

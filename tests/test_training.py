@@ -244,7 +244,7 @@ def stub_reader(tiny_models: Path) -> CardDetector:
     boxes = np.array(list(found), np.float32)
     scores = np.full(len(boxes), 0.5, np.float32)
     detector.find_boxes = lambda image: FusedBoxes.of((boxes, scores, np.zeros(len(boxes), int)))  # type: ignore[method-assign]
-    detector.name_boxes = lambda image, asked: [  # type: ignore[method-assign]
+    detector.name_boxes = lambda image, asked, stretch=None: [  # type: ignore[method-assign]
         (None if found[box][0] is None else Card.parse(found[box][0]), found[box][1]) for box in asked
     ]
     return detector

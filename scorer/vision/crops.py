@@ -16,26 +16,37 @@ CROP_PAD = 0.25
 MIN_ASPECT = 0.6
 """A box's shorter side is widened to at least this share of its longer side before padding."""
 
+Stretch = tuple[float, float]
+"""How many times wider and taller a crop is cut than the frame shows its region: (1, 1) as it is. A frame squeezed
+when it was resized (a 16:9 webcam frame stretched to a square) squeezes its indices too, and the classifier reads
+them far better cut as they were shot (``CardDetector.frame_stretch``)."""
+
+AS_SHOWN: Stretch = (1.0, 1.0)
+
 NEGATIVE_BELOW = 0.4
 """An index whose ``light_share`` is under this is printed light on a dark face, and is read in negative as well.
 Of the labelled indices of the real photos, 90% of the black deck's are under it, 1% of the poker deck's and 2%
 of the close-ups' (models/README.md, Session 11)."""
 
 
-def corner_crop_box(box: Box, pad: float = CROP_PAD) -> Box:
+def corner_crop_box(box: Box, pad: float = CROP_PAD, stretch: Stretch = AS_SHOWN) -> Box:
     """The region cut around a corner box: the box padded along each axis, its shorter side first
     widened to ``MIN_ASPECT`` of the longer one. The region is stretched to a square crop, so in a
-    fanned meld the neighbouring cards' indices stay mostly outside it.
+    fanned meld the neighbouring cards' indices stay mostly outside it. With a ``stretch``, the region
+    is the one cut from the frame stretched so, in the frame's own pixels.
 
     >>> corner_crop_box((10, 10, 30, 50), pad=0.25)
     (2.0, 0.0, 38.0, 60.0)
+    >>> corner_crop_box((10, 10, 30, 50), pad=0.25, stretch=(2.0, 1.0))
+    (5.0, 0.0, 35.0, 60.0)
     """
-    x1, y1, x2, y2 = box
+    scale_x, scale_y = stretch
+    x1, y1, x2, y2 = box[0] * scale_x, box[1] * scale_y, box[2] * scale_x, box[3] * scale_y
     longer = max(x2 - x1, y2 - y1, 1e-6)
     half_w = max(x2 - x1, MIN_ASPECT * longer) * (1 + 2 * pad) / 2
     half_h = max(y2 - y1, MIN_ASPECT * longer) * (1 + 2 * pad) / 2
     cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
-    return (cx - half_w, cy - half_h, cx + half_w, cy + half_h)
+    return ((cx - half_w) / scale_x, (cy - half_h) / scale_y, (cx + half_w) / scale_x, (cy + half_h) / scale_y)
 
 
 def light_share(image: np.ndarray, box: Box) -> float:
@@ -60,15 +71,17 @@ def light_share(image: np.ndarray, box: Box) -> float:
     return float(np.count_nonzero(light)) / light.size
 
 
-def corner_crop(image: np.ndarray, box: Box, size: int = CROP_SIZE, pad: float = CROP_PAD) -> np.ndarray:
-    """Cut the region around ``box`` from a BGR image, stretched to ``size`` x ``size``.
+def corner_crop(
+    image: np.ndarray, box: Box, size: int = CROP_SIZE, pad: float = CROP_PAD, stretch: Stretch = AS_SHOWN
+) -> np.ndarray:
+    """Cut the region around ``box`` (``corner_crop_box``) from a BGR image, stretched to ``size`` x ``size``.
 
     Parts outside the image are filled by replicating the border, so a corner at the
     frame's edge still gives a full-size crop.
     """
     import cv2
 
-    x1, y1, x2, y2 = corner_crop_box(box, pad)
+    x1, y1, x2, y2 = corner_crop_box(box, pad, stretch)
     scale_x, scale_y = size / max(x2 - x1, 1.0), size / max(y2 - y1, 1.0)
     # one affine warp does cut, pad and resize
     matrix = np.array([[scale_x, 0.0, -x1 * scale_x], [0.0, scale_y, -y1 * scale_y]], dtype=np.float32)
@@ -77,7 +90,12 @@ def corner_crop(image: np.ndarray, box: Box, size: int = CROP_SIZE, pad: float =
 
 
 def index_views(
-    image: np.ndarray, box: Box, size: int = CROP_SIZE, pad: float = CROP_PAD, negative_below: float | None = None
+    image: np.ndarray,
+    box: Box,
+    size: int = CROP_SIZE,
+    pad: float = CROP_PAD,
+    negative_below: float | None = None,
+    stretch: Stretch = AS_SHOWN,
 ) -> list[np.ndarray]:
     """What the classifier reads of one box, in training as at inference: its ``corner_crop``, and with
     ``negative_below``, for an index whose ``light_share`` is under it, the crop's ``lightness_negative`` first
@@ -88,7 +106,7 @@ def index_views(
     as well (models/README.md, Session 11). The negative comes first because it is the view read surely most
     often, and inference reads the others only when the first leaves a box in doubt (``CardDetector.name_boxes``).
     """
-    crop = corner_crop(image, box, size, pad)
+    crop = corner_crop(image, box, size, pad, stretch)
     if negative_below is not None and light_share(image, box) < negative_below:
         return [lightness_negative(crop), crop]
     return [crop]

@@ -34,7 +34,7 @@ from scorer.vision.backends import (
     load_veto_classifiers,
 )
 from scorer.vision.boxes import FusedBoxes, box_from_row, fuse_looks
-from scorer.vision.crops import light_share
+from scorer.vision.crops import AS_SHOWN, Stretch, light_share
 from scorer.vision.manifest import BACKENDS, ModelError, ModelManifest
 from scorer.vision.merge import merge_corners
 from scorer.vision.types import Box, CornerEvidence, Detections
@@ -43,6 +43,24 @@ log = logging.getLogger(__name__)
 
 NEGATIVE_LOOK_SCORE = 0.25
 """A detector box this sure is an index, not a speck of the table, when counting light-on-dark indices."""
+
+STRETCH_DOUBT = 0.97
+"""A frame whose surer half of cards (``surer_half``) is read less surely than this is tried at other stretches."""
+
+STRETCH_MARGIN = 0.03
+"""A stretch is taken only when its surer half of indices reads this much more surely than the frame as it is.
+Chosen on the real photos (models/README.md, Session 35): without it the black deck read worse."""
+
+
+def surer_half(probabilities: Sequence[float] | np.ndarray) -> float:
+    """The mean of the larger half of ``probabilities`` (at least three of them; 0 for none): how surely a frame's
+    plain indices are read, whatever its pips, court art and table add.
+
+    >>> round(surer_half([0.2, 0.4, 0.9, 1.0, 0.8, 0.3]), 2)
+    0.9
+    """
+    ordered = np.sort(np.asarray(probabilities, np.float32))
+    return float(ordered[-max(3, len(ordered) // 2) :].mean()) if len(ordered) else 0.0
 
 
 class CardDetector:
@@ -142,8 +160,49 @@ class CardDetector:
         sure = (box_from_row(row) for row, score in zip(xyxy, scores, strict=True) if score >= NEGATIVE_LOOK_SCORE)
         return sum(light_share(image_bgr, box) < below for box in sure) >= needed
 
-    def name_boxes(self, image_bgr: np.ndarray, boxes: Sequence[Box]) -> list[tuple[Card | None, float]]:
-        """Stage two: what the classifier reads in each box, cut from the frame as inference cuts it.
+    def name_frame_boxes(
+        self, image_bgr: np.ndarray, boxes: Sequence[Box]
+    ) -> tuple[list[tuple[Card | None, float]], Stretch]:
+        """Stage two as inference runs it: ``name_boxes`` at the stretch the frame reads best (``frame_stretch``),
+        and that stretch."""
+        named = self.name_boxes(image_bgr, boxes)
+        stretch = self.frame_stretch(image_bgr, boxes, named)
+        return (named, stretch) if stretch == AS_SHOWN else (self.name_boxes(image_bgr, boxes, stretch), stretch)
+
+    def frame_stretch(
+        self, image_bgr: np.ndarray, boxes: Sequence[Box], named: Sequence[tuple[Card | None, float]]
+    ) -> Stretch:
+        """How much wider or taller the frame's crops read best: as it shows them, unless the manifest lists
+        ``stretches``, the frame's boxes as ``named`` are in doubt (their surer half of cards under
+        ``STRETCH_DOUBT``), and at one of the stretches, each way, the surer half of the boxes' first views,
+        read once, beats the frame as it is by ``STRETCH_MARGIN``.
+
+        A frame resized without its aspect ratio (a 16:9 webcam frame stretched to a square, as photo datasets
+        are) squeezes every index alike, and the classifier, though it learned squeezed indices too, names far
+        fewer of them: the poker deck's photos narrowed to 0.56 of their width lost a fifth of their cards, and
+        a third of those came back read at the stretches tried (models/README.md, Session 35). A sure frame costs nothing more; a
+        doubtful one a reading of each box's first view at each stretch, in one batch.
+        """
+        manifest = self.manifest
+        if not manifest.stretches or not boxes or self.classifier is None:
+            return AS_SHOWN
+        if surer_half([probability for card, probability in named if card is not None]) >= STRETCH_DOUBT:
+            return AS_SHOWN
+        stretches = [AS_SHOWN, *((factor, 1.0) for factor in manifest.stretches)]
+        stretches += [(1.0, factor) for factor in manifest.stretches]
+        pad = manifest.crop_pad
+        crops = [manifest.index_views(image_bgr, box, pad, each)[0] for each in stretches for box in boxes]
+        readings = self.classifier.predict(crops).reshape(len(stretches), len(boxes), -1)
+        cards = np.array([class_id is not None for class_id in manifest.classifier_classes])
+        sureness = [surer_half(reading[:, cards].max(axis=1)) for reading in readings]
+        best = int(np.argmax(sureness))
+        return stretches[best] if sureness[best] - sureness[0] >= STRETCH_MARGIN else AS_SHOWN
+
+    def name_boxes(
+        self, image_bgr: np.ndarray, boxes: Sequence[Box], stretch: Stretch = AS_SHOWN
+    ) -> list[tuple[Card | None, float]]:
+        """Stage two: what the classifier reads in each box, cut from the frame (at ``stretch``) as inference
+        cuts it.
 
         Per box, the card it names (None for its no-card class) and that class's probability, averaged over the
         box's readings. A box is cut at ``crop_pad`` first; one its readings leave unsettled (``_settled``) is cut
@@ -167,7 +226,7 @@ class CardDetector:
                 todo = todo[~self._settled(totals[todo] / counts[todo])]
             if not len(todo):
                 break
-            views = [manifest.index_views(image_bgr, boxes[int(index)], pad) for index in todo]
+            views = [manifest.index_views(image_bgr, boxes[int(index)], pad, stretch) for index in todo]
             cut = [box_views[0] for box_views in views]
             if not number:
                 first_views = cut
@@ -236,7 +295,7 @@ class CardDetector:
                 for box, score, k in zip(boxes, fused.scores, fused.classes, strict=True)
                 if (class_id := manifest.detector_classes[int(k)]) is not None
             ]
-        named = self.name_boxes(image_bgr, boxes)
+        named, stretch = self.name_frame_boxes(image_bgr, boxes)
         corners: list[CornerEvidence | None] = [
             # the classifier's "none" class vetoes a detector false alarm; a weak label is dropped, not guessed
             CornerEvidence(card, box, float(score), probability)
@@ -245,11 +304,16 @@ class CardDetector:
             for box, score, (card, probability) in zip(boxes, fused.scores, named, strict=True)
         ]
         if manifest.stand_in_sure is not None:
-            self._read_stand_ins(image_bgr, fused, corners, manifest.stand_in_sure)
+            self._read_stand_ins(image_bgr, fused, corners, manifest.stand_in_sure, stretch)
         return [corner for corner in corners if corner is not None]
 
     def _read_stand_ins(
-        self, image_bgr: np.ndarray, fused: FusedBoxes, corners: list[CornerEvidence | None], sure: float
+        self,
+        image_bgr: np.ndarray,
+        fused: FusedBoxes,
+        corners: list[CornerEvidence | None],
+        sure: float,
+        stretch: Stretch = AS_SHOWN,
     ) -> None:
         """Fill each vetoed box's place in ``corners`` with its best stand-in read as a card ``sure``ly or
         more (by fused confidence), all stand-ins read in one batch."""
@@ -258,7 +322,7 @@ class CardDetector:
         if not asked:
             return
         weight, least = self.manifest.detector_weight, max(self.manifest.classifier_conf, sure)
-        readings = self.name_boxes(image_bgr, [box for _, (box, _) in asked])
+        readings = self.name_boxes(image_bgr, [box for _, (box, _) in asked], stretch)
         for (place, (box, score)), (card, probability) in zip(asked, readings, strict=True):
             if card is None or probability < least:
                 continue

@@ -522,7 +522,9 @@ class StagedDetector(Protocol):
 
     def cards_from(self, corners: Sequence[CornerEvidence], width: int, height: int) -> Detections: ...
 
-    def name_boxes(self, image_bgr: np.ndarray, boxes: Sequence[Box]) -> list[tuple[Card | None, float]]: ...
+    def name_frame_boxes(
+        self, image_bgr: np.ndarray, boxes: Sequence[Box]
+    ) -> tuple[list[tuple[Card | None, float]], tuple[float, float]]: ...
 
 
 def _staged(detector: Detector) -> StagedDetector | None:
@@ -531,7 +533,7 @@ def _staged(detector: Detector) -> StagedDetector | None:
 
 
 def _why_not_staged(detector: Detector) -> str | None:
-    needed = ("find_boxes", "read_corners", "name_boxes", "cards_from", "manifest")
+    needed = ("find_boxes", "read_corners", "name_frame_boxes", "cards_from", "manifest")
     if not all(hasattr(detector, name) for name in needed):
         return "per-stage figures need okgin's two-stage detector (CardDetector)"
     if getattr(detector, "classifier", None) is None:
@@ -550,10 +552,8 @@ def _read_in_stages(
     detections = detector.cards_from(detector.read_corners(image, found), width, height)
     index_boxes = [box for label in labels.cards for box in label.boxes]
     threshold = detector.manifest.classifier_conf
-    named = [
-        card if probability >= threshold else None
-        for card, probability in detector.name_boxes(image, [*index_boxes, *labels.non_cards])
-    ]
+    named_boxes, _ = detector.name_frame_boxes(image, [*index_boxes, *labels.non_cards])  # as inference names
+    named = [card if probability >= threshold else None for card, probability in named_boxes]
     readings = read_indices(labels, [box_from_row(row) for row in found.xyxy], named[: len(index_boxes)], photo)
     return detections, readings, sum(card is not None for card in named[len(index_boxes) :])
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from scorer.cards import CLASS_NAMES, Card, InvalidCardError
 from scorer.errors import OkginError
-from scorer.vision.crops import CROP_PAD, CROP_SIZE, index_views
+from scorer.vision.crops import AS_SHOWN, CROP_PAD, CROP_SIZE, Stretch, index_views
 from scorer.vision.types import Box
 
 BACKENDS: tuple[str, ...] = ("auto", "onnx", "openvino", "torch")
@@ -92,6 +92,9 @@ def card_classes(names: Any, none_class: str, key: str) -> tuple[int | None, ...
     return classes
 
 
+MAX_STRETCH = 3.0
+"""The most a manifest's ``stretches`` may widen a crop: past a 16:9 frame squeezed to a square (1.78) by far."""
+
 # manifest keys read into fields of the same name (``backend`` is ``preferred_backend``)
 _FILE_KEYS = ("detector", "detector_onnx", "classifier", "classifier_onnx")
 _SURE_KEYS = ("classifier_sure", "classifier_none_sure", "stand_in_sure", "veto_below")  # optional, in (0, 1]
@@ -106,6 +109,7 @@ _KNOWN_KEYS = frozenset(
         "crop_pad",
         "extra_crop_pads",
         "classifier_rotations",
+        "stretches",
         "veto_classifiers",
         *_OPTIONAL_KEYS,
         "names",
@@ -149,6 +153,7 @@ class ModelManifest:
     crop_pad: float = CROP_PAD
     extra_crop_pads: tuple[float, ...] = ()  # a box still unsure at crop_pad is cut at these too, readings averaged
     classifier_rotations: tuple[int, ...] = (0,)  # quarter turns of each crop whose class probabilities are averaged
+    stretches: tuple[float, ...] = ()  # a doubtful frame's crops are tried this much wider and taller too (detector.py)
     classifier_sure: float | None = None  # a crop read this surely at its first turn is not read at the others
     classifier_none_sure: float | None = None  # nor one first read as no index at least this surely
     stand_in_sure: float | None = None  # a box read as no card gives way to another look's box read this surely
@@ -191,6 +196,8 @@ class ModelManifest:
             raise ModelError(f"{where}: crop_pad and extra_crop_pads must lie in 0..1 (a share of the box's side)")
         if not self.classifier_rotations or not set(self.classifier_rotations) <= {0, 90, 180, 270}:
             raise ModelError(f"{where}: classifier_rotations must list some of 0, 90, 180, 270 degrees")
+        if not all(1 < factor <= MAX_STRETCH for factor in self.stretches):
+            raise ModelError(f"{where}: stretches must lie above 1 and at most {MAX_STRETCH} (times wider or taller)")
         for key in _SURE_KEYS:
             value = getattr(self, key)
             if value is not None and not 0 < value <= 1:
@@ -255,6 +262,7 @@ class ModelManifest:
                 "crop_pad": float(data.get("crop_pad", CROP_PAD)),
                 "extra_crop_pads": tuple(float(pad) for pad in data.get("extra_crop_pads", ())),
                 "classifier_rotations": tuple(int(turn) for turn in data.get("classifier_rotations", (0,))),
+                "stretches": tuple(float(factor) for factor in data.get("stretches", ())),
                 **{key: _optional_float(data.get(key)) for key in _SURE_KEYS},
                 "negative_below": _optional_float(data.get("negative_below")),
                 "negative_look_after": None
@@ -293,6 +301,8 @@ class ModelManifest:
         if self.extra_crop_pads:
             data["extra_crop_pads"] = list(self.extra_crop_pads)
         data["classifier_rotations"] = list(self.classifier_rotations)
+        if self.stretches:
+            data["stretches"] = list(self.stretches)
         for key in _OPTIONAL_KEYS:
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
@@ -327,16 +337,22 @@ class ModelManifest:
         partial.replace(self.path)
         return self.path
 
-    def index_views(self, image: np.ndarray, box: Box, pad: float | None = None) -> list[np.ndarray]:
+    def index_views(
+        self, image: np.ndarray, box: Box, pad: float | None = None, stretch: Stretch = AS_SHOWN
+    ) -> list[np.ndarray]:
         """The classifier's inputs for one box of a BGR frame, cut as this model reads it: its ``index_views``
-        at ``pad``, or by default at ``crop_pad`` and at each of ``extra_crop_pads``.
+        at ``pad``, or by default at ``crop_pad`` and at each of ``extra_crop_pads`` (at ``stretch``).
 
         A second margin around the box is a second look at another zoom: a detector's box is drawn loose or
         tight, and the averaged readings of both cuts name more indices right than the first cut's alone
         (models/README.md, Session 12).
         """
         pads = (self.crop_pad, *self.extra_crop_pads) if pad is None else (pad,)
-        return [view for each in pads for view in index_views(image, box, self.crop_size, each, self.negative_below)]
+        return [
+            view
+            for each in pads
+            for view in index_views(image, box, self.crop_size, each, self.negative_below, stretch)
+        ]
 
     def file(self, name: str | None, what: str) -> Path:
         """The path of a shipped file, checked to exist.
