@@ -180,8 +180,8 @@ class CardDetector:
         A frame resized without its aspect ratio (a 16:9 webcam frame stretched to a square, as photo datasets
         are) squeezes every index alike, and the classifier, though it learned squeezed indices too, names far
         fewer of them: the poker deck's photos narrowed to 0.56 of their width lost a fifth of their cards, and
-        a third of those came back read at the stretches tried (models/README.md, Session 35). A sure frame costs nothing more; a
-        doubtful one a reading of each box's first view at each stretch, in one batch.
+        a third of those came back read at the stretches tried (models/README.md, Session 35). A sure frame
+        costs nothing more; a doubtful one a reading of each box's first view at each stretch, in one batch.
         """
         manifest = self.manifest
         if not manifest.stretches or not boxes or self.classifier is None:
