@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from scorer.vision.boxes import FusedBoxes
+    from scorer.vision.crops import Stretch
     from scorer.vision.manifest import ModelManifest
     from scorer.vision.types import CornerEvidence, Detections
 
@@ -524,7 +525,7 @@ class StagedDetector(Protocol):
 
     def name_frame_boxes(
         self, image_bgr: np.ndarray, boxes: Sequence[Box]
-    ) -> tuple[list[tuple[Card | None, float]], tuple[float, float]]: ...
+    ) -> tuple[list[tuple[Card | None, float]], Stretch]: ...
 
 
 def _staged(detector: Detector) -> StagedDetector | None:
