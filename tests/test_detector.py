@@ -917,6 +917,41 @@ def test_a_doubtful_frame_is_read_at_the_stretch_its_indices_read_best(
     assert stub.seen == ([3, 3 * (1 + 2 * len(stretches))] if searched else [3]) + ([3] if stretch != (1, 1) else [])
 
 
+class GlyphBoxes(FittedLooks):
+    """A stand-in box model that boxes each dark glyph of the frame it is shown that is at least 0.3 as wide as
+    tall (an index as printed; squeezed to 0.56 of its width, a 16 x 32 glyph is not)."""
+
+    def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> Any:
+        self.shown.append(image)
+        dark = image.mean(axis=2) < 128
+        rows, columns = np.flatnonzero(dark.any(axis=1)), dark.any(axis=0).astype(int)
+        starts, ends = np.flatnonzero(np.diff(columns) == 1) + 1, np.flatnonzero(np.diff(columns) == -1) + 1
+        boxes = [
+            [left, rows[0], right, rows[-1] + 1]
+            for left, right in zip(starts, ends, strict=True)
+            if right - left >= 0.3 * (rows[-1] + 1 - rows[0])
+        ]
+        return np.array(boxes, np.float32).reshape(-1, 4), np.full(len(boxes), 0.9, np.float32), np.zeros(len(boxes))
+
+
+@pytest.mark.parametrize(("stretches", "found"), [([1.778], 3), ([], 1)])
+def test_a_frame_read_stretched_is_looked_at_stretched_too(
+    tiny_models: Path, tmp_path: Path, stretches: list[float], found: int
+) -> None:
+    fields = {"classifier_rotations": [0], "classifier_sure": 0.98, "classifier_none_sure": 0.5, "stretches": stretches}
+    detector = CardDetector(copy_models(tiny_models / "two-stage", tmp_path / "m", **fields))
+    detector.classifier = StubClassifier(lambda crop: {0: 0.99 if glyph_aspect(crop) > 0.75 else 0.6})
+    detector.boxes = looks = GlyphBoxes()
+    frame, boxes = tall_glyphs(0.5625)
+    frame[40:72, 22:34] = 20  # the first glyph 21 px wide as shot: boxed even squeezed, the other two only as shot
+    corners = sorted(detector.read_corners(frame), key=lambda corner: corner.box[0])
+    assert [shown.shape[:2] for shown in looks.shown] == [(120, 225)] + ([(96, 320)] if stretches else [])
+    assert len(corners) == found
+    # boxed in the frame stretched and shrunk to fit, told in the squeezed frame's own pixels
+    assert [list(corner.box) for corner in corners[1:]] == [pytest.approx(box, abs=1.5) for box in boxes[1:found]]
+    assert [corner.class_probability for corner in corners] == pytest.approx([0.99 if stretches else 0.6] * found)
+
+
 def test_the_surer_half_of_a_frame() -> None:
     assert surer_half([]) == 0.0
     assert surer_half([0.5, 0.7]) == pytest.approx(0.6)  # fewer than three: all of them

@@ -126,6 +126,27 @@ class CardDetector:
         # more of its indices in the frame's negative.
         return fuse_looks([found, *self.looks(np.invert(image_bgr))], manifest.iou)
 
+    def look_stretched(self, image_bgr: np.ndarray, found: FusedBoxes, stretch: Stretch) -> FusedBoxes:
+        """``found`` with the boxes of one more look at the frame made ``stretch`` wider and taller (at the
+        detector's own size, and in negative too for a deck printed light on dark), in the frame's pixels.
+
+        Where the classifier reads a frame best stretched (``frame_stretch``: a frame squeezed by a resize to a
+        square), the detector, which learned indices as printed, finds more of them in the frame as it was shot:
+        the poker deck narrowed to 0.56 of its width found 8 cards more so (models/README.md, Session 36).
+        """
+        import cv2
+
+        height, width = image_bgr.shape[:2]
+        across, down = stretch
+        frame = cv2.resize(image_bgr, (round(width * across), round(height * down)), interpolation=cv2.INTER_CUBIC)
+        shown = [frame, np.invert(frame)] if self.light_on_dark(image_bgr, found.arrays) else [frame]
+        looks = [
+            (in_frame_pixels(xyxy, each, image_bgr), scores, classes)
+            for each in shown
+            for xyxy, scores, classes in self.looks(each)
+        ]
+        return fuse_looks([found, *looks], self.manifest.iou)
+
     def looks(self, image_bgr: np.ndarray, size: int | None = None) -> list[BoxArrays]:
         """The detector's boxes (in frame pixels) for a look at a frame ``size`` px across (default: its own).
 
@@ -284,7 +305,9 @@ class CardDetector:
         ``found`` is stage one's answer (``find_boxes``, or ``find_corners`` without stand-ins) for this frame,
         when the caller has it already. A box the classifier reads as no card, or too unsurely, gives way to the
         best of its stand-ins that it reads as a card at least ``stand_in_sure`` surely: the box another look
-        drew around the whole index where the kept one holds only its pip (models/README.md, Session 16).
+        drew around the whole index where the kept one holds only its pip (models/README.md, Session 16). A frame
+        read best stretched (``name_frame_boxes``) is looked at once more so (``look_stretched``), and the boxes
+        that look adds are named at that stretch too.
         """
         manifest = self.manifest
         fused = self.find_boxes(image_bgr) if found is None else FusedBoxes.of(found)
@@ -296,6 +319,13 @@ class CardDetector:
                 if (class_id := manifest.detector_classes[int(k)]) is not None
             ]
         named, stretch = self.name_frame_boxes(image_bgr, boxes)
+        if stretch != AS_SHOWN:
+            fused = self.look_stretched(image_bgr, fused, stretch)
+            read = dict(zip(boxes, named, strict=True))
+            boxes = [box_from_row(row) for row in fused.xyxy]
+            new = [box for box in boxes if box not in read]
+            read.update(zip(new, self.name_boxes(image_bgr, new, stretch) if new else [], strict=True))
+            named = [read[box] for box in boxes]
         corners: list[CornerEvidence | None] = [
             # the classifier's "none" class vetoes a detector false alarm; a weak label is dropped, not guessed
             CornerEvidence(card, box, float(score), probability)
