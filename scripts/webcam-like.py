@@ -1,10 +1,11 @@
 """A labelled photo set as a webcam would give it: narrowed, noisy and compressed (a yardstick, not training data).
 
-    python scripts/webcam-like.py SOURCE DESTINATION [--narrow 0.75] [--noise 8] [--specks 0.004] [--quality 80]
+    python scripts/webcam-like.py SOURCE DEST [--narrow 0.75 | --square] [--noise 8] [--specks 0.004] [--quality 80]
 
 SOURCE holds ``images/``, ``labels/`` (YOLO boxes, which stay right under any resize) and ``classes.txt``;
-DESTINATION gets the same, each photo narrowed to ``--narrow`` of its width (a 16:9 webcam frame exported
-square is narrowed 0.56), given grey sensor noise of ``--noise`` levels (standard deviation), ``--specks`` of its
+DEST gets the same, each photo narrowed to ``--narrow`` of its width (a 16:9 webcam frame exported
+square is narrowed 0.56; with ``--square`` each photo is resized to a square of its shorter side, as a set exported
+at one square size is), given grey sensor noise of ``--noise`` levels (standard deviation), ``--specks`` of its
 pixels turned black or white (dead and hot pixels), and saved as JPEG at ``--quality``. The same arguments
 write the same set (the noise is seeded by ``--seed``), so ``okgin eval`` on it can compare two models.
 Narrowing and noise together cost the shipped model far more than either alone (models/README.md, Session 17),
@@ -23,11 +24,14 @@ import numpy as np
 from scorer.synth.camera import fixed_grain
 
 
-def webcam_like(image: np.ndarray, rng: np.random.Generator, narrow: float, noise: float, specks: float) -> np.ndarray:
-    """``image`` narrowed to ``narrow`` of its width, with grey noise of standard deviation ``noise`` and a
-    ``specks`` share of black or white pixels."""
+def webcam_like(
+    image: np.ndarray, rng: np.random.Generator, narrow: float | None, noise: float, specks: float
+) -> np.ndarray:
+    """``image`` narrowed to ``narrow`` of its width (None: squeezed to a square of its shorter side), with grey
+    noise of standard deviation ``noise`` and a ``specks`` share of black or white pixels."""
     height, width = image.shape[:2]
-    narrowed = cv2.resize(image, (max(1, round(width * narrow)), height), interpolation=cv2.INTER_AREA)
+    size = (max(1, round(width * narrow)), height) if narrow is not None else (min(width, height),) * 2
+    narrowed = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
     return fixed_grain(narrowed, rng, noise, specks)
 
 
@@ -35,7 +39,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("source", type=Path)
     parser.add_argument("destination", type=Path)
-    parser.add_argument("--narrow", type=float, default=0.75, help="width kept (default 0.75)")
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument("--narrow", type=float, default=0.75, help="width kept (default 0.75)")
+    shape.add_argument("--square", action="store_true", help="each photo squeezed to a square of its shorter side")
     parser.add_argument("--noise", type=float, default=8.0, help="grey noise, standard deviation (default 8)")
     parser.add_argument("--specks", type=float, default=0.004, help="share of black or white pixels (default 0.004)")
     parser.add_argument("--quality", type=int, default=80, help="JPEG quality (default 80)")
@@ -57,7 +63,7 @@ def main() -> None:
         out = args.destination / "images" / f"{photo.stem}.jpg"
         cv2.imwrite(
             str(out),
-            webcam_like(image, rng, args.narrow, args.noise, args.specks),
+            webcam_like(image, rng, None if args.square else args.narrow, args.noise, args.specks),
             [cv2.IMWRITE_JPEG_QUALITY, args.quality],
         )
         written += 1

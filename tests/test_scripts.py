@@ -46,6 +46,19 @@ def test_webcam_like_narrows_each_photo_keeps_its_labels_and_writes_the_same_set
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
+def test_webcam_like_squares_each_photo_as_a_set_exported_square_is(tmp_path: Path) -> None:
+    source = _photo_set(tmp_path / "source")
+    result = _webcam_like(source, tmp_path / "out", "--square", "--noise", "0", "--specks", "0", "--quality", "100")
+    assert result.returncode == 0, result.stderr
+    picture = cv2.imread(str(tmp_path / "out" / "images" / "photo0.jpg"))
+    assert picture.shape == (64, 64, 3)  # 80 x 64 squeezed to its shorter side
+    dark = picture.mean(axis=2) < 100
+    assert dark.any(axis=1).sum() == 20 and 7 <= dark.any(axis=0).sum() <= 9  # the glyph as tall, 0.8 as wide
+    assert (tmp_path / "out" / "labels" / "photo1.txt").read_text() == "3 0.31 0.31 0.125 0.31\n"
+    both = _webcam_like(source, tmp_path / "both", "--square", "--narrow", "0.5")
+    assert both.returncode != 0 and "not allowed with argument" in both.stderr
+
+
 def test_webcam_like_names_a_folder_that_is_not_a_photo_set(tmp_path: Path) -> None:
     result = _webcam_like(tmp_path, tmp_path / "out")
     assert result.returncode == 2
