@@ -21,6 +21,7 @@ import numpy as np
 
 from scorer.extras import MissingExtraError, require
 from scorer.vision.boxes import centre_xywh_to_corner_xywh, xywh_to_xyxy
+from scorer.vision.crops import AS_SHOWN, Stretch
 from scorer.vision.manifest import ModelError, ModelManifest
 
 MAX_DETECTIONS = 300
@@ -312,10 +313,11 @@ class Letterbox:
     pad_y: int
 
 
-def fit_within(image: np.ndarray, size: tuple[int, int], grow: bool = True) -> np.ndarray:
+def fit_within(image: np.ndarray, size: tuple[int, int], grow: bool = True, stretch: Stretch = AS_SHOWN) -> np.ndarray:
     """``image`` resized to fit ``size`` (height, width) with its aspect ratio kept, to the size ultralytics'
     ``LetterBox`` gives it: shrunk by averaging the pixels each output pixel covers, grown bilinearly (without
-    ``grow``, an image that fits already is returned as it is).
+    ``grow``, an image that fits already is returned as it is). With a ``stretch``, the image made that many times
+    wider and taller is fitted, in one resize (a 40-megapixel photo stretched whole first would take 200 MB).
 
     ultralytics shrinks bilinearly too, which samples a big frame's pixels rather than averaging them: its grain
     stays and thin strokes break, where the detector's training tiles were shrunk by area
@@ -324,15 +326,21 @@ def fit_within(image: np.ndarray, size: tuple[int, int], grow: bool = True) -> n
 
     >>> fit_within(np.zeros((1080, 1920, 3), np.uint8), (640, 640)).shape
     (360, 640, 3)
+    >>> fit_within(np.zeros((640, 640, 3), np.uint8), (640, 640), stretch=(1.778, 1.0)).shape
+    (360, 640, 3)
     """
     import cv2
 
     height, width = image.shape[:2]
-    ratio = min(size[0] / height, size[1] / width)
-    new_w, new_h = max(round(width * ratio), 1), max(round(height * ratio), 1)
-    if (new_w, new_h) == (width, height) or (ratio >= 1 and not grow):
+    across, down = stretch
+    ratio = min(size[0] / (height * down), size[1] / (width * across))
+    if not grow:
+        ratio = min(ratio, 1.0)
+    new_w, new_h = max(round(width * across * ratio), 1), max(round(height * down * ratio), 1)
+    if (new_w, new_h) == (width, height):
         return image
-    return cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_AREA if ratio < 1 else cv2.INTER_LINEAR)
+    shrunk = new_w <= width and new_h <= height
+    return cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_AREA if shrunk else cv2.INTER_LINEAR)
 
 
 def in_frame_pixels(xyxy: np.ndarray, fitted: np.ndarray, frame: np.ndarray) -> np.ndarray:

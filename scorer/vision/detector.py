@@ -134,16 +134,7 @@ class CardDetector:
         square), the detector, which learned indices as printed, finds more of them in the frame as it was shot:
         the poker deck narrowed to 0.56 of its width found 8 cards more so (models/README.md, Session 36).
         """
-        import cv2
-
-        height, width = image_bgr.shape[:2]
-        across, down = stretch
-        # straight to the size the detector looks at: a 40-megapixel photo stretched whole would take 200 MB
-        most_tall, most_wide = self.boxes.input_size()
-        scale = min(1.0, most_tall / (height * down), most_wide / (width * across))
-        size = (max(1, round(width * across * scale)), max(1, round(height * down * scale)))
-        shrunk = size[0] <= width and size[1] <= height
-        frame = cv2.resize(image_bgr, size, interpolation=cv2.INTER_AREA if shrunk else cv2.INTER_LINEAR)
+        frame = fit_within(image_bgr, self.boxes.input_size(), grow=False, stretch=stretch)
         shown = [frame, np.invert(frame)] if self.light_on_dark(image_bgr, found.arrays) else [frame]
         looks = [
             (in_frame_pixels(xyxy, each, image_bgr), scores, classes)
