@@ -134,17 +134,15 @@ class CardDetector:
         square), the detector, which learned indices as printed, finds more of them in the frame as it was shot:
         the poker deck narrowed to 0.56 of its width found 8 cards more so (models/README.md, Session 36).
         """
-        frame = fit_within(image_bgr, self.boxes.input_size(), grow=False, stretch=stretch)
-        shown = [frame, np.invert(frame)] if self.light_on_dark(image_bgr, found.arrays) else [frame]
-        looks = [
-            (in_frame_pixels(xyxy, each, image_bgr), scores, classes)
-            for each in shown
-            for xyxy, scores, classes in self.looks(each)
-        ]
+        negatives = (False, True) if self.light_on_dark(image_bgr, found.arrays) else (False,)
+        looks = [look for negative in negatives for look in self.looks(image_bgr, stretch=stretch, negative=negative)]
         return fuse_looks([found, *looks], self.manifest.iou)
 
-    def looks(self, image_bgr: np.ndarray, size: int | None = None) -> list[BoxArrays]:
-        """The detector's boxes (in frame pixels) for a look at a frame ``size`` px across (default: its own).
+    def looks(
+        self, image_bgr: np.ndarray, size: int | None = None, stretch: Stretch = AS_SHOWN, negative: bool = False
+    ) -> list[BoxArrays]:
+        """The detector's boxes (in frame pixels) for a look at a frame ``size`` px across (default: its own), made
+        ``stretch`` wider and taller first and, with ``negative``, looked at in negative once fitted.
 
         A bigger frame is shrunk to that size here (``fit_within``). At the detector's own size, where the frame's
         grain is above the manifest's ``grain_median_above`` (``grain_level``), the detector looks at it
@@ -156,7 +154,9 @@ class CardDetector:
         """
         import cv2
 
-        fitted = fit_within(image_bgr, self.boxes.input_size(size), grow=False)
+        fitted = fit_within(image_bgr, self.boxes.input_size(size), grow=False, stretch=stretch)
+        if negative:
+            fitted = np.invert(fitted)
         shown = [fitted]
         limit = self.manifest.grain_median_above
         if size is None and limit is not None and grain_level(fitted) > limit:
