@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from scorer.cards import CLASS_NAMES, Card, DuplicateCardError, parse_cards
 from scorer.cli import main
-from scorer.synth import faces
+from scorer.synth import faces, procedural
 from scorer.synth.dataset import split_of, write_dataset
 from scorer.synth.scene import (
     Placement,
@@ -231,6 +231,19 @@ def test_cli_errors_are_messages_not_tracebacks(tmp_path: Path, monkeypatch: pyt
     assert result.exit_code == 2 and "apt-get install" in result.output
     result = runner.invoke(main, ["data", "preview", str(tmp_path)])
     assert result.exit_code != 0 and "no images" in result.output
+
+
+def test_generate_names_its_fonts_and_warns_when_few(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    arguments = ["data", "generate", "--n", "1", "--procedural-fraction", "1", "--width-range", "640", "640"]
+    result = CliRunner().invoke(main, [*arguments, "--out", str(tmp_path / "all")])
+    fonts = len(procedural.rank_fonts("train"))
+    assert result.exit_code == 0 and f"procedural styles from {fonts} train rank fonts" in result.output
+    assert ("warning" in result.stderr) == (fonts < procedural.FEW_RANK_FONTS)
+    three = procedural.rank_fonts("train")[:3]
+    monkeypatch.setattr(procedural, "rank_fonts", lambda pool: three)
+    result = CliRunner().invoke(main, [*arguments, "--out", str(tmp_path / "few")])
+    assert result.exit_code == 0 and "warning: only 3 train fonts draw ranks here" in result.stderr
+    assert "procedural styles from 3 train rank fonts" in result.output
 
 
 def test_truth_json_round_trips_cards(config: SceneConfig) -> None:

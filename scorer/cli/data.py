@@ -162,13 +162,33 @@ def generate(
         keyboard_fraction=keyboard_fraction,
     )
     try:
+        fonts = _rank_font_count(style_pool) if procedural_fraction > 0 else None
         summary = write_dataset(out_dir, count, seed, config, val_fraction, workers, progress=True)
     except FacesUnavailableError as error:
         raise UserError(str(error)) from error
+    drawn = "" if fonts is None else f", procedural styles from {fonts} {style_pool} rank fonts"
     click.echo(
         f"wrote {summary.images['train']} train + {summary.images['val']} val images, {summary.labels} index labels "
-        f"({summary.cards} cards placed) to {out_dir}; train with data={out_dir / 'data.yaml'}"
+        f"({summary.cards} cards placed{drawn}) to {out_dir}; train with data={out_dir / 'data.yaml'}"
     )
+
+
+def _rank_font_count(pool: str) -> int:
+    """How many fonts draw the procedural styles' ranks in ``pool`` here, warning where the font packages are
+    missing: the scenes of a seed then differ from those a machine with them renders.
+
+    :raises FacesUnavailableError: when no font of the pool draws them.
+    """
+    from scorer.synth import procedural
+
+    count = len(procedural.rank_fonts(pool))
+    if count < procedural.FEW_RANK_FONTS:
+        click.echo(
+            f"warning: only {count} {pool} fonts draw ranks here (Debian's font packages missing? bash "
+            "scripts/system-packages.sh): these scenes differ, seed for seed, from those of a machine with them",
+            err=True,
+        )
+    return count
 
 
 @data.command()

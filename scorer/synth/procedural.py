@@ -44,6 +44,11 @@ POOLS = ("train", "heldout")
 HELDOUT_SHARE = 5
 """One font family in this many goes to the held-out pool."""
 
+FEW_RANK_FONTS = 20
+"""A pool with fewer rank fonts than this means a machine without Debian's font packages, whose scenes differ seed
+for seed from those of a machine with them: a bare Debian gave 18 train and 4 held-out rank fonts, the same machine
+after ``scripts/system-packages.sh`` 363 and 46 (models/README.md, Session 39)."""
+
 SUIT_CHARACTERS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
 _RANK_TEXT = {1: "A", 11: "J", 12: "Q", 13: "K"}
 _PROBE_TEXT = "AJQK0123456789"
