@@ -8,7 +8,7 @@ activations' ranges are measured on what inference sees: val frames letterboxed 
 manifest's sizes, and crops of their labelled indices and of what the detector finds, at each of the
 manifest's turns. The manifest is then pointed at the int8 files; the float ones stay beside them.
 
-A tool, not a default: no shipped model runs int8 (models/README.md, Session 5, says what was measured).
+A tool, not a default: no shipped model runs int8 (models/HISTORY.md, Session 5, says what was measured).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ CROP_BATCH = 64
 PARTS = ("detector", "classifier")
 DEFAULT_PARTS = ("classifier",)
 """The detector stays float unless asked: in session 5 the int8 detector and an int8 classifier each read
-poker-cards-fmjio as well as the float ones, but together they invented 7 more cards (models/README.md)."""
+poker-cards-fmjio as well as the float ones, but together they invented 7 more cards (models/HISTORY.md, Session 5)."""
 
 
 class QuantizeError(ModelError):

@@ -66,37 +66,37 @@ scenes this lifted the v4 model's best card F1 from 0.891 (one reading) to 0.906
 
 CLASSIFIER_SURE = 0.98
 """A crop read at least this surely at its first turn is not turned: on the rendered benchmark frames over half
-the crops are, and on every yardstick the session-8 model read exactly as well with it (models/README.md,
+the crops are, and on every yardstick the session-8 model read exactly as well with it (models/HISTORY.md,
 Session 9). At 0.95 and below the black deck lost cards the turns had caught."""
 
 CLASSIFIER_NONE_SURE = 0.5
 """Nor is a crop first read as no index at even odds or better: turning such a crop can only make it a card, and
 most are the detector's false alarms. On every yardstick the session-8 model read as well or better with it, in
-a tenth fewer readings (models/README.md, Session 9). Below even odds, `none` may lead a split among cards
+a tenth fewer readings (models/HISTORY.md, Session 9). Below even odds, `none` may lead a split among cards
 that the turns settle."""
 
 EXTRA_CROP_PADS = (0.1,)
 """A box its first cut (``CROP_PAD``'s 0.25 margin) leaves unsettled is cut again with a 0.1 margin, and the
 readings of both cuts are averaged (``CardDetector.name_boxes``): with the session-8 networks that read every
-yardstick as well or better, the poker deck 0.987 against 0.978 (models/README.md, Session 12). Margins of 0.05
+yardstick as well or better, the poker deck 0.987 against 0.978 (models/HISTORY.md, Session 12). Margins of 0.05
 and 0.15 read the black deck worse than 0.1; a third cut read worse than two."""
 
 STAND_IN_SURE = 0.98
 """A box read as no card gives way to a box another look found for the same index, read as a card at least this
-surely (``CardDetector.read_corners``): every yardstick read as well or better with it (models/README.md,
+surely (``CardDetector.read_corners``): every yardstick read as well or better with it (models/HISTORY.md,
 Session 16)."""
 
 NEGATIVE_LOOK_AFTER = 2
 """Two sure light-on-dark indices in a frame and it is looked at in negative as well (``CardDetector.find_boxes``):
 on the black deck that found 84% of the labelled indices, against 77%, and only one of the poker deck's 88 photos
-shows two (models/README.md, Session 11)."""
+shows two (models/HISTORY.md, Session 11)."""
 
 GRAIN_MEDIAN_ABOVE = 4.5
 """A frame whose grain at the detector's size is above this many grey levels (``grain_level``) is looked at
 median-filtered as well (``CardDetector.looks``): on grainy training-pool scenes that found more cards at 3, 4
 and 4.5, and 4.5 takes the second look at one of the benchmark's 40 rendered frames, 3 at ten. It read the
 webcam-like photos at F1 0.950 against 0.928, the held-out styles better and every real set the same (no real
-photo measures over 3.2; models/README.md, Session 19)."""
+photo measures over 3.2; models/HISTORY.md, Session 19)."""
 
 COMPLETE_MARKER = "COMPLETE"
 
@@ -166,7 +166,7 @@ def noisy_at_detector_scale(image: np.ndarray, rng: np.random.Generator) -> np.n
 
     A scene's camera noise is drawn at its full size (640 to 1920 px wide), and shrinking it to the detector's
     640 px averages most of it away; a webcam frame of 640 px, or one stretched to a 640 px square, keeps all of
-    it, and on such frames the detector missed big, plain indices (models/README.md, Session 18).
+    it, and on such frames the detector missed big, plain indices (models/HISTORY.md, Session 18).
     """
     from scorer.synth.camera import salt_and_pepper, sensor_noise
 
@@ -734,7 +734,7 @@ def average_weights(weights: Sequence[Path], model_dir: Path) -> Path:
 
     The weights must be runs fine-tuned from one start (a "model soup"): such runs on other scenes, or with
     other negatives, err in different places, and their average kept the gains of each on the real photos
-    where each alone lost on some set (models/README.md, Session 8). Averages of unrelated runs are noise.
+    where each alone lost on some set (models/HISTORY.md, Session 8). Averages of unrelated runs are noise.
 
     :raises TrainingError: for fewer than two files, an unreadable one, or weights of other kinds or shapes.
     """

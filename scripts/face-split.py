@@ -1,5 +1,5 @@
 """Card F1 of generated scenes split by face (dark or light) and kind (table or close-up): the held-out table in
-models/README.md, Session 15.
+models/HISTORY.md, Session 15.
 
     okgin eval --images SCENES/images/val --labels SCENES/labels/val --plots DIR --no-stages
     python scripts/face-split.py DIR/per-image.json SCENES/meta/val

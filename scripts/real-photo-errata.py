@@ -8,7 +8,7 @@ A model that reads such a card right is counted as inventing one, and one that m
 finding one. The errata name each such label, checked by eye on the photo; only certain ones are listed (an index
 cut by the photo's edge whose suit cannot be told is left alone). The yardstick itself is never edited: the
 figures a candidate is judged by stay those of the set as published, and this copy gives the same set's figures
-as labelled right, beside them (models/README.md, Session 25).
+as labelled right, beside them (models/HISTORY.md, Session 25).
 
 Each row: ``set`` (the folder name of SOURCE it applies to), ``photo`` (the start of one photo's file name),
 ``change`` (``relabel``: every label of card ``labelled`` becomes ``card``; ``add``: a box ``x1 y1 x2 y2`` in

@@ -9,7 +9,7 @@ and with round clubs on a trumpet foot (``procedural.ROUND_CLUB_SHARE``'s shapes
 Each face lies on a white desk, scaled so that its index is 20, 30 or 45 px tall, sharp or blurred by 0.8 px,
 JPEG 75, and its index box is read as inference reads it (``CardDetector.name_boxes``). Prints, per shape, size
 and blur, the share of those indices named right and the share named the other black suit. It measures the
-classifier on pip shapes alone: the real deck's photos say how much that matters (models/README.md, Session 20).
+classifier on pip shapes alone: the real deck's photos say how much that matters (models/HISTORY.md, Session 20).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ square is narrowed 0.56; with ``--square`` each photo is resized to a square of 
 at one square size is), given grey sensor noise of ``--noise`` levels (standard deviation), ``--specks`` of its
 pixels turned black or white (dead and hot pixels), and saved as JPEG at ``--quality``. The same arguments
 write the same set (the noise is seeded by ``--seed``), so ``okgin eval`` on it can compare two models.
-Narrowing and noise together cost the shipped model far more than either alone (models/README.md, Session 17),
+Narrowing and noise together cost the shipped model far more than either alone (models/HISTORY.md, Session 17),
 and a real deck seen so says more about a webcam over a real table than rendered scenes do.
 """
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every yardstick a candidate model is measured on, one block per set, then both real sets pooled:
-# the figures in models/README.md ("Yardsticks") come from this command.
+# the figures of models/README.md ("The shipped model on every set") and each session's "Yardsticks" in models/HISTORY.md come from this command.
 #
 #   bash scripts/yardsticks.sh [MODEL_DIR] [HELD_OUT_SCENES]
 #

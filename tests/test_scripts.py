@@ -114,7 +114,7 @@ def test_the_checkouts_errata_fit_the_real_photos(tmp_path: Path, name: str) -> 
 
 
 def test_suit_shapes_reads_the_shipped_models_clubs_and_spades_per_pip_shape() -> None:
-    """The pips drawn before session 20 are read right (0.99 with six styles, models/README.md, Session 20);
+    """The pips drawn before session 20 are read right (0.99 with six styles, models/HISTORY.md, Session 20);
     the round clubs are printed beside them, each row a share of 26 indices."""
     from scorer.synth import procedural
     from scorer.synth.faces import FacesUnavailableError

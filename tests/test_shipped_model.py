@@ -51,7 +51,7 @@ def test_reads_rendered_tables_of_several_decks(detector, scene_config: SceneCon
 
 def test_reads_decks_printed_light_on_dark(detector, scene_config: SceneConfig) -> None:  # type: ignore[no-untyped-def]
     """Each design's table turned into a black deck: in plain negative (white and cyan ink on black faces) and
-    in lightness negative (white and red ink on black). Measured (models/README.md, Session 12): mean F1 0.975,
+    in lightness negative (white and red ink on black). Measured (models/HISTORY.md, Session 12): mean F1 0.975,
     the worst frame 0.923; 0.96 and 0.895 with one cut of each box (Session 11); without reading them in negative
     0.84, the worst 0.48 (bellot)."""
     from scorer.vision.crops import lightness_negative
@@ -84,7 +84,7 @@ def _held_out_styles(dark: bool, count: int = 1) -> list[str]:
 
 
 DARK_STYLES_MEAN_F1 = 0.85
-"""Ten dark-faced held-out decks are read at a mean card F1 of at least this. Measured (models/README.md,
+"""Ten dark-faced held-out decks are read at a mean card F1 of at least this. Measured (models/HISTORY.md,
 Session 12): 0.876; 0.864 with one cut of each box, and 0.853 without the negative readings either (Session 11);
 one deck alone moves by up to 0.3 either way."""
 
@@ -99,7 +99,7 @@ def test_reads_dark_faced_decks_in_fonts_it_never_trained_on(detector, scene_con
 
 def test_reads_a_phone_close_up_of_big_cards(detector, scene_config: SceneConfig) -> None:  # type: ignore[no-untyped-def]
     """A close-up's index is a sixth of the frame; the sideways ace of clubs was missed by every model shipped
-    before session 16's detector (a strict xfail until then; models/README.md, Session 16)."""
+    before session 16's detector (a strict xfail until then; models/HISTORY.md, Session 16)."""
     from scorer.synth.scene import render_closeup_scene
 
     config = dataclasses.replace(scene_config, macro_fraction=1.0)

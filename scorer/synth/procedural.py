@@ -47,7 +47,7 @@ HELDOUT_SHARE = 5
 FEW_RANK_FONTS = 20
 """A pool with fewer rank fonts than this means a machine without Debian's font packages, whose scenes differ seed
 for seed from those of a machine with them: a bare Debian gave 18 train and 4 held-out rank fonts, the same machine
-after ``scripts/system-packages.sh`` 363 and 46 (models/README.md, Session 39)."""
+after ``scripts/system-packages.sh`` 363 and 46 (models/HISTORY.md, Session 39)."""
 
 SUIT_CHARACTERS = {"C": "\u2663", "D": "\u2666", "H": "\u2665", "S": "\u2660"}
 _RANK_TEXT = {1: "A", 11: "J", 12: "Q", 13: "K"}
@@ -224,7 +224,7 @@ ROUND_CLUB_SHARE = 0.5
 """The share of parametric styles whose clubs have big overlapping lobes on a trumpet foot (their spades on the
 same foot), as on most poker decks and the black deck of rf-zk7wu-phone. Trained on clubs with lobes that just
 touch and straight stems only, the shipped classifier named half of such clubs and spades the other suit, sharp
-and 45 px tall (``scripts/suit-shapes.py``, models/README.md, Session 20)."""
+and 45 px tall (``scripts/suit-shapes.py``, models/HISTORY.md, Session 20)."""
 
 
 CROWDED_PIPS_SHARE = 0.25

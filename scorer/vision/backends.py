@@ -321,7 +321,7 @@ def fit_within(image: np.ndarray, size: tuple[int, int], grow: bool = True, stre
 
     ultralytics shrinks bilinearly too, which samples a big frame's pixels rather than averaging them: its grain
     stays and thin strokes break, where the detector's training tiles were shrunk by area
-    (``scorer.training``). Shrunk by area, the held-out scenes' indices were found more often (models/README.md,
+    (``scorer.training``). Shrunk by area, the held-out scenes' indices were found more often (models/HISTORY.md,
     Session 19).
 
     >>> fit_within(np.zeros((1080, 1920, 3), np.uint8), (640, 640)).shape
@@ -482,7 +482,7 @@ class OnnxCropModel:
 
     Both ONNX backends classify with ONNX Runtime. OpenVINO was no faster in float32, its batches change shape
     with every frame (each a new network to compile), and in bfloat16 it lost cards on the black deck
-    (models/README.md, Session 10).
+    (models/HISTORY.md, Session 10).
     """
 
     def __init__(self, path: Path, imgsz: int) -> None:

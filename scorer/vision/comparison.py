@@ -31,7 +31,7 @@ from scorer.vision.evaluate import EvalReport, ImageResult
 
 RESAMPLES = 2000
 """Bootstrap resamples. The interval's ends still move by about 0.001 between seeds (rf-zk7wu-phone, Session 33's
-Z8 against D7: low end -0.0112 to -0.0100, high end 0.0186 to 0.0203 over seeds 0 to 5; models/README.md, Session
+Z8 against D7: low end -0.0112 to -0.0100, high end 0.0186 to 0.0203 over seeds 0 to 5; models/HISTORY.md, Session
 34): a third decimal place, not a second, is noise."""
 
 CHANGED_SHOWN = 10

@@ -26,7 +26,7 @@ AS_SHOWN: Stretch = (1.0, 1.0)
 NEGATIVE_BELOW = 0.4
 """An index whose ``light_share`` is under this is printed light on a dark face, and is read in negative as well.
 Of the labelled indices of the real photos, 90% of the black deck's are under it, 1% of the poker deck's and 2%
-of the close-ups' (models/README.md, Session 11)."""
+of the close-ups' (models/HISTORY.md, Session 11)."""
 
 
 def corner_crop_box(box: Box, pad: float = CROP_PAD, stretch: Stretch = AS_SHOWN) -> Box:
@@ -103,7 +103,7 @@ def index_views(
 
     The classifier learned mostly dark ink on light cards: a black deck's light indices read far better with
     the negative's reading averaged in, while rendered dark faces, which it learned as they are, still read
-    as well (models/README.md, Session 11). The negative comes first because it is the view read surely most
+    as well (models/HISTORY.md, Session 11). The negative comes first because it is the view read surely most
     often, and inference reads the others only when the first leaves a box in doubt (``CardDetector.name_boxes``).
     """
     crop = corner_crop(image, box, size, pad, stretch)

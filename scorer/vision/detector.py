@@ -49,7 +49,7 @@ STRETCH_DOUBT = 0.97
 
 STRETCH_MARGIN = 0.03
 """A stretch is taken only when its surer half of indices reads this much more surely than the frame as it is.
-Chosen on the real photos (models/README.md, Session 35): without it the black deck read worse."""
+Chosen on the real photos (models/HISTORY.md, Session 35): without it the black deck read worse."""
 
 
 def surer_half(probabilities: Sequence[float] | np.ndarray) -> float:
@@ -132,7 +132,7 @@ class CardDetector:
 
         Where the classifier reads a frame best stretched (``frame_stretch``: a frame squeezed by a resize to a
         square), the detector, which learned indices as printed, finds more of them in the frame as it was shot:
-        the poker deck narrowed to 0.56 of its width found 8 cards more so (models/README.md, Session 36).
+        the poker deck narrowed to 0.56 of its width found 8 cards more so (models/HISTORY.md, Session 36).
         """
         negatives = (False, True) if self.light_on_dark(image_bgr, found.arrays) else (False,)
         looks = [look for negative in negatives for look in self.looks(image_bgr, stretch=stretch, negative=negative)]
@@ -150,7 +150,7 @@ class CardDetector:
         small frame's own scale, hid big plain indices from the detector, which learned on tiles whose noise
         shrinking had averaged away. On grainy rendered scenes the filtered look alone found fewer cards than
         the plain one, the two together more. A coarser look is not filtered: shrinking averages the grain, and
-        at half the size the estimate counts a table's texture as grain (models/README.md, Session 19).
+        at half the size the estimate counts a table's texture as grain (models/HISTORY.md, Session 19).
         """
         import cv2
 
@@ -197,7 +197,7 @@ class CardDetector:
         A frame resized without its aspect ratio (a 16:9 webcam frame stretched to a square, as photo datasets
         are) squeezes every index alike, and the classifier, though it learned squeezed indices too, names far
         fewer of them: the poker deck's photos narrowed to 0.56 of their width lost a fifth of their cards, and
-        a third of those came back read at the stretches tried (models/README.md, Session 35). A sure frame
+        a third of those came back read at the stretches tried (models/HISTORY.md, Session 35). A sure frame
         costs nothing more; a doubtful one a reading of each box's first view at each stretch, in one batch.
         """
         manifest = self.manifest
@@ -226,7 +226,7 @@ class CardDetector:
         at each of ``extra_crop_pads`` as well, and read again: a sure reading rarely changes, and most boxes are
         sure. Of each cut's views (``index_views``: a light-on-dark index in negative first, then as printed) the
         first is read, and the others only where it leaves the box unsettled: a black deck's index is mostly
-        read surely in negative, and its printed view then changed no yardstick figure (models/README.md,
+        read surely in negative, and its printed view then changed no yardstick figure (models/HISTORY.md,
         Session 13).
 
         :raises ModelError: for a one-stage model, which has no classifier.
@@ -272,7 +272,7 @@ class CardDetector:
 
         A classifier taught hard negatives (keyboards seen edge-on) reads the classifier's doubtful false cards
         on them as no card, but it reads suits worse (spades as clubs), and averaged with the classifier, in
-        weights or in readings, it cost the poker deck's and the webcam-like photos' suits (models/README.md,
+        weights or in readings, it cost the poker deck's and the webcam-like photos' suits (models/HISTORY.md,
         Session 31). A veto alone takes no name from the classifier, and asked once a doubtful box, at its
         first cut and turn, it costs little: most boxes are read surely, as a card or as none.
         """
@@ -301,7 +301,7 @@ class CardDetector:
         ``found`` is stage one's answer (``find_boxes``, or ``find_corners`` without stand-ins) for this frame,
         when the caller has it already. A box the classifier reads as no card, or too unsurely, gives way to the
         best of its stand-ins that it reads as a card at least ``stand_in_sure`` surely: the box another look
-        drew around the whole index where the kept one holds only its pip (models/README.md, Session 16). A frame
+        drew around the whole index where the kept one holds only its pip (models/HISTORY.md, Session 16). A frame
         read best stretched (``name_frame_boxes``) is looked at once more so (``look_stretched``), and the boxes
         that look adds are named at that stretch too.
         """

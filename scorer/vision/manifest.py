@@ -345,7 +345,7 @@ class ModelManifest:
 
         A second margin around the box is a second look at another zoom: a detector's box is drawn loose or
         tight, and the averaged readings of both cuts name more indices right than the first cut's alone
-        (models/README.md, Session 12).
+        (models/HISTORY.md, Session 12).
         """
         pads = (self.crop_pad, *self.extra_crop_pads) if pad is None else (pad,)
         return [
