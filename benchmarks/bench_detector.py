@@ -18,7 +18,10 @@ This machine's speed varies from day to day (the same model took 39 ms one sessi
 another) and within a run, so each backend is also timed in the same run as the plain design of
 session 1 (one look at the frame, one reading of each crop), frame by frame in turn with the model:
 the ratio is what the coarse look and the turned readings cost, whatever the machine. ``--against
-DIR`` times another model (the one shipped before, say) in the same rotation.
+DIR`` times another model (the one shipped before, say) in the same rotation. Every backend is timed in that
+one rotation too, and its ``/ auto`` column is its time over the first backend's (the one ``auto`` takes): one
+backend run after another on a shared machine once read 1.46 times apart one way, and 1.35 the other way when
+timed again alone.
 """
 
 from __future__ import annotations
@@ -167,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     frames, shown = benchmark_frames(args.frames, args.decks)
     print(f"{len(frames)} frames of {WIDTH}x{HEIGHT}: {shown}")
     header = f"{'backend':<10}{'median ms':>10}{'p90 ms':>9}{'frames/s':>10}{'cards':>7}{'F1 real':>9}"
-    print(f"{header}{'plain ms':>10}{'ratio':>7}" + ("" if against is None else f"{'against ms':>12}{'ratio':>7}"))
+    against_header = "" if against is None else f"{'against ms':>12}{'ratio':>7}"
+    print(f"{header}{'plain ms':>10}{'ratio':>7}{'/ auto':>8}{against_header}")
+    loaded: list[tuple[str, list[CardDetector]]] = []
     for backend in backends:
         try:
             detector = CardDetector(manifest.directory, backend=backend)
@@ -177,7 +182,13 @@ def main(argv: list[str] | None = None) -> int:
         except ModelError as error:
             print(f"{backend:<10} unavailable: {error}")
             continue
-        (median, p90, cards), (plain, _, _), *other = time_detectors([detector, *others], frames)
+        loaded.append((backend, [detector, *others]))
+    # every backend's detectors in one rotation, so that a machine slowing down part-way slows them all alike
+    timed = iter(time_detectors([each for _, detectors in loaded for each in detectors], frames))
+    default_median = None
+    for backend, (detector, *others) in loaded:
+        (median, p90, cards), (plain, _, _), *other = (next(timed) for _ in range(1 + len(others)))
+        default_median = default_median or median
         f1 = "-"
         if not args.no_eval and (args.photos / "images").is_dir():
             report = evaluate_dataset(
@@ -186,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
             f1 = f"{report.f1:.2f}"
         row = f"{backend:<10}{median:>10.1f}{p90:>9.1f}{1000 / median:>10.1f}{cards:>7.1f}{f1:>9}"
         compared = "".join(f"{ms:>12.1f}{median / ms:>7.2f}" for ms, _, _ in other)
-        print(f"{row}{plain:>10.1f}{median / plain:>7.2f}{compared}")
+        print(f"{row}{plain:>10.1f}{median / plain:>7.2f}{median / default_median:>8.2f}{compared}")
         if backend == backends[0] and detector.manifest.negative_look_after is not None:
             time_light_on_dark(detector, frames)
         if backend == backends[0] and detector.manifest.grain_median_above is not None:

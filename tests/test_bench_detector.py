@@ -95,3 +95,31 @@ def test_changed_frames_are_timed_in_turn_with_the_frames_as_they_are(capsys: py
     time_against_frames(Seeing(), frames, grainy, "with grain (looked at filtered too on 3")  # type: ignore[arg-type]
     assert seen == [0, 9] * 3
     assert "the frames with grain (looked at filtered too on 3 of 3): " in capsys.readouterr().out
+
+
+def test_every_backend_is_timed_in_one_rotation(
+    tiny_models: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Backends timed one after another on a shared machine read 1.46 times apart one way and 1.35 the other when
+    timed again: so every backend's model and plain design take each frame in one rotation, and each row says its
+    time over the default backend's."""
+    import bench_detector
+
+    rotations: list[list[str]] = []
+
+    def recorded(detectors: list[CardDetector], frames: list[np.ndarray]) -> list[tuple[float, float, float]]:
+        rotations.append([detector.backend_name for detector in detectors])
+        return [(10.0 * (1 + index // 2), 20.0, 1.0) for index in range(len(detectors))]
+
+    monkeypatch.setattr(bench_detector, "time_detectors", recorded)
+    monkeypatch.setattr(
+        bench_detector, "benchmark_frames", lambda count, decks: ([np.zeros((72, 128, 3), np.uint8)], "x")
+    )
+    monkeypatch.setattr(bench_detector, "time_light_on_dark", lambda detector, frames: None)
+    monkeypatch.setattr(bench_detector, "time_grainy", lambda detector, frames: None)
+    assert bench_detector.main(["--model", str(tiny_models / "two-stage"), "--frames", "1", "--no-eval"]) == 0
+    backends = bench_detector.available_backends(bench_detector.ModelManifest.load(tiny_models / "two-stage"))
+    assert len(backends) > 1
+    assert rotations == [[backend for backend in backends for _ in ("model", "plain")]]
+    rows = [line.split() for line in capsys.readouterr().out.splitlines() if line.split()[:1] == [backends[1]]]
+    assert rows and rows[0][-1] == "2.00"  # its 20 ms over the default's 10
