@@ -12,7 +12,7 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
-from scorer.errors import OkginError
+from scorer.errors import OkginError, shown
 
 RANKS: tuple[str, ...] = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS: tuple[str, ...] = ("C", "D", "H", "S")
@@ -33,6 +33,10 @@ _SHORT = re.compile(r"^(10|[2-9TtJjQqKkAa1])\s*([CDHScdhs♣♧♦♢♥♡♠�
 _LONG = re.compile(r"^(\w+)\s+of\s+(\w+)$", re.IGNORECASE)
 _TOKEN = re.compile(r"\w+\s+of\s+\w+|[^\s,;]+", re.IGNORECASE)
 """One card in a line of text: a word form ("ace of spades", "10 of hearts") or a run of non-separators."""
+
+MAX_CARDS_TEXT = 2000
+"""The longest text read as a list of cards: the 52 cards in words ("ace of clubs, two of clubs, ...") take 843
+characters, and a longer text is refused before it is read (a client could send megabytes of it)."""
 
 ACCEPTED_FORMS = "rank A 2-10 J Q K (or T for 10) then suit C D H S or ♣ ♦ ♥ ♠, e.g. AS, 10h, Th, Q♥, 'ace of spades'"
 
@@ -78,7 +82,7 @@ class Card:
             word_rank = _RANK_WORDS.get(rank_text) or _rank_of(rank_text)
             if word_rank is not None and suit_text in _SUIT_WORDS:
                 return cls(SUITS.index(_SUIT_WORDS[suit_text]), word_rank)
-        raise InvalidCardError(f"unknown card {token!r}: expected {ACCEPTED_FORMS}")
+        raise InvalidCardError(f"unknown card {shown(token)}: expected {ACCEPTED_FORMS}")
 
     @property
     def suit(self) -> str:
@@ -142,10 +146,14 @@ def parse_cards(text: str | Iterable[str], where: str = "hand") -> list[Card]:
     >>> parse_cards("ace of spades, 10 of hearts QD")
     [Card.parse('AS'), Card.parse('10H'), Card.parse('QD')]
 
-    :raises InvalidCardError: for an unknown token.
+    :raises InvalidCardError: for an unknown token, or more cards (or text) than a deck holds.
     :raises DuplicateCardError: when a card appears twice (``where`` names the cards in the message).
     """
+    if isinstance(text, str) and len(text) > MAX_CARDS_TEXT:
+        raise InvalidCardError(f"{where}: {len(text)} characters, more than the whole deck written out takes")
     tokens = _TOKEN.findall(text) if isinstance(text, str) else list(text)
+    if len(tokens) > len(DECK):
+        raise InvalidCardError(f"{where}: {len(tokens)} cards, more than a deck holds ({len(DECK)})")
     cards = [Card.parse(token) for token in tokens if token and token.strip()]
     ensure_distinct(cards, where)
     return cards

@@ -21,8 +21,27 @@ InvalidCardError
 
 from __future__ import annotations
 
-__all__ = ["OkginError"]
+import reprlib
+
+__all__ = ["OkginError", "shown"]
+
+_SHORT_REPR = reprlib.Repr()
+_SHORT_REPR.maxlevel, _SHORT_REPR.maxdict, _SHORT_REPR.maxstring, _SHORT_REPR.maxother = 3, 4, 40, 40
 
 
 class OkginError(ValueError):
     """Input or a setting a person can fix; the message names the problem and, where it can, the fix."""
+
+
+def shown(value: object) -> str:
+    """``value`` as an error message quotes it: its ``repr``, cut short.
+
+    A client may send megabytes where a card or a name belongs; the message names the value without
+    echoing it whole (nor spending the time to write it out).
+
+    >>> shown("QH"), shown(["AS"] * 100)
+    ("'QH'", "['AS', 'AS', 'AS', 'AS', 'AS', 'AS', ...]")
+    >>> shown(10**100)
+    '100000000000000000...0000000000000000000'
+    """
+    return _SHORT_REPR.repr(value)

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scorer.cards import Card, DuplicateCardError, InvalidCardError, parse_cards
-from scorer.errors import OkginError
+from scorer.errors import OkginError, shown
 from scorer.laydown import LayDown
 from scorer.layoffs import Layoff
 from scorer.melds import Meld
@@ -124,13 +124,13 @@ def parse_round_input(data: object) -> RoundInput:
         raise RoundInputError('a round is an object with "upcard", "knocker" and "hands", or {"draw": true}')
     draw = data.get("draw", False)
     if not isinstance(draw, bool):
-        raise RoundInputError(f"draw must be true or false, got {draw!r}")
+        raise RoundInputError(f"draw must be true or false, got {shown(draw)}")
     if draw:
         return Draw()
     upcard, knocker, hands = (data.get(key) for key in ("upcard", "knocker", "hands"))
     up = parse_card_field(upcard, "upcard")
     if not isinstance(knocker, str):
-        raise RoundInputError(f"knocker must be a player's name, got {knocker!r}")
+        raise RoundInputError(f"knocker must be a player's name, got {shown(knocker)}")
     if not isinstance(hands, Mapping) or not hands:
         raise RoundInputError('hands must be an object like {"Ann": ["QH", "10S", ...], "Bob": "AS 2S ..."}')
     held = tuple((str(name), parse_cards_field(cards, f"{name}'s hand")) for name, cards in hands.items())
@@ -146,9 +146,13 @@ def _parse_laydown(data: Mapping[str, Any]) -> LayDown:
     """
     melds, discard, layoffs = (data.get(key) for key in ("knocker_melds", "discard", "layoffs"))
     if melds is not None and not isinstance(melds, list):
-        raise RoundInputError(f'knocker_melds must be a list of melds like ["AS 2S 3S", ["7H", "7D", "7C"]]: {melds!r}')
+        raise RoundInputError(
+            f'knocker_melds must be a list of melds like ["AS 2S 3S", ["7H", "7D", "7C"]]: {shown(melds)}'
+        )
     if layoffs is not None and not isinstance(layoffs, Mapping):
-        raise RoundInputError(f'layoffs must map players to their layoffs, like {{"Bob": [], "Cat": []}}: {layoffs!r}')
+        raise RoundInputError(
+            f'layoffs must map players to their layoffs, like {{"Bob": [], "Cat": []}}: {shown(layoffs)}'
+        )
     laid_melds = None
     if melds is not None:
         try:
@@ -158,7 +162,9 @@ def _parse_laydown(data: Mapping[str, Any]) -> LayDown:
     by_player: dict[str, tuple[Layoff, ...]] = {}
     for name, made in (layoffs or {}).items():
         if not isinstance(made, list):
-            raise RoundInputError(f"{name}'s layoffs must be a list of layoffs (empty: none laid off), got {made!r}")
+            raise RoundInputError(
+                f"{name}'s layoffs must be a list of layoffs (empty: none laid off), got {shown(made)}"
+            )
         by_player[str(name)] = tuple(_parse_layoff(item, f"{name}'s layoffs") for item in made)
     return LayDown.of(laid_melds, None if discard is None else parse_card_field(discard, "discard"), by_player)
 
@@ -174,7 +180,7 @@ def _parse_layoff(value: object, what: str) -> Layoff:
         except OkginError as error:
             raise RoundInputError(f"{what}: {error}") from None
     if not isinstance(value, Mapping) or not {"card", "onto"} <= set(value):
-        raise RoundInputError(f'{what}: a layoff is {{"card": "QC", "onto": ["9C", "10C", "JC"]}}, got {value!r}')
+        raise RoundInputError(f'{what}: a layoff is {{"card": "QC", "onto": ["9C", "10C", "JC"]}}, got {shown(value)}')
     card = parse_card_field(value["card"], f"{what}: card")
     try:
         return Layoff(card, Meld.of(parse_cards_field(value["onto"], f"{what}: onto")))
@@ -188,7 +194,7 @@ def parse_card_field(value: object, what: str) -> Card:
     :raises RoundInputError: naming ``what`` and the problem.
     """
     if not isinstance(value, str):
-        raise RoundInputError(f'{what} must be a card like "7D", got {value!r}')
+        raise RoundInputError(f'{what} must be a card like "7D", got {shown(value)}')
     try:
         return Card.parse(value)
     except InvalidCardError as error:
@@ -204,7 +210,7 @@ def parse_cards_field(value: object, what: str) -> tuple[Card, ...]:
     :raises RoundInputError: naming ``what`` and the problem.
     """
     if not (isinstance(value, str) or (isinstance(value, list) and all(isinstance(item, str) for item in value))):
-        raise RoundInputError(f'{what} must be a list of cards or a string like "QH 10S 3D", got {value!r}')
+        raise RoundInputError(f'{what} must be a list of cards or a string like "QH 10S 3D", got {shown(value)}')
     try:
         return tuple(parse_cards(value, where=what))
     except DuplicateCardError as error:
@@ -265,11 +271,11 @@ class Match:
     ) -> None:
         names = tuple(players)
         if len(names) < 2 or len(set(names)) != len(names) or not all(isinstance(n, str) and n for n in names):
-            raise InvalidPlayersError(f"a match needs 2 or more distinct player names, not {list(names)!r}")
+            raise InvalidPlayersError(f"a match needs 2 or more distinct player names, not {shown(list(names))}")
         self.rules = rules if rules is not None else Rules()
         self.rules.hand_size(len(names))  # refuses a player count the rules do not allow
         if dealer is not None and dealer not in names:
-            raise InvalidPlayersError(f"the dealer {dealer!r} is not one of the players: {', '.join(names)}")
+            raise InvalidPlayersError(f"the dealer {shown(dealer)} is not one of the players: {', '.join(names)}")
         self.players: tuple[str, ...] = names
         self.first_dealer: str = dealer if dealer is not None else (rng or random.Random()).choice(names)
         self.rounds: list[MatchRound] = []
@@ -406,7 +412,7 @@ class Match:
         :raises InvalidHandError: naming the unknown knocker, or the players missing or unknown.
         """
         if entered.knocker not in self.players:
-            raise InvalidHandError(f"knocker must be one of {', '.join(self.players)}; got {entered.knocker!r}")
+            raise InvalidHandError(f"knocker must be one of {', '.join(self.players)}; got {shown(entered.knocker)}")
         hands = entered.hands_by_name
         unknown = [name for name in hands if name not in self.players]
         if unknown:

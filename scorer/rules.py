@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from scorer.cards import Card, InvalidCardError, ensure_distinct, format_cards, parse_cards
 from scorer.deadwood import deadwood_points, legal_arrangements_of_mask, mask_points
-from scorer.errors import OkginError
+from scorer.errors import OkginError, shown
 from scorer.laydown import LayDown
 from scorer.layoffs import (
     IllegalLayoffError,
@@ -69,6 +69,12 @@ class InvalidHandError(OkginError):
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 """Oklahoma Gin is played by 2, or with the multi-player rules by 3 or 4."""
+
+MAX_BONUS, MAX_MULTIPLIER, MAX_TARGET, MAX_ROUNDS_LIMIT = 1_000, 10, 10_000, 1_000
+"""The largest a bonus or point option, the gin multiplier, the target and a rounds limit may be set. Published
+variants stay far below them (bonuses of 10 to 100, targets of 100 to 500); without a bound a client could set a
+bonus of thousands of digits, whose totals then could not even be written out (a match stored so could not be
+shown again)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,27 +150,27 @@ class Rules:
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:
-            raise InvalidRulesError(f"unknown rules preset {self.preset!r}: choose {', '.join(PRESETS)}")
+            raise InvalidRulesError(f"unknown rules preset {shown(self.preset)}: choose {', '.join(PRESETS)}")
         limit = self.knock_limit
         if limit != "upcard" and not (type(limit) is int and 0 <= limit <= 10):
-            raise InvalidRulesError(f"knock_limit must be 'upcard' or a whole number 0-10, not {limit!r}")
+            raise InvalidRulesError(f"knock_limit must be 'upcard' or a whole number 0-10, not {shown(limit)}")
         for name in ("gin_bonus", "undercut_bonus", "box_bonus", "game_bonus", "penalty_knock_points"):
-            _check_int(name, getattr(self, name), 0)
-        _check_int("penalty_undercut_points", self.penalty_undercut_points, 0)
-        _check_int("penalty_gin_multiplier", self.penalty_gin_multiplier, 0)
-        _check_int("target", self.target, 1)
+            _check_int(name, getattr(self, name), 0, MAX_BONUS)
+        _check_int("penalty_undercut_points", self.penalty_undercut_points, 0, MAX_BONUS)
+        _check_int("penalty_gin_multiplier", self.penalty_gin_multiplier, 0, MAX_MULTIPLIER)
+        _check_int("target", self.target, 1, MAX_TARGET)
         _check_int("max_players", self.max_players, MIN_PLAYERS, MAX_PLAYERS)
         if self.rounds_limit is not None:
-            _check_int("rounds_limit", self.rounds_limit, 1)
+            _check_int("rounds_limit", self.rounds_limit, 1, MAX_ROUNDS_LIMIT)
         if self.target_rule not in (">=", ">"):
-            raise InvalidRulesError(f"target_rule must be '>=' or '>', not {self.target_rule!r}")
+            raise InvalidRulesError(f"target_rule must be '>=' or '>', not {shown(self.target_rule)}")
         if self.scoring not in ("standard", "penalty"):
-            raise InvalidRulesError(f"scoring must be 'standard' or 'penalty', not {self.scoring!r}")
+            raise InvalidRulesError(f"scoring must be 'standard' or 'penalty', not {shown(self.scoring)}")
         if self.scoring == "standard" and self.max_players != 2:
             raise InvalidRulesError(f"standard scoring is for 2 players; {self.max_players} need scoring='penalty'")
         for name in ("ace_upcard_gin_only", "spade_doubles", "shutout_doubles"):
             if not isinstance(getattr(self, name), bool):
-                raise InvalidRulesError(f"{name} must be true or false, not {getattr(self, name)!r}")
+                raise InvalidRulesError(f"{name} must be true or false, not {shown(getattr(self, name))}")
 
     @classmethod
     def preset_named(cls, name: str, **options: Any) -> Rules:
@@ -173,7 +179,7 @@ class Rules:
         :raises InvalidRulesError: naming an unknown preset or option, or a value out of range.
         """
         if name not in PRESETS:
-            raise InvalidRulesError(f"unknown rules preset {name!r}: choose {', '.join(PRESETS)}")
+            raise InvalidRulesError(f"unknown rules preset {shown(name)}: choose {', '.join(PRESETS)}")
         options = {key.replace("-", "_"): value for key, value in options.items()}
         _check_options(options)
         return cls(**{"preset": name, **PRESETS[name].options, **options})
@@ -191,8 +197,11 @@ class Rules:
     def from_dict(cls, data: Mapping[str, Any]) -> Rules:
         """Rules back from ``to_dict``; missing options take the defaults.
 
-        :raises InvalidRulesError: naming an unknown option or a value out of range.
+        :raises InvalidRulesError: naming an unknown option or a value out of range, or for data that is not a
+            mapping of options.
         """
+        if not isinstance(data, Mapping):
+            raise InvalidRulesError(f"rules must be a mapping of options to values, not {shown(data)}")
         _check_options(data)
         return cls(**data)
 
@@ -231,7 +240,7 @@ class Rules:
 def _check_int(name: str, value: object, least: int, most: int | None = None) -> None:
     if type(value) is not int or value < least or (most is not None and value > most):
         bound = f"{least}-{most}" if most is not None else f"{least} or more"
-        raise InvalidRulesError(f"{name} must be a whole number {bound}, not {value!r}")
+        raise InvalidRulesError(f"{name} must be a whole number {bound}, not {shown(value)}")
 
 
 def _check_options(options: Mapping[str, Any]) -> None:
@@ -345,13 +354,13 @@ def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker:
     """The hands as tuples, after checking players, sizes and that no card is held twice."""
     size = rules.hand_size(len(hands))
     if knocker not in hands:
-        raise InvalidHandError(f"knocker must be one of {', '.join(hands)}; got {knocker!r}")
+        raise InvalidHandError(f"knocker must be one of {', '.join(hands)}; got {shown(knocker)}")
     checked: dict[str, tuple[Card, ...]] = {}
     holder: dict[Card, str] = {}
     for name, cards in hands.items():
         hand = tuple(parse_cards(cards)) if isinstance(cards, str) else tuple(cards)
         if not all(isinstance(card, Card) for card in hand):
-            raise InvalidHandError(f"{name}'s hand must be cards (or card text), not {cards!r}")
+            raise InvalidHandError(f"{name}'s hand must be cards (or card text), not {shown(cards)}")
         try:
             ensure_distinct(hand, where=f"{name}'s hand")
         except InvalidCardError as error:
@@ -489,7 +498,7 @@ def _check_layoff_players(given: LayDown, players: Sequence[str], knocker: str) 
             raise IllegalLayoffError(f"{knocker} knocked and lays off nothing; layoffs are the other players'")
         if name not in players:
             raise IllegalLayoffError(
-                f"layoffs are given for {name!r}, who is not one of the players: {', '.join(players)}"
+                f"layoffs are given for {shown(name)}, who is not one of the players: {', '.join(players)}"
             )
 
 
@@ -544,7 +553,7 @@ def _laid_outcomes(
     error: IllegalLayoffError | None = None
     for seat, name in enumerate(others):
         grown = []
-        for shown, table in ways:
+        for laid_so_far, table in ways:
             if name in given:
                 try:
                     options = [lay_off_as_given(table, hands[name], given[name], allow, player=name)]
@@ -555,9 +564,9 @@ def _laid_outcomes(
                 options = [resolve_knock(table, hands[name], allow)]
             else:
                 options = all_best_resolutions(table, hands[name], allow)
-            grown += [({**shown, name: option}, extended_melds(table, option.layoffs)) for option in options]
+            grown += [({**laid_so_far, name: option}, extended_melds(table, option.layoffs)) for option in options]
         ways = grown
-    return [_score_shown(rules, upcard, knocker, choice, shown, players) for shown, _ in ways], error
+    return [_score_shown(rules, upcard, knocker, choice, laid, players) for laid, _ in ways], error
 
 
 def _knocker_gain(result: RoundResult) -> tuple[int, int]:

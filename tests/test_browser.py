@@ -266,3 +266,49 @@ def test_without_a_camera_type_pick_confirm_edit_and_undo(server: tuple, tmp_pat
         for shot in ("no-camera-proposal.png", "no-camera.png"):
             shutil.copy(tmp_path / shot, target / shot)
     assert not errors, errors
+
+
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium")
+def test_an_edit_saved_after_another_device_changed_the_match_changes_no_score(server: tuple) -> None:
+    """Two devices on one match: one opens round 1 to edit it, the other records round 2 meanwhile; the edit, saved
+    late, is refused with what changed (before revisions it was made: Ann's 18 points gone), and the sheet shows
+    the match as it is."""
+    from playwright.sync_api import expect, sync_playwright
+
+    base = server[0]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        context = browser.new_context(viewport={"width": 390, "height": 844})
+        first = context.new_page()
+        errors: list[str] = []
+        first.on("pageerror", lambda error: errors.append(str(error)))
+        first.goto(base)
+        first.fill("#player-1", "Ann")
+        first.fill("#player-2", "Bob")
+        first.select_option("#dealer", "2")
+        first.click("text=Start the match")
+        for seat, cards in (("1", ANN), ("2", BOB)):
+            first.fill(f"#hand-{seat}", " ".join(map(str, cards)))
+            first.press(f"#hand-{seat}", "Enter")
+        first.fill("#upcard-input", str(UPCARD))
+        first.press("#upcard-input", "Enter")
+        wait_for_chips(first, "#chips-2", BOB)
+        first.click("#knock-1")
+        first.click("#confirm-round")
+        expect(first.locator("#sheet-body .total-points").first).to_have_text("18")
+
+        first.click('button[aria-label="Edit round 1"]')  # the editor opens on the match as it is now ...
+        second = context.new_page()
+        second.goto(first.url)
+        second.click("#record-draw")  # ... and another device records round 2 meanwhile
+        expect(second.locator("#sheet-body tbody")).to_contain_text("Draw")
+
+        first.check("#round-draw")
+        first.click("#round-save")
+        expect(first.locator("#round-error")).to_contain_text("has changed since revision")
+        first.keyboard.press("Escape")
+        expect(first.locator("#sheet-body tbody")).to_contain_text("Draw")  # the 409 brought the match as it is
+        stored = second.evaluate("fetch(location.pathname.replace('/matches/', '/api/matches/')).then(r => r.json())")
+        assert ([line["draw"] for line in stored["rounds"]], stored["totals"]) == ([False, True], {"Ann": 18, "Bob": 0})
+        browser.close()
+    assert not errors, errors

@@ -312,7 +312,10 @@ def test_presets_and_options() -> None:
     ("options", "message"),
     [
         ({"knock_limit": 11}, "knock_limit must be 'upcard' or a whole number 0-10"),
-        ({"target": 0}, "target must be a whole number 1 or more"),
+        ({"target": 0}, "target must be a whole number 1-10000"),
+        ({"gin_bonus": 10**4299}, r"gin_bonus must be a whole number 0-1000, not 1000+\.\.\.0+$"),  # not 4,300 digits
+        ({"penalty_gin_multiplier": 11}, "penalty_gin_multiplier must be a whole number 0-10"),
+        ({"rounds_limit": 1001}, "rounds_limit must be a whole number 1-1000"),
         ({"target_rule": "=>"}, "target_rule must be '>=' or '>'"),
         ({"undercut_bonus": -1}, "undercut_bonus must be"),
         ({"spade_doubles": "yes"}, "spade_doubles must be true or false"),

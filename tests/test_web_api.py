@@ -129,18 +129,48 @@ def test_unknown_match_is_404(client: FlaskClient) -> None:
     assert client.get("/api/matches/999").status_code == 404
     answer = client.post("/api/matches/999/rounds", json=ROUND)
     assert (answer.status_code, answer.json["error"]) == (404, "no match with id 999")
-    assert client.delete("/api/matches/999/rounds/last").status_code == 404
+    assert client.delete("/api/matches/999/rounds/last?revision=0").status_code == 404
 
 
 def test_undo_removes_the_last_round(client: FlaskClient) -> None:
     match_id = new_match(client)
     client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
-    client.post(f"/api/matches/{match_id}/rounds", json={"draw": True})
-    state = client.delete(f"/api/matches/{match_id}/rounds/last").json
+    revision = client.post(f"/api/matches/{match_id}/rounds", json={"draw": True}).json["match"]["revision"]
+    state = client.delete(f"/api/matches/{match_id}/rounds/last?revision={revision}").json
     assert [line["draw"] for line in state["rounds"]] == [False]
-    assert client.delete(f"/api/matches/{match_id}/rounds/last").json["rounds"] == []
-    nothing = client.delete(f"/api/matches/{match_id}/rounds/last")
+    assert state["revision"] == revision + 1
+    again = client.delete(f"/api/matches/{match_id}/rounds/last?revision={revision}")  # the same undo, sent twice
+    assert again.status_code == 409 and f"changed since revision {revision}" in again.json["error"]
+    assert again.json["match"]["rounds"] == state["rounds"]  # undone once, not twice
+    assert client.delete(f"/api/matches/{match_id}/rounds/last?revision={revision + 1}").json["rounds"] == []
+    nothing = client.delete(f"/api/matches/{match_id}/rounds/last?revision={revision + 2}")
     assert (nothing.status_code, nothing.json["error"]) == (409, "there is no round to undo")
+
+
+def test_undoing_the_last_round_must_name_the_revision(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    for query in ("", "?revision=", "?revision=-1", "?revision=x"):
+        answer = client.delete(f"/api/matches/{match_id}/rounds/last{query}")
+        assert answer.status_code == 400 and "revision" in answer.json["error"], query
+    assert len(client.get(f"/api/matches/{match_id}").json["rounds"]) == 1
+
+
+def test_a_late_undo_or_edit_changes_nothing(client: FlaskClient) -> None:
+    """An undo or edit arriving after the match changed (the round entered again, a later edit) is refused with
+    the match as it is now: a late reply never changes a score."""
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    before = client.post(f"/api/matches/{match_id}/rounds", json=ROUND).json["match"]
+    undone = client.delete(f"/api/matches/{match_id}/rounds/2?revision={before['revision']}").json
+    again = client.post(f"/api/matches/{match_id}/rounds", json={"number": 2, "draw": True}).json["match"]
+    late_undo = client.delete(f"/api/matches/{match_id}/rounds/2?revision={before['revision']}")
+    assert late_undo.status_code == 409 and late_undo.json["match"]["totals"] == again["totals"]
+    assert undone["totals"] != before["totals"]
+    edit_a = client.put(f"/api/matches/{match_id}/rounds/1?revision={again['revision']}", json={"draw": True})
+    late_edit = client.put(f"/api/matches/{match_id}/rounds/1?revision={again['revision']}", json=ROUND)
+    assert edit_a.status_code == 200 and late_edit.status_code == 409
+    assert client.get(f"/api/matches/{match_id}").json["totals"] == edit_a.json["totals"] == {"Ann": 0, "Bob": 0}
 
 
 def test_editing_a_past_round_recomputes_totals_and_dealers(client: FlaskClient) -> None:
@@ -181,7 +211,7 @@ def test_the_match_ends_at_the_target_and_refuses_more_rounds(client: FlaskClien
     more = client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
     assert more.status_code == 409 and "the match is over (Ann won)" in more.json["error"]
     # undoing the winning round reopens the match
-    assert client.delete(f"/api/matches/{match_id}/rounds/last").json["winner"] is None
+    assert client.delete(f"/api/matches/{match_id}/rounds/last?revision={second['revision']}").json["winner"] is None
 
 
 def test_gin_scores_the_bonus_and_no_layoffs(client: FlaskClient) -> None:
@@ -453,8 +483,8 @@ def test_a_rounds_lay_down_is_stored_and_kept_through_edit_undo_restart_and_expo
     assert (
         state["totals"] == {"Ann": -2, "Bob": -4, "Cat": 20} and state["rounds"][0]["input"]["layoffs"] == BOB_LAYS_OFF
     )
-    client.post(rounds, json=NINE_H | {"layoffs": BOB_LAYS_OFF})
-    client.delete(f"{rounds}/last")
+    added = client.post(rounds, json=NINE_H | {"layoffs": BOB_LAYS_OFF}).json["match"]
+    assert client.delete(f"{rounds}/last?revision={added['revision']}").status_code == 200
     state = client.get(f"/api/matches/{match_id}").json  # rebuilt from the database
     assert state["totals"] == {"Ann": -2, "Bob": -4, "Cat": 20}
     assert state["rounds"][0]["result"]["given"]["layoffs"] == BOB_LAYS_OFF

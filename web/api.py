@@ -11,6 +11,7 @@ from flask import Blueprint, Response, jsonify, request
 
 from scorer.proposal import table_status
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, Rules
+from scorer.vision.images import MIME_TYPES
 from web import fields, matches
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
@@ -19,7 +20,7 @@ from web.request_json import json_object as json_body
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
-IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/bmp", "application/octet-stream"})
+IMAGE_TYPES = MIME_TYPES | {"application/octet-stream"}
 
 
 def uploaded_image() -> bytes:
@@ -98,19 +99,33 @@ def add_round(match_id: int) -> tuple[Response, int]:
 
 @bp.delete("/matches/<int:match_id>/rounds/last")
 def undo_last_round(match_id: int) -> Response:
-    return jsonify(matches.undo_round(match_id).to_dict())
+    """Undo the last round of the match at ``?revision=N`` (required: "the last round", sent twice, would
+    otherwise undo two)."""
+    revision = fields.parse_revision(request.args.get("revision"))
+    if revision is None:
+        raise fields.InputError(
+            "name the match's revision (?revision=N, from the match's JSON) or the round (/rounds/N) to undo:"
+            " an undo of 'the last round' sent twice would undo two rounds"
+        )
+    return jsonify(matches.undo_round(match_id, revision=revision).to_dict())
 
 
 @bp.delete("/matches/<int:match_id>/rounds/<int:number>")
 def undo_round(match_id: int, number: int) -> Response:
-    """Undo round ``number`` if it is still the last one: sent twice, it undoes one round, not two."""
-    return jsonify(matches.undo_round(match_id, number).to_dict())
+    """Undo round ``number`` if it is still the last one: sent twice, it undoes one round, not two. With
+    ``?revision=N``, only if the match is still at that revision: sent before the round was entered again and
+    arriving after, it undoes nothing."""
+    revision = fields.parse_revision(request.args.get("revision"))
+    return jsonify(matches.undo_round(match_id, number, revision).to_dict())
 
 
 @bp.put("/matches/<int:match_id>/rounds/<int:number>")
 def edit_round(match_id: int, number: int) -> Response:
+    """Replace round ``number``; with ``?revision=N``, only if the match is still at that revision (an edit
+    arriving after a later one does not undo it)."""
+    revision = fields.parse_revision(request.args.get("revision"))
     entered = fields.parse_round(json_body())
-    return jsonify(matches.edit_round(match_id, number, entered).to_dict())
+    return jsonify(matches.edit_round(match_id, number, entered, revision).to_dict())
 
 
 @bp.post("/score")

@@ -27,7 +27,43 @@ _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
 
 class DatabaseError(OkginError, RuntimeError):
-    """The database cannot be opened or written: a message a person can act on."""
+    """The database cannot be opened or written: a message a person can act on, and ``problem``, what a client is
+    told (``database_problem``: no path or SQL)."""
+
+    def __init__(self, message: str, problem: str | None = None) -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
+MISSING = "the database file is missing (moved or deleted while the server ran): put it back, or restart okgin serve"
+_PROBLEMS = (
+    ("readonly", "the database cannot be written: its file or folder is read-only"),
+    ("no such table", "the database file has lost its tables (replaced while the server ran): restart okgin serve"),
+    ("malformed", "the database file is damaged"),
+    ("not a database", "the database file is not an okgin database, or is damaged"),
+    ("full", "the disk holding the database is full"),
+    ("disk i/o", "the database cannot be read or written (a disk error)"),
+    ("unable to open", "the database file cannot be opened (a missing folder, or its permissions)"),
+)
+
+
+def database_problem(error: BaseException) -> str:
+    """What went wrong with the database, in words a client may be shown (no path, no SQL): for an error that
+    ``DatabaseError`` wraps, or an ``sqlite3.Error`` met in a request.
+
+    >>> database_problem(sqlite3.OperationalError("attempt to write a readonly database"))
+    'the database cannot be written: its file or folder is read-only'
+    >>> database_problem(sqlite3.OperationalError("something new"))
+    'database error'
+    """
+    if isinstance(error, DatabaseError):
+        if error.problem:
+            return error.problem
+        error = error.__cause__ or error
+    text = str(error).lower()
+    if isinstance(error, PermissionError):
+        return "the database cannot be opened: permission denied"
+    return next((problem for key, problem in _PROBLEMS if key in text), "database error")
 
 
 @dataclass(frozen=True)
@@ -82,12 +118,16 @@ def make_private(database: Path) -> None:
                 continue
 
 
-def connect(path: str | Path, timeout: float = BUSY_TIMEOUT_SECONDS) -> sqlite3.Connection:
-    """Open the database with the durability settings every connection needs.
+def connect(path: str | Path, timeout: float = BUSY_TIMEOUT_SECONDS, create: bool = True) -> sqlite3.Connection:
+    """Open the database with the durability settings every connection needs; without ``create``, only a
+    database file that is there (a request's connection: a file deleted under a running server must not come
+    back empty, its matches silently gone).
 
-    :raises DatabaseError: when the file or its folder cannot be created or opened.
+    :raises DatabaseError: when the file or its folder cannot be created or opened, or is missing.
     """
     database = Path(path)
+    if not create and not database.exists():
+        raise DatabaseError(f"the database {database} is missing", MISSING)
     try:
         make_private(database)
         connection = sqlite3.connect(database, timeout=timeout, isolation_level=None, check_same_thread=False)
@@ -138,7 +178,8 @@ def init_db(path: str | Path | None = None) -> int:
 def get_db() -> sqlite3.Connection:
     """This request's connection, opened on first use and closed on teardown."""
     if "db" not in g:
-        g.db = connect(current_app.config["DATABASE"], current_app.config.get("DATABASE_TIMEOUT", BUSY_TIMEOUT_SECONDS))
+        timeout = current_app.config.get("DATABASE_TIMEOUT", BUSY_TIMEOUT_SECONDS)
+        g.db = connect(current_app.config["DATABASE"], timeout, create=False)
     connection: sqlite3.Connection = g.db
     return connection
 

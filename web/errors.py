@@ -2,7 +2,8 @@
 
 User errors (any ``scorer.errors.OkginError`` that reaches the edge) answer 400 with their message.
 Anything else is a bug or a broken server: logged with its traceback, answered with a generic 500 (or
-503 for the database) that never carries exception text, so no SQL or path reaches a client.
+503 for the database, naming the kind of problem: read-only, missing, damaged, full) that never carries
+exception text, so no SQL or path reaches a client.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from flask import Flask, Response, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from scorer.errors import OkginError
-from web.db import DatabaseError, is_locked
+from web.db import DatabaseError, database_problem, is_locked
 from web.fields import InputError
 from web.matches import BusyError, ConflictError, NotFoundError
 
@@ -67,7 +68,7 @@ def register_error_handlers(app: Flask) -> None:
         if is_locked(error):
             return error_response(503, "database is locked, try again")
         app.logger.exception("database error on %s %s", request.method, request.path)
-        return error_response(503, "database error; the server log has the details")
+        return error_response(503, f"{database_problem(error)}; the server log has the details")
 
     @app.errorhandler(DatabaseError)
     def _database_unavailable(error: DatabaseError) -> tuple[Response | str, int]:
@@ -75,7 +76,8 @@ def register_error_handlers(app: Flask) -> None:
         if isinstance(cause, sqlite3.Error) and is_locked(cause):
             return error_response(503, "database is locked, try again")
         app.logger.error("database unavailable on %s %s: %s", request.method, request.path, error)
-        return error_response(503, "the database is unavailable; the server log has the details")
+        problem = database_problem(error)
+        return error_response(503, f"the database is unavailable: {problem}; the server log has the details")
 
     @app.errorhandler(OkginError)
     def _user_error(error: OkginError) -> tuple[Response | str, int]:
@@ -84,10 +86,16 @@ def register_error_handlers(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def _http(error: HTTPException) -> tuple[Response | str, int]:
         status = error.code or 500
+        limit = app.config["MAX_CONTENT_LENGTH"]
+        too_large = f"upload too large: the limit is {limit // (1024 * 1024)} MB"
+        length = request.content_length
+        if length is not None and length <= limit and request.mimetype == "multipart/form-data":
+            # werkzeug answers 413 for a form of more parts than it reads, whatever its size
+            too_large = f"the form has too many parts: okgin reads up to {app.config['MAX_FORM_PARTS']}"
         messages = {
             404: f"no such page: {request.path}",
             405: f"{request.method} is not allowed on {request.path}",
-            413: f"upload too large: the limit is {app.config['MAX_CONTENT_LENGTH'] // (1024 * 1024)} MB",
+            413: too_large,
         }
         return error_response(status, messages.get(status, error.description or error.name))
 

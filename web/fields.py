@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scorer.cards import Card
-from scorer.errors import OkginError
+from scorer.errors import OkginError, shown
 from scorer.match import (
     Draw,
     Knock,
@@ -58,12 +58,12 @@ def parse_players(value: object) -> list[str]:
         raise InputError(f"a match needs {MIN_PLAYERS} to {MAX_PLAYERS} players, got {len(names)}")
     for name in names:
         if not name or len(name) > MAX_NAME_LENGTH:
-            raise InputError(f"player names must be 1 to {MAX_NAME_LENGTH} characters, got {name!r}")
+            raise InputError(f"player names must be 1 to {MAX_NAME_LENGTH} characters, got {shown(name)}")
         refused = next(
             (_REFUSED_CATEGORIES[c] for c in map(unicodedata.category, name) if c in _REFUSED_CATEGORIES), None
         )
         if refused:
-            raise InputError(f"player names must be printable text; {name!r} holds {refused}")
+            raise InputError(f"player names must be printable text; {shown(name)} holds {refused}")
     if len({name.casefold() for name in names}) != len(names):
         raise InputError(f"player names must differ: {', '.join(names)}")
     return names
@@ -77,7 +77,7 @@ def parse_dealer(value: object, players: list[str]) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str) or value.strip() not in players:
-        raise InputError(f"dealer must be one of {', '.join(players)}; got {value!r}")
+        raise InputError(f"dealer must be one of {', '.join(players)}; got {shown(value)}")
     return value.strip()
 
 
@@ -101,7 +101,7 @@ def parse_rules(preset: object, options: object) -> Rules:
     """
     if not isinstance(preset, str) or preset not in PRESETS:
         choices = ", ".join(f'"{name}" ({p.title})' for name, p in PRESETS.items())
-        raise InputError(f"rules must be one of {choices}; got {preset!r}")
+        raise InputError(f"rules must be one of {choices}; got {shown(preset)}")
     if options is None:
         options = {}
     if not isinstance(options, dict):
@@ -121,7 +121,7 @@ def parse_id(value: object, what: str) -> int:
     :raises InputError: for anything else.
     """
     if type(value) is not int or not 1 <= value <= MAX_ROW_ID:
-        raise InputError(f"{what} must be a whole number from 1, got {value!r}")
+        raise InputError(f"{what} must be a whole number from 1, got {shown(value)}")
     return value
 
 
@@ -133,14 +133,27 @@ def parse_round_number(value: object) -> int | None:
     return None if value is None else parse_id(value, "number")
 
 
+def parse_revision(text: str | None) -> int | None:
+    """The revision of the match a client asks a change of (``?revision=N``, the match's ``"revision"``), or None
+    when it names none.
+
+    :raises InputError: for anything but a whole number from 0.
+    """
+    if text is None:
+        return None
+    revision = parse_form_int(text, "revision")
+    if revision < 0:
+        raise InputError(f"revision must be a whole number from 0, got {revision}")
+    return revision
+
+
 def parse_form_int(text: str, label: str) -> int:
     """A whole number typed in a form: ASCII digits with an optional minus, at most 9 of them.
 
     :raises InputError: naming the field, for ``--5``, ``²``, ``1e3`` or thousands of digits.
     """
     if not _FORM_INT.fullmatch(text):
-        shown = text if len(text) <= 20 else text[:20] + "…"
-        raise InputError(f"{label} must be a whole number, got {shown!r}")
+        raise InputError(f"{label} must be a whole number, got {shown(text)}")
     return int(text)
 
 
@@ -150,8 +163,7 @@ def parse_player_count(text: str) -> int:
     :raises InputError: unless it is 2 to 4.
     """
     if text not in {str(n) for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}:
-        shown = text if len(text) <= 20 else text[:20] + "…"
-        raise InputError(f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {shown!r}")
+        raise InputError(f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {shown(text)}")
     return int(text)
 
 
@@ -190,7 +202,7 @@ def parse_groups(value: object) -> dict[str, tuple[tuple[Card, ...], ...]]:
     try:
         for name, laid in value.items():
             if not isinstance(laid, list):
-                raise InputError(f"{name}'s groups must be a list of groups of cards, got {laid!r}")
+                raise InputError(f"{name}'s groups must be a list of groups of cards, got {shown(laid)}")
             groups[name] = tuple(parse_cards_field(group, f"a group of {name}'s") for group in laid)
     except RoundInputError as error:
         raise InputError(str(error)) from None
@@ -233,7 +245,7 @@ def parse_card_text(value: object) -> tuple[Card, ...]:
     :raises InputError: naming the word that is not a card.
     """
     if not isinstance(value, str):
-        raise InputError(f'text must be cards written like "QH 10S 3D" or "ace of clubs", got {value!r}')
+        raise InputError(f'text must be cards written like "QH 10S 3D" or "ace of clubs", got {shown(value)}')
     try:
         return parse_cards_field(value, "the cards")
     except RoundInputError as error:

@@ -73,8 +73,21 @@ class MatchRecord:
     match: Match
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``Match.to_dict()`` plus ``id`` and ``created_at``."""
-        return {"id": self.id, "created_at": self.created_at, **self.match.to_dict()}
+        """JSON form: ``Match.to_dict()`` plus ``id``, ``created_at`` and ``revision`` (what a client names when it
+        undoes or edits a round, so that a request sent twice, or arriving late, changes nothing)."""
+        return {"id": self.id, "created_at": self.created_at, "revision": self.revision, **self.match.to_dict()}
+
+    def check_revision(self, revision: int | None) -> None:
+        """Refuse a change asked of an earlier revision of the match than this one (None: asked of any).
+
+        :raises ConflictError: naming both revisions, with the match as it is now.
+        """
+        if revision is not None and revision != self.revision:
+            raise ConflictError(
+                f"match {self.id} has changed since revision {revision} (it is at revision {self.revision} now):"
+                " this change was asked of an earlier state and is not made; look again and repeat it if still wanted",
+                {"match": self.to_dict()},
+            )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -260,15 +273,18 @@ def add_round(match_id: int, entered: RoundInput, number: int | None = None) -> 
     return record, record.match.rounds[-1]
 
 
-def undo_round(match_id: int, number: int | None = None) -> MatchRecord:
+def undo_round(match_id: int, number: int | None = None, revision: int | None = None) -> MatchRecord:
     """Delete the last round; with ``number``, only if round ``number`` is still the last (a repeated undo
-    then deletes nothing more).
+    then deletes nothing more); with ``revision``, only if the match is still at that revision (an undo that
+    arrives after round ``number`` was entered again deletes nothing).
 
     :raises NotFoundError: for a number that is not recorded.
-    :raises ConflictError: when there is no round, or round ``number`` is not the last.
+    :raises ConflictError: when there is no round, round ``number`` is not the last, or the match has changed
+        since ``revision``.
     """
 
     def change(record: MatchRecord) -> Changed:
+        record.check_revision(revision)
         match = record.match
         last = len(match.rounds)
         if number is not None and number > last:
@@ -285,15 +301,19 @@ def undo_round(match_id: int, number: int | None = None) -> MatchRecord:
     return _write(match_id, change)
 
 
-def edit_round(match_id: int, number: int, entered: RoundInput) -> MatchRecord:
+def edit_round(match_id: int, number: int, entered: RoundInput, revision: int | None = None) -> MatchRecord:
     """Replace round ``number``; it and every round after it are scored again (totals, dealers and winner follow).
+    With ``revision``, only if the match is still at that revision: an edit sent before another one, arriving
+    after it, does not undo it.
 
     :raises NotFoundError: when the round does not exist.
     :raises InputError: when the round cannot be scored.
-    :raises ConflictError: when the edit would end the match before rounds that come after it.
+    :raises ConflictError: when the edit would end the match before rounds that come after it, or the match has
+        changed since ``revision``.
     """
 
     def change(record: MatchRecord) -> Changed:
+        record.check_revision(revision)
         match = record.match
         if not 1 <= number <= len(match.rounds):
             raise NotFoundError(f"match {match_id} has no round {number} (it has {len(match.rounds)})")

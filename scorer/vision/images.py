@@ -67,6 +67,10 @@ _FILE_TYPES = {
 }
 
 
+MIME_TYPES = frozenset(mime for _, mime in _FILE_TYPES.values())
+"""The media types of the formats okgin reads."""
+
+
 def file_type(data: bytes) -> tuple[str, str] | None:
     """The file suffix and MIME type that name these image bytes truthfully, or None for another format.
 
@@ -208,6 +212,8 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
 
 def _undecodable(data: bytes, name: str) -> str:
     kind = sniff_format(data)
+    if kind is not None and kind not in _FILE_TYPES:  # a format people upload that okgin does not read (GIF)
+        return f"could not decode {name}: {kind} images are not read; send {SUPPORTED_FORMATS}"
     why = f"a damaged or truncated {kind} file" if kind else f"not a {SUPPORTED_FORMATS} image"
     return f"could not decode {name}: {why}"
 

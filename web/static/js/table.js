@@ -204,20 +204,37 @@ async function recordDraw() {
   if (store.state.camera.frozen) live.resume();
 }
 
-/** Undo round `number` only while it is the last: a second click (or a second device) undoes nothing more. */
+/**
+ * Undo round `number` only while it is the last and the match is as the page showed it (its revision): a second
+ * click, a second device, or an undo arriving after the round was entered again undoes nothing more.
+ */
 async function undoRound(number) {
+  const { revision } = store.state.match;
   if (!number || !window.confirm(`Undo round ${number}?`)) return;
   try {
-    const match = await del(`${matchUrl()}/rounds/${number}`);
+    const match = await del(`${matchUrl()}/rounds/${number}?revision=${revision}`);
     update((state) => ({ ...state, match, confirmed: null }));
   } catch (error) {
+    showChangedMatch(error);
     setError(error.message);
   }
 }
 
-async function editRound(number, body) {
-  const match = await put(`${matchUrl()}/rounds/${number}`, body);
-  update((state) => ({ ...state, match }));
+/** Replace round `number` of the match at `revision` (as the editor showed it): a late edit never undoes a later one. */
+async function editRound(number, body, revision) {
+  try {
+    const match = await put(`${matchUrl()}/rounds/${number}?revision=${revision}`, body);
+    update((state) => ({ ...state, match }));
+  } catch (error) {
+    showChangedMatch(error);
+    throw error;
+  }
+}
+
+/** A 409 carries the match as it is now: show that, so the players see what changed before they try again. */
+function showChangedMatch(error) {
+  const match = error.status === 409 ? error.data?.match : null;
+  if (match && match.id === store.state.match.id) update((state) => ({ ...state, match }));
 }
 
 /** A new match with the same players and rules, the next dealer dealing first. */

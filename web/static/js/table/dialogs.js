@@ -175,6 +175,7 @@ export class RoundEditor {
     $("round-laid-text").textContent = this.laid ? `Scored as laid: ${describeLayDown(this.laid)}` : "";
     $("round-error").textContent = "";
     $("round-editor").dataset.number = String(number);
+    $("round-editor").dataset.revision = String(match.revision);
     $("round-editor").showModal();
   }
 
@@ -190,7 +191,7 @@ export class RoundEditor {
           ...(this.laid && $("round-laid").checked ? this.laid : {}),
         };
     try {
-      await this.actions.editRound(number, body);
+      await this.actions.editRound(number, body, Number($("round-editor").dataset.revision));
       $("round-editor").close();
     } catch (error) {
       $("round-error").textContent = error.message;
