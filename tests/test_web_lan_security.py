@@ -409,3 +409,13 @@ def test_an_abandoned_overwrite_keeps_the_committed_example(
     create_app({"DATA_DIR": app.config["DATA_DIR"], "DETECTOR": web_fixtures.FakeDetector()})
     assert (root / "labels" / f"{stem}.txt").read_text() == before
     assert correction_files(root) == [f"images/{stem}.jpg", f"labels/{stem}.txt", f"meta/{stem}.json"]
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:abc", "user@192.168.1.5", ""], ids=["bad-port", "userinfo", "none"])
+def test_a_request_with_no_valid_host_is_told_so(client: FlaskClient, host: str) -> None:
+    """It was told the server "does not answer to the name ''" and to start it with --allow-host and no name."""
+    answer = client.get("/api/matches", environ_overrides={"HTTP_HOST": host})
+    assert (answer.status_code, answer.json["error"]) == (
+        400,
+        "the request names no valid host: send a Host header, the name or address used",
+    )

@@ -270,6 +270,8 @@ def init_app(app: Flask) -> None:
     @app.before_request
     def _require_known_host() -> None:
         name = host_name(request.host)
+        if not name or not request.headers.get("Host"):  # none sent (HTTP/1.0), or one werkzeug finds malformed
+            raise ApiError(400, "the request names no valid host: send a Host header, the name or address used")
         if not is_allowed_host(name, hosts):
             raise ApiError(
                 400,
