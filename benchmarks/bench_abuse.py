@@ -30,6 +30,7 @@ import tempfile
 import time
 import zlib
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -335,6 +336,43 @@ def bad_input(plain: Client, routes: list[tuple[str, str]]) -> None:
         report(f"form POST /matches {field[:20]}", f"{status}", 400 <= status < 500)
 
 
+def probed_in_session_40(plain: Client) -> None:
+    """The attacks a live probe found in session 40: a body that stalled every client, an option that broke a
+    match for good, an undo that arrived late, a hand of megabytes."""
+    body = b"[" * 40 + b'"\\' * 500_000  # 1 MB of escaped quotes in an unclosed string
+    other: list[float] = []
+    with ThreadPoolExecutor(1) as pool:
+        sent = pool.submit(plain.request, "POST", "/api/cards", body, {"Content-Type": "application/json"})
+        while not sent.done():
+            other.append(plain.request("GET", "/api/matches")[3])
+        status, _, _, elapsed = sent.result()
+    report(
+        "1 MB of escaped quotes in an unclosed JSON string",
+        f"{status} in {elapsed * 1000:.0f} ms; another client meanwhile at most {max(other) * 1000:.0f} ms",
+        status == 400 and max(other) < 1,
+    )
+    status, answer = plain.json("POST", "/api/matches", {"players": ["Ann", "Bob"], "options": {"gin_bonus": 10**4299}})
+    report("a gin bonus of 4,300 digits", f"{status} {str(answer.get('error'))[:50]}", status == 400)
+    _, created = plain.json("POST", "/api/matches", {"players": ["Ann", "Bob"]})
+    rounds = f"/api/matches/{created['id']}/rounds"
+    _, first = plain.json("POST", rounds, ROUND)
+    seen = first["match"]["revision"]  # type: ignore[index]
+    plain.json("POST", rounds, ROUND)  # another device adds round 2 meanwhile
+    late, answer = plain.json("PUT", f"{rounds}/1?revision={seen}", {"draw": True})
+    now = json.loads(plain.request("GET", f"/api/matches/{created['id']}")[2])
+    report(
+        "an edit of round 1 arriving after round 2 was added",
+        f"{late}; totals {now.get('totals')}",
+        late == 409 and now.get("totals") == {"Ann": 36, "Bob": 0},
+    )
+    hand = {"hands": {"Ann": "AS " * 3_300_000, "Bob": "KS"}}
+    status, _, payload, elapsed = plain.request(
+        "POST", "/api/arrange", json.dumps(hand).encode(), {"Content-Type": "application/json"}
+    )
+    said = json.loads(payload).get("error", "")[:40]
+    report("a 10 MB hand of 'AS AS AS ...'", f"{status} in {elapsed * 1000:.0f} ms: {said}", status == 400)
+
+
 def rebinding(plain: Client) -> None:
     evil = {"Host": f"rebind.evil.example:{plain.port}", "Origin": f"http://rebind.evil.example:{plain.port}"}
     created, answer = plain.json("POST", "/api/matches", {"players": ["Eve", "Mallory"]}, **evil)
@@ -437,6 +475,7 @@ def main() -> int:
             idle_connections(plain, options.idle)
             decompression_bombs(plain, servers["plain"].pid)
             bad_input(plain, json_routes(create_app({"DATA_DIR": str(workdir / "routes")})))
+            probed_in_session_40(plain)
             rebinding(plain)
             https_cookies_and_banners(https, plain)
             bomb = workdir / "bomb.png"

@@ -49,6 +49,10 @@ class DuplicateCardError(InvalidCardError):
     """The same card twice where one deck allows it once."""
 
 
+class TooManyCardsError(InvalidCardError):
+    """More cards, or more text, than one deck's 52 cards make: refused before it is read."""
+
+
 @dataclasses.dataclass(frozen=True, order=True)
 class Card:
     """One card of a standard 52-card deck. Ordered by suit, then rank (ace low)."""
@@ -146,14 +150,15 @@ def parse_cards(text: str | Iterable[str], where: str = "hand") -> list[Card]:
     >>> parse_cards("ace of spades, 10 of hearts QD")
     [Card.parse('AS'), Card.parse('10H'), Card.parse('QD')]
 
-    :raises InvalidCardError: for an unknown token, or more cards (or text) than a deck holds.
+    :raises InvalidCardError: for an unknown token.
+    :raises TooManyCardsError: for more cards (or text) than a deck holds.
     :raises DuplicateCardError: when a card appears twice (``where`` names the cards in the message).
     """
     if isinstance(text, str) and len(text) > MAX_CARDS_TEXT:
-        raise InvalidCardError(f"{where}: {len(text)} characters, more than the whole deck written out takes")
+        raise TooManyCardsError(f"{where}: {len(text)} characters, more than the whole deck written out takes")
     tokens = _TOKEN.findall(text) if isinstance(text, str) else list(text)
     if len(tokens) > len(DECK):
-        raise InvalidCardError(f"{where}: {len(tokens)} cards, more than a deck holds ({len(DECK)})")
+        raise TooManyCardsError(f"{where}: {len(tokens)} cards, more than a deck holds ({len(DECK)})")
     cards = [Card.parse(token) for token in tokens if token and token.strip()]
     ensure_distinct(cards, where)
     return cards

@@ -19,7 +19,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scorer.cards import Card, DuplicateCardError, InvalidCardError, parse_cards
+from scorer.cards import Card, DuplicateCardError, InvalidCardError, TooManyCardsError, parse_cards
 from scorer.errors import OkginError, shown
 from scorer.laydown import LayDown
 from scorer.layoffs import Layoff
@@ -213,7 +213,7 @@ def parse_cards_field(value: object, what: str) -> tuple[Card, ...]:
         raise RoundInputError(f'{what} must be a list of cards or a string like "QH 10S 3D", got {shown(value)}')
     try:
         return tuple(parse_cards(value, where=what))
-    except DuplicateCardError as error:
+    except (DuplicateCardError, TooManyCardsError) as error:  # their messages name ``what`` already
         raise RoundInputError(str(error)) from None
     except InvalidCardError as error:
         raise RoundInputError(f"{what}: {error}") from None
