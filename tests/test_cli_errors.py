@@ -150,3 +150,70 @@ def test_a_bug_exits_1_with_its_traceback(monkeypatch: pytest.MonkeyPatch, photo
     monkeypatch.setattr("scorer.cli.vision.load_detector", broken)
     result = run("detect", photo)
     assert result.exit_code == 1 and isinstance(result.exception, KeyError)
+
+
+# Found by probing the commands in session 40: each once lost data, hung, or printed a traceback.
+
+
+def test_annotations_never_overwrite_a_photo_nor_each_other(tmp_path: Path, fake_model: FakeDetector) -> None:
+    """``--annotate`` naming the photos' own folder wrote over ``table.jpg``; two photos of one stem kept one."""
+    photos = tmp_path / "photos"
+    (photos / "other").mkdir(parents=True)
+    for path in (photos / "table.jpg", photos / "other" / "table.png"):
+        cv2.imwrite(str(path), np.full((64, 64, 3), 80, np.uint8))
+    before = (photos / "table.jpg").read_bytes()
+    result = run("detect", photos / "table.jpg", photos / "other" / "table.png", "--annotate", photos)
+    assert result.exit_code == 0, result.output
+    assert (photos / "table.jpg").read_bytes() == before
+    assert sorted(path.name for path in photos.glob("*.jpg")) == ["table-2.jpg", "table-3.jpg", "table.jpg"]
+
+
+def test_annotate_into_no_folder_is_refused(photo: Path, fake_model: FakeDetector) -> None:
+    one_line_error(run("detect", photo, "--annotate", ""), "--annotate: give a folder")
+    assert fake_model.calls == 0
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_pipe_or_a_device_is_not_read_as_an_image(tmp_path: Path, fake_model: FakeDetector, kind: str) -> None:
+    """``okgin detect`` on a named pipe waited for ever, and on /dev/zero read until the memory ran out."""
+    if kind == "fifo":
+        path = tmp_path / "pipe.jpg"
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    one_line_error(run("detect", path), "not a regular file (a pipe, socket or device)")
+    one_line_error(run("score-image", path, "--upcard", "KS", "--knocker", "1"), "not a regular file")
+
+
+def test_a_label_of_no_finite_coordinates_is_named(labelled: Path, fake_model: FakeDetector) -> None:
+    (labelled / "labels" / "a.txt").write_text("0 nan -5 inf -0.2\n")
+    args = ("--images", labelled / "images", "--labels", labelled / "labels", "--classes", labelled / "classes.txt")
+    one_line_error(run("eval", *args), "a.txt:1: coordinates must be finite numbers, got nan -5 inf -0.2")
+
+
+def test_a_classes_file_beside_the_labels_is_not_a_label_file(labelled: Path, fake_model: FakeDetector) -> None:
+    """labelImg keeps classes.txt in the labels folder; it was read as a photo's labels."""
+    (labelled / "classes.txt").rename(labelled / "labels" / "classes.txt")
+    args = ("--images", labelled / "images", "--labels", labelled / "labels")
+    result = run("eval", *args, "--classes", labelled / "labels" / "classes.txt", "--json")
+    assert result.exit_code == 0, result.output
+
+
+def test_an_images_folder_that_is_a_file_says_so(labelled: Path, photo: Path, fake_model: FakeDetector) -> None:
+    one_line_error(run("eval", "--images", photo, "--labels", labelled / "labels"), "is a file, not a folder")
+
+
+@pytest.mark.parametrize("settle", ["nan", "inf", "1e999"])
+def test_watch_refuses_a_settling_time_that_is_no_number(settle: str) -> None:
+    """``--settle nan`` passed every range check and left the reading waiting for ever."""
+    result = run("watch", "--camera", "table.avi", "--settle", settle)
+    assert result.exit_code == USAGE_ERROR and "Invalid value for '--settle'" in result.output
+
+
+def test_ctrl_c_is_an_interruption_not_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("scorer.cli.engine.parse_cards", interrupted)
+    result = run("solve", "AS", "2S", "3S")
+    assert (result.exit_code, result.stderr.strip()) == (130, "okgin: interrupted")

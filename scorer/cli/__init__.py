@@ -11,8 +11,10 @@ imports ``web`` and the CLI is assembled from whatever is installed.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
+import math
 import sys
 from typing import IO, Any, NoReturn
 
@@ -43,13 +45,29 @@ def plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
     return {entry.name: entry for entry in importlib.metadata.entry_points(group=PLUGIN_GROUP)}
 
 
+INTERRUPTED = 130
+"""The exit status of a command stopped by Ctrl-C, as shells report it (128 + SIGINT)."""
+
+
 class UserError(click.ClickException):
     """A mistake the user can fix: ``okgin: <message>`` on stderr, exit status 2, no traceback."""
 
     exit_code = USAGE_ERROR
 
     def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(f"okgin: {self.format_message()}", err=True, file=file)
+        with contextlib.suppress(OSError):  # stderr closed: the exit status still says it
+            click.echo(f"okgin: {self.format_message()}", err=True, file=file)
+
+
+class FiniteFloatRange(click.FloatRange):
+    """``click.FloatRange`` that also refuses nan and inf (which pass every range check, being unordered or
+    beyond it: ``--settle nan`` left ``okgin watch`` waiting for ever)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 def fail(message: str) -> NoReturn:
@@ -73,6 +91,9 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:  # not click's "Aborted!" and exit 1, the status of a bug
+            click.echo("okgin: interrupted", err=True)
+            sys.exit(INTERRUPTED)
         except OkginError as error:
             raise UserError(str(error)) from error
         except OSError as error:  # a file or folder the user named cannot be read or written
@@ -114,4 +135,18 @@ def main() -> None:
 
 
 def run() -> Any:  # pragma: no cover - console-script entry point
+    prepare_streams()
     return main(prog_name="okgin", args=sys.argv[1:])
+
+
+def prepare_streams() -> None:
+    """Make the standard streams safe to write: a card suit or a player's name that the terminal's encoding
+    cannot show is escaped, not a traceback; a command whose standard output is closed stops at once (exit 2)
+    rather than losing its answer silently."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    if sys.stdout is None:
+        if sys.stderr is not None:
+            print("okgin: standard output is closed: there is nowhere to write the answer", file=sys.stderr)
+        sys.exit(USAGE_ERROR)

@@ -11,14 +11,14 @@ from typing import Any
 
 import click
 
-from scorer.cli import UserError
+from scorer.cli import FiniteFloatRange, UserError
 from scorer.synth.faces import DEFAULT_FACES_DIR
 
 
 def _share_option(flag: str, default: float | None, help_text: str) -> Callable[[Any], Any]:
     """A ``--...-fraction`` option of ``generate``: a share of the scenes, from 0 to 1."""
     return click.option(
-        flag, type=click.FloatRange(0, 1), default=default, show_default=default is not None, help=help_text
+        flag, type=FiniteFloatRange(0, 1), default=default, show_default=default is not None, help=help_text
     )
 
 
@@ -76,7 +76,7 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
     show_default=True,
     help="Smallest and largest frame width.",
 )
-@click.option("--val-fraction", type=click.FloatRange(0, 1, max_open=True), default=0.1, show_default=True)
+@click.option("--val-fraction", type=FiniteFloatRange(0, 1, max_open=True), default=0.1, show_default=True)
 @_share_option("--closeup-fraction", 0.25, "Share of phone-style close-ups.")
 @click.option(
     "--faces",
@@ -103,7 +103,7 @@ def faces(out_dir: Path, decks: tuple[str, ...], list_only: bool) -> None:
 )
 @click.option(
     "--max-tilt",
-    type=click.FloatRange(0, 60),
+    type=FiniteFloatRange(0, 60),
     default=40.0,
     show_default=True,
     help="Steepest camera, in degrees from looking straight down (a phone across the table: 50 to 60).",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from scorer.cards import Card, InvalidCardError, format_cards
+from scorer.cli import FiniteFloatRange
 from scorer.cli import vision as vision_cli
 from scorer.cli.engine import alternatives_text, player_text
 from scorer.cli.vision import USAGE_ERROR, fail, model_options
@@ -259,7 +260,9 @@ class _Reporter:
 @click.option("--knocker", default=None, help="The knocker's seat; default: score every seat that may knock.")
 @click.option("--rules", "preset", type=click.Choice(sorted(PRESETS)), default="oklahoma", show_default=True)
 @click.option("--window", type=click.IntRange(1, 100), default=7, show_default=True, help="Frames voted over.")
-@click.option("--settle", type=click.FloatRange(0), default=1.0, show_default=True, help="Seconds unchanged = stable.")
+@click.option(
+    "--settle", type=FiniteFloatRange(0, 3600), default=1.0, show_default=True, help="Seconds unchanged = stable."
+)
 @click.option("--json", "as_json", is_flag=True, help="JSON lines: reading, score and cannot-score events.")
 @model_options
 def watch(

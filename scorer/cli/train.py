@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from scorer.cli import UserError
+from scorer.cli import FiniteFloatRange, UserError
 from scorer.training import STAGES, TrainConfig
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def _default(name: str) -> Any:
 @click.option("--tiles-per-image", type=int, default=_default("tiles_per_image"), show_default=True)
 @click.option(
     "--tile-noise",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloatRange(0, 1),
     default=_default("tile_noise"),
     show_default=True,
     help="Share of scenes whose detector tiles get sensor noise and dead pixels at the detector's own scale.",
@@ -230,7 +230,7 @@ def average_weights(weights: tuple[Path, ...], model_dir: Path) -> None:
 @_into_model_folder("these classifiers may veto the cards its classifier is unsure of")
 @click.option(
     "--below",
-    type=click.FloatRange(0, 1, min_open=True),
+    type=FiniteFloatRange(0, 1, min_open=True),
     default=None,
     help="Only cards the classifier reads less surely than this are shown to them (default: every card).",
 )

@@ -18,7 +18,7 @@ from scorer.vision.manifest import BACKENDS
 if TYPE_CHECKING:
     from scorer.vision.types import Detector
 
-from scorer.cli import USAGE_ERROR, describe_os_error, fail
+from scorer.cli import USAGE_ERROR, FiniteFloatRange, describe_os_error, fail
 
 
 def load_detector(model_dir: Path | None, backend: str, conf: float | None, option: str | None = None) -> Detector:
@@ -36,7 +36,7 @@ def load_detector(model_dir: Path | None, backend: str, conf: float | None, opti
 def model_options(command: Any) -> Any:
     """The ``--model``, ``--backend`` and ``--conf`` options every vision command shares."""
     command = click.option(
-        "--conf", type=click.FloatRange(0, 1), default=None, help="Detection threshold (default: the model's)."
+        "--conf", type=FiniteFloatRange(0, 1), default=None, help="Detection threshold (default: the model's)."
     )(command)
     command = click.option(
         "--backend",
@@ -60,7 +60,7 @@ def model_options(command: Any) -> Any:
 @click.option(
     "--annotate",
     "annotate_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(file_okay=False),  # a str: an empty one (an unset variable) must not become "."
     default=None,
     help="Write a copy of each image with boxes and labels into this folder.",
 )
@@ -68,7 +68,7 @@ def model_options(command: Any) -> Any:
 def detect(
     images: tuple[Path, ...],
     as_json: bool,
-    annotate_dir: Path | None,
+    annotate_dir: str | None,
     model_dir: Path | None,
     backend: str,
     conf: float | None,
@@ -81,8 +81,12 @@ def detect(
     """
     from scorer.vision.images import ImageError, load_image
 
+    targets: dict[Path, Path] = {}
     if annotate_dir is not None:
-        _ensure_folder(annotate_dir, "--annotate")
+        if not annotate_dir.strip():
+            fail("--annotate: give a folder to write the boxed copies into")
+        _ensure_folder(Path(annotate_dir), "--annotate")
+        targets = annotation_targets(images, Path(annotate_dir))
     detector = load_detector(model_dir, backend, conf)
     failed = 0
     for path in images:
@@ -100,10 +104,41 @@ def detect(
             click.echo(f"{path}: {len(found.cards)} cards: {cards}")
             for conflict in found.conflicts:
                 click.echo(f"{path}: conflict: {conflict.reason}")
-        if annotate_dir is not None:
-            _write_annotated(image, found, annotate_dir / f"{path.stem}.jpg")
+        if path in targets:
+            _write_annotated(image, found, targets[path])
     if failed:
         sys.exit(USAGE_ERROR)
+
+
+def annotation_targets(images: tuple[Path, ...], folder: Path) -> dict[Path, Path]:
+    """Where each image's boxed copy goes: ``folder/<stem>.jpg``, numbered ``<stem>-2.jpg`` ... where two images
+    share a stem, and never an input image itself (``--annotate`` naming the photos' own folder would have
+    written over ``photo.jpg``).
+
+    >>> targets = annotation_targets((Path("a/x.jpg"), Path("b/x.png"), Path("out/y.jpg")), Path("out"))
+    >>> [str(target) for target in targets.values()]
+    ['out/x.jpg', 'out/x-2.jpg', 'out/y-2.jpg']
+    """
+    inputs = {_identity(path) for path in images}
+    taken: set[Path] = set()
+    targets = {}
+    for path in dict.fromkeys(images):
+        number = 1
+        target = folder / f"{path.stem}.jpg"
+        while target in taken or _identity(target) in inputs:
+            number += 1
+            target = folder / f"{path.stem}-{number}.jpg"
+        taken.add(target)
+        targets[path] = target
+    return targets
+
+
+def _identity(path: Path) -> Path:
+    """A path as the file system resolves it (symbolic links followed), to tell when two names are one file."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: compared as written
+        return path.absolute()
 
 
 def _ensure_folder(folder: Path, option: str) -> None:

@@ -339,7 +339,7 @@ def dataset_images(images_dir: str | Path, only: Sequence[str] = ()) -> list[Pat
     """
     folder = Path(images_dir)
     if not folder.is_dir():
-        raise EvalError(f"images folder {str(folder)!r} does not exist")
+        raise EvalError(f"images folder {str(folder)!r} {_not_a_folder(folder)}")
     photos = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
     if not photos:
         raise EvalError(f"images folder {str(folder)!r} holds no {'/'.join(IMAGE_SUFFIXES)} files")
@@ -493,6 +493,11 @@ def _same_index(label: Box, found: Box) -> bool:
     return contains_point(label, box_centre(found)) and contains_point(found, box_centre(label))
 
 
+def _not_a_folder(path: Path) -> str:
+    """Why ``path``, given as a folder, is none: it is missing or is a file."""
+    return "is a file, not a folder" if path.exists() else "does not exist"
+
+
 def labels_are_corners(labels_dir: str | Path, classes: ClassList) -> bool:
     """Whether a label folder boxes corner indices rather than whole cards: some photo labels
     one card more than once (a card shows its index in two or four corners, but is one card).
@@ -500,6 +505,8 @@ def labels_are_corners(labels_dir: str | Path, classes: ClassList) -> bool:
     :raises EvalError: for an unreadable label file.
     """
     for path in sorted(Path(labels_dir).glob("*.txt")):
+        if path.name == "classes.txt":  # labelImg keeps the class names beside the labels: not a photo's labels
+            continue
         try:
             # the size does not matter here: only how often each class is labelled
             labels = read_label_file(path, 1, 1, class_count=len(classes.cards))
@@ -587,7 +594,7 @@ def evaluate_dataset(
         class_list = classes if isinstance(classes, ClassList) else ClassList.read(classes)
     labels_folder = Path(labels_dir)
     if not labels_folder.is_dir():
-        raise EvalError(f"labels folder {str(labels_folder)!r} does not exist")
+        raise EvalError(f"labels folder {str(labels_folder)!r} {_not_a_folder(labels_folder)}")
     photos = dataset_images(images_dir, only)
     corners = stages is not False and labels_are_corners(labels_folder, class_list)
     if stages and not corners:

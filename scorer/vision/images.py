@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import OkginError
+from scorer.files import read_regular_file
 
 # leading bytes of the formats people actually upload; used only to word the error
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
@@ -257,7 +258,7 @@ def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> np.ndarray:
         if file.is_file() and file.stat().st_size > MAX_FILE_BYTES:
             size, limit = file.stat().st_size // 1024**2, MAX_FILE_BYTES // 1024**2
             raise ImageTooLargeError(f"image {str(file)!r} is {size} MB: okgin reads image files up to {limit} MB")
-        data = file.read_bytes()
+        data = read_regular_file(file, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise ImageError(f"image {str(file)!r} does not exist") from None
     except IsADirectoryError:

@@ -16,12 +16,18 @@ LabelBox(class_id=37, box=(125.0, 125.0, 375.0, 375.0))
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from scorer.errors import OkginError
+from scorer.files import read_regular_text
 from scorer.vision.boxes import from_normalised_xywh, to_normalised_xywh
 from scorer.vision.types import Box
+
+MAX_LABEL_BYTES = 16 * 1024**2
+"""The largest label or classes file read: a photo's labels take a few hundred bytes, a dataset's classes a few
+hundred more."""
 
 
 class LabelError(OkginError):
@@ -57,6 +63,8 @@ def parse_label_line(text: str, width: int, height: int) -> LabelBox | None:
     values = [float(value) for value in fields[1:]]
     if class_id < 0:
         raise ValueError(f"class {class_id} is negative")
+    if not all(map(math.isfinite, values)):
+        raise ValueError(f"coordinates must be finite numbers, got {' '.join(fields[1:])[:60]}")
     if len(values) == 4:
         xc, yc, w, h = values
         return LabelBox(class_id, from_normalised_xywh(xc, yc, w, h, width, height))
@@ -74,7 +82,7 @@ def read_label_file(path: str | Path, width: int, height: int, class_count: int 
     """
     file = Path(path)
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
+        lines = read_regular_text(file, MAX_LABEL_BYTES).splitlines()
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as error:
@@ -105,7 +113,7 @@ def read_class_names(path: str | Path) -> list[str]:
     """
     file = Path(path)
     try:
-        lines = file.read_text(encoding="utf-8").splitlines()
+        lines = read_regular_text(file, MAX_LABEL_BYTES).splitlines()
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else error
         raise LabelError(f"could not read classes file {str(file)!r}: {reason}") from None

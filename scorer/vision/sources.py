@@ -137,7 +137,9 @@ class CameraSource:
         if self._capture is not None:
             return
         if not self.is_live and not Path(str(self.source)).is_file():
-            raise SourceError(f"{self.name} does not exist")
+            path = Path(str(self.source))
+            what = "is a folder" if path.is_dir() else "is not a regular file" if path.exists() else "does not exist"
+            raise SourceError(f"{self.name} {what}")
         for attempt in range(self.open_attempts if self.is_live else 1):
             if attempt:
                 self._sleep(self._delay(attempt - 1))

@@ -1,0 +1,47 @@
+"""Reading a file a person names on the command line, bounded: a pipe, a device or a huge file must not
+hang a command or fill the memory (``okgin detect /dev/zero`` once read until it ran out)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+
+def read_regular_file(path: str | Path, limit: int) -> bytes:
+    """The bytes of the regular file at ``path``, of at most ``limit`` bytes.
+
+    It is opened without waiting (a named pipe with no writer would block the open) and checked to be a
+    regular file before anything is read.
+
+    :raises FileNotFoundError, IsADirectoryError, PermissionError: as ``open`` does.
+    :raises OSError: with ``strerror`` "not a regular file ..." for a pipe, socket or device, and "larger than
+        ..." for a file over ``limit`` bytes.
+    """
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file (a pipe, socket or device)", str(path))
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            data = file.read(limit + 1)
+    finally:
+        os.close(descriptor)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {_size(limit)}, the most okgin reads there", str(path))
+    return data
+
+
+def read_regular_text(path: str | Path, limit: int) -> str:
+    """``read_regular_file`` as UTF-8 text.
+
+    :raises UnicodeDecodeError: for bytes that are not UTF-8.
+    """
+    return read_regular_file(path, limit).decode("utf-8")
+
+
+def _size(count: int) -> str:
+    return f"{count // 1024**2} MB" if count >= 1024**2 else f"{count} bytes"
