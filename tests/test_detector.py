@@ -53,6 +53,10 @@ def write_manifest(directory: Path, **fields: object) -> Path:
         ({"detector_onnx": None}, "names no detector file"),
         ({"design": "two-stage"}, "a two-stage model needs a classifier"),
         ({"backend": "tpu"}, "backend 'tpu' is not one of"),
+        ({"detector_imgsz": 1_000_000}, "detector_imgsz and detector_coarse_sizes must lie in 32..4096 px"),
+        ({"crop_size": 0}, "crop_size 0 is outside 8..512 px"),
+        ({"conf": float("nan")}, r"conf nan is outside \[0, 1\]"),
+        ({"card_conf": 5}, r"card_conf 5.0 is outside \[0, 1\]"),
         ({"conf": "high"}, "could not convert string to float"),
         ({"detector_weight": 0}, r"detector_weight 0.0 is outside \(0, 1\]"),
         ({"classifier_rotations": [0, 45]}, "classifier_rotations must list some of 0, 90, 180, 270"),
@@ -94,7 +98,9 @@ def test_missing_model_directory_and_manifest_are_named(tmp_path: Path, monkeypa
 
 def test_missing_model_file_is_named_not_downloaded(tmp_path: Path) -> None:
     directory = write_manifest(tmp_path / "m", detector="det.pt")
-    with pytest.raises(ModelError, match="no usable model files"):
+    with pytest.raises(
+        ModelError, match=r"no usable model files in '.*': its manifest.json names det\.pt, det\.onnx, not there"
+    ):
         CardDetector(directory)
     with pytest.raises(ModelError, match=r"detector weights '.*det\.pt' is missing"):
         CardDetector(directory, backend="torch")

@@ -111,3 +111,28 @@ def test_a_round_is_one_transaction(client: FlaskClient, app: Flask) -> None:
     client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
     row = sqlite3.connect(app.config["DATABASE"]).execute("SELECT winner FROM matches WHERE id = ?", (match_id,))
     assert row.fetchone()[0] == "Ann"  # the round and the match's winner were written together
+
+
+def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    """init-db added okgin's tables to a photo catalogue's SQLite file and turned its journal to WAL."""
+    foreign = tmp_path / "photos.db"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE photos (path TEXT)")
+    before = foreign.read_bytes()
+    result = CliRunner().invoke(main, ["init-db", "--db", str(foreign), "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert (
+        result.stderr.strip()
+        == f"okgin: {foreign} is another program's database (its tables: photos): name another file"
+    )
+    assert foreign.read_bytes() == before and not foreign.with_name("photos.db-wal").exists()
+    text = tmp_path / "notes.db"
+    text.write_text("not a database")
+    with pytest.raises(DatabaseError, match="file is not a database"):
+        init_db(text)
+
+
+def test_an_empty_database_name_is_not_the_default_database(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["init-db", "--db", "", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "the database file named is empty" in result.stderr
+    assert not list(tmp_path.iterdir())

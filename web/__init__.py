@@ -52,8 +52,13 @@ def database_path_from_url(url: str) -> Path:
 def database_location(data_dir: Path, database: str | Path | None = None) -> Path:
     """The database file: ``database`` if given, else ``$OKGIN_DATABASE_URL``, else ``<data dir>/okgin.sqlite3``.
 
-    :raises DatabaseError: for a malformed ``OKGIN_DATABASE_URL``.
+    :raises DatabaseError: for a malformed ``OKGIN_DATABASE_URL``, or a ``database`` given empty (an unset
+        variable, which must not quietly mean the default database).
     """
+    if database is not None and not str(database).strip():
+        from web.db import DatabaseError
+
+        raise DatabaseError("the database file named is empty: give a file name, or leave --db out for the default")
     if database:
         return Path(database)
     url = os.environ.get(DATABASE_URL_ENV)

@@ -167,12 +167,36 @@ def migrate(connection: sqlite3.Connection) -> int:
 
 
 def init_db(path: str | Path | None = None) -> int:
-    """Create or upgrade the database (the app's, or the one at ``path``); return its schema version."""
-    connection = connect(path if path is not None else current_app.config["DATABASE"])
+    """Create or upgrade the database (the app's, or the one at ``path``); return its schema version.
+
+    :raises DatabaseError: for a file that is not okgin's, before anything is written to it.
+    """
+    database = Path(path if path is not None else current_app.config["DATABASE"])
+    refuse_foreign_database(database)
+    connection = connect(database)
     try:
         return migrate(connection)
     finally:
         connection.close()
+
+
+def refuse_foreign_database(database: Path) -> None:
+    """Refuse a file that is not an okgin database (another program's SQLite file, or no SQLite file at all),
+    read without writing to it: okgin would add its tables and turn its journal to WAL.
+
+    :raises DatabaseError: naming the file and what it holds.
+    """
+    if not database.is_file() or database.stat().st_size == 0:
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)) as reading:
+            tables = [row[0] for row in reading.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    except sqlite3.Error as error:
+        raise DatabaseError(f"cannot use {database} as okgin's database: {error}", database_problem(error)) from None
+    own = [name for name in tables if not name.startswith("sqlite_")]
+    if own and "matches" not in own:
+        shown = ", ".join(own[:5]) + (", ..." if len(own) > 5 else "")
+        raise DatabaseError(f"{database} is another program's database (its tables: {shown}): name another file")
 
 
 def get_db() -> sqlite3.Connection:

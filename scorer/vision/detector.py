@@ -85,7 +85,9 @@ class CardDetector:
         if backend == "auto":
             candidates = available_backends(manifest)
             if not candidates:
-                raise ModelError(f"no usable model files in {str(manifest.directory)!r} (see its manifest.json)")
+                missing = manifest.missing_files()
+                why = f"its manifest.json names {', '.join(missing)}, not there" if missing else "see its manifest.json"
+                raise ModelError(f"no usable model files in {str(manifest.directory)!r}: {why}")
             candidates.sort(key=lambda name: name != manifest.preferred_backend)  # the manifest's first, if usable
         errors = []
         for name in candidates:  # auto falls back to the next engine if one cannot load the files here

@@ -94,6 +94,11 @@ def card_classes(names: Any, none_class: str, key: str) -> tuple[int | None, ...
 
 MAX_STRETCH = 3.0
 """The most a manifest's ``stretches`` may widen a crop: past a 16:9 frame squeezed to a square (1.78) by far."""
+MIN_LOOK_SIZE, MAX_LOOK_SIZE = 32, 4096
+"""The sizes a manifest's detector may look at a frame at, in px: one stride of the network to a 4K frame (a
+million px wide once asked for 3 TB)."""
+MIN_CROP_SIZE, MAX_CROP_SIZE = 8, 512
+"""The sides a classifier's crops may have, in px (the shipped one reads 64)."""
 
 # manifest keys read into fields of the same name (``backend`` is ``preferred_backend``)
 _FILE_KEYS = ("detector", "detector_onnx", "classifier", "classifier_onnx")
@@ -210,6 +215,17 @@ class ModelManifest:
             raise ModelError(f"{where}: grain_median_above {self.grain_median_above} must be above 0 (grey levels)")
         if not 0 < self.detector_weight <= 1:
             raise ModelError(f"{where}: detector_weight {self.detector_weight} is outside (0, 1]")
+        for key in ("conf", "iou", "classifier_conf", "card_conf"):
+            if not 0 <= getattr(self, key) <= 1:  # nan too
+                raise ModelError(f"{where}: {key} {getattr(self, key)} is outside [0, 1]")
+        if not all(
+            MIN_LOOK_SIZE <= size <= MAX_LOOK_SIZE for size in (self.detector_imgsz, *self.detector_coarse_sizes)
+        ):
+            raise ModelError(
+                f"{where}: detector_imgsz and detector_coarse_sizes must lie in {MIN_LOOK_SIZE}..{MAX_LOOK_SIZE} px"
+            )
+        if not MIN_CROP_SIZE <= self.crop_size <= MAX_CROP_SIZE:
+            raise ModelError(f"{where}: crop_size {self.crop_size} is outside {MIN_CROP_SIZE}..{MAX_CROP_SIZE} px")
         if not (self.detector or self.detector_onnx):
             raise ModelError(f"{where}: names no detector file (keys 'detector' / 'detector_onnx')")
         if self.design == "two-stage" and not (self.classifier or self.classifier_onnx):
@@ -373,6 +389,12 @@ class ModelManifest:
     def shipped(self, name: str | None) -> bool:
         """Whether the manifest names this file and it is there."""
         return bool(name) and (self.directory / str(name)).exists()
+
+    def missing_files(self) -> list[str]:
+        """The files this manifest names that are not in its folder, so that an error can say which."""
+        named = [self.detector, self.detector_onnx, self.classifier, self.classifier_onnx]
+        named += [*self.veto_files("pt"), *self.veto_files("onnx")]
+        return [str(name) for name in named if name and not self.shipped(name)]
 
 
 def _file_names(value: Any, key: str) -> tuple[str, ...]:
