@@ -217,3 +217,20 @@ def test_ctrl_c_is_an_interruption_not_a_bug(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr("scorer.cli.engine.parse_cards", interrupted)
     result = run("solve", "AS", "2S", "3S")
     assert (result.exit_code, result.stderr.strip()) == (130, "okgin: interrupted")
+
+
+@pytest.mark.parametrize(
+    ("label", "named"),
+    [("0 nan 0.5 0.2 0.2", "coordinates must be finite numbers"), ("AS 0.5 0.5 0.2 0.2", "got 'AS'")],
+    ids=["nan", "a-name-for-a-class"],
+)
+def test_preview_names_a_bad_label_line(labelled: Path, label: str, named: str) -> None:
+    """``okgin data preview`` printed a traceback for each of these."""
+    (labelled / "images" / "val").mkdir()
+    (labelled / "labels" / "val").mkdir()
+    (labelled / "images" / "a.jpg").rename(labelled / "images" / "val" / "a.jpg")
+    (labelled / "labels" / "val" / "a.txt").write_text(label + "\n")
+    one_line_error(run("data", "preview", labelled), "a.txt:1: ", named)
+    one_line_error(run("data", "preview", labelled, "--out", labelled / "sheet.txt"), "must end in .jpg or .png")
+    (labelled / "images" / "val" / "a.jpg").write_bytes(b"")
+    one_line_error(run("data", "preview", labelled), "none of the images under")

@@ -14,6 +14,9 @@ import click
 from scorer.cli import FiniteFloatRange, UserError
 from scorer.synth.faces import DEFAULT_FACES_DIR
 
+SHEET_SUFFIXES = (".jpg", ".png")
+"""What ``okgin data preview --out`` may name: the formats the contact sheet is written in."""
+
 
 def _share_option(flag: str, default: float | None, help_text: str) -> Callable[[Any], Any]:
     """A ``--...-fraction`` option of ``generate``: a share of the scenes, from 0 to 1."""
@@ -207,12 +210,18 @@ def preview(dataset: Path, out_path: Path | None, count: int) -> None:
 
     from scorer.synth.preview import contact_sheet
 
+    out_path = out_path or dataset / "preview.jpg"
+    if out_path.suffix.lower() not in SHEET_SUFFIXES:
+        raise UserError(f"--out: {out_path} must end in {' or '.join(SHEET_SUFFIXES)} (the sheet is a picture)")
     try:
         sheet = contact_sheet(dataset, count)
     except FileNotFoundError as error:
         raise UserError(str(error)) from error
-    out_path = out_path or dataset / "preview.jpg"
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    if not cv2.imwrite(str(out_path), sheet):
-        raise UserError(f"cannot write {out_path} (unknown image extension?)")
+    try:
+        written = cv2.imwrite(str(out_path), sheet)
+    except cv2.error:
+        written = False
+    if not written:
+        raise UserError(f"cannot write {out_path}: check that its folder exists and can be written")
     click.echo(f"wrote {out_path}")

@@ -13,6 +13,8 @@ import cv2
 import numpy as np
 
 from scorer.cards import CLASS_NAMES
+from scorer.vision.images import ImageError, load_image
+from scorer.vision.labels import LabelBox, read_class_names, read_label_file
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp")
 
@@ -30,37 +32,22 @@ def label_path(image_path: Path) -> Path:
     return Path(*parts).with_suffix(".txt")
 
 
-def read_labels(path: Path) -> list[tuple[int, float, float, float, float]]:
-    """YOLO label lines as (class, cx, cy, w, h); a missing file means no labels."""
-    if not path.exists():
-        return []
-    rows = []
-    for line in path.read_text().splitlines():
-        fields = line.split()
-        if len(fields) >= 5:
-            rows.append((int(fields[0]), float(fields[1]), float(fields[2]), float(fields[3]), float(fields[4])))
-    return rows
-
-
 def class_names(root: Path) -> tuple[str, ...]:
-    """The dataset's class names: from its ``classes.txt`` when it has one (as Roboflow exports do), else ours."""
+    """The dataset's class names: from its ``classes.txt`` when it has one (as Roboflow exports do), else ours.
+
+    :raises LabelError: for a ``classes.txt`` that cannot be read or names no class.
+    """
     listing = Path(root) / "classes.txt"
-    if listing.exists():
-        return tuple(line.strip() for line in listing.read_text().splitlines() if line.strip())
-    return CLASS_NAMES
+    return tuple(read_class_names(listing)) if listing.exists() else CLASS_NAMES
 
 
-def annotate(
-    image: np.ndarray, labels: list[tuple[int, float, float, float, float]], names: tuple[str, ...] = CLASS_NAMES
-) -> np.ndarray:
+def annotate(image: np.ndarray, labels: list[LabelBox], names: tuple[str, ...] = CLASS_NAMES) -> np.ndarray:
     """A copy of ``image`` with each label's box and class name drawn (red suits in red, black in blue)."""
     result = image.copy()
-    height, width = image.shape[:2]
-    thickness = max(1, round(width / 800))
-    for class_id, cx, cy, w, h in labels:
-        x1, y1 = round((cx - w / 2) * width), round((cy - h / 2) * height)
-        x2, y2 = round((cx + w / 2) * width), round((cy + h / 2) * height)
-        name = names[class_id] if 0 <= class_id < len(names) else f"?{class_id}"
+    thickness = max(1, round(image.shape[1] / 800))
+    for label in labels:
+        x1, y1, x2, y2 = (round(value) for value in label.box)
+        name = names[label.class_id] if label.class_id < len(names) else f"?{label.class_id}"
         colour = (0, 0, 255) if name[-1] in "DH" else (255, 80, 0)
         cv2.rectangle(result, (x1, y1), (x2, y2), colour, thickness)
         cv2.putText(
@@ -79,7 +66,10 @@ def annotate(
 def contact_sheet(root: Path, count: int = 16, tile_width: int = 640) -> np.ndarray:
     """A grid of the first ``count`` images of a dataset with their labels drawn.
 
-    :raises FileNotFoundError: when the folder holds no images.
+    Images that cannot be read (damaged, or too large to decode) are left out.
+
+    :raises FileNotFoundError: when the folder holds no images, or none that can be read.
+    :raises LabelError: for a label or classes file that cannot be read, naming the file and line.
     """
     paths = find_images(root)[:count]
     if not paths:
@@ -87,16 +77,20 @@ def contact_sheet(root: Path, count: int = 16, tile_width: int = 640) -> np.ndar
     names = class_names(root)
     tiles = []
     for path in paths:
-        image = cv2.imread(str(path))
-        if image is None:
+        try:
+            image = load_image(path)
+        except ImageError:
             continue
-        annotated = annotate(image, read_labels(label_path(path)), names)
+        height, width = image.shape[:2]
+        annotated = annotate(image, read_label_file(label_path(path), width, height), names)
         scale = tile_width / annotated.shape[1]
         tile = cv2.resize(annotated, (tile_width, round(annotated.shape[0] * scale)), interpolation=cv2.INTER_AREA)
         cv2.putText(
             tile, path.name, (4, tile.shape[0] - 6), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (255, 255, 255), 1, cv2.LINE_AA
         )
         tiles.append(tile)
+    if not tiles:
+        raise FileNotFoundError(f"none of the images under {Path(root) / 'images'} can be read")
     columns = math.ceil(math.sqrt(len(tiles)))
     rows = math.ceil(len(tiles) / columns)
     tile_height = max(tile.shape[0] for tile in tiles)

@@ -59,10 +59,10 @@ def parse_label_line(text: str, width: int, height: int) -> LabelBox | None:
     fields = text.split()
     if not fields:
         return None
+    if not fields[0].isdecimal():
+        raise ValueError(f"the class must be a whole number from 0, got {fields[0][:20]!r}")
     class_id = int(fields[0])
     values = [float(value) for value in fields[1:]]
-    if class_id < 0:
-        raise ValueError(f"class {class_id} is negative")
     if not all(map(math.isfinite, values)):
         raise ValueError(f"coordinates must be finite numbers, got {' '.join(fields[1:])[:60]}")
     if len(values) == 4:

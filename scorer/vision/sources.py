@@ -69,6 +69,9 @@ def describe_source(source: int | str) -> str:
 def _open_cv2(source: int | str) -> Capture:
     import cv2
 
+    # OpenCV's own log would print dozens of lines about each camera backend it tried; a source that will not
+    # open is reported once, by CameraSource.open
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
     capture: Capture = cv2.VideoCapture(source)
     return capture
 
