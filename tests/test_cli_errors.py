@@ -234,3 +234,32 @@ def test_preview_names_a_bad_label_line(labelled: Path, label: str, named: str) 
     one_line_error(run("data", "preview", labelled, "--out", labelled / "sheet.txt"), "must end in .jpg or .png")
     (labelled / "images" / "val" / "a.jpg").write_bytes(b"")
     one_line_error(run("data", "preview", labelled), "none of the images under")
+
+
+def test_the_console_command_stops_when_its_output_is_closed_and_escapes_what_it_cannot_encode() -> None:
+    """``okgin solve AS 2S 3S >&-`` lost its answer and exited 0; a player's name the terminal cannot encode
+    was a UnicodeEncodeError traceback."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-c", "from scorer.cli import run; run()"]
+    closed = subprocess.run(
+        [*command, "solve", "AS", "2S", "3S"], stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(1)
+    )
+    assert (closed.returncode, closed.stderr.strip()) == (
+        USAGE_ERROR,
+        "okgin: standard output is closed: there is nowhere to write the answer",
+    )
+    hands = [
+        "--upcard",
+        "KS",
+        "--knocker",
+        "Zoë♠: AS 2S 3S 4H 5H 6H 7C 8C 9C KD",
+        "--opponent",
+        "QS QC QH 10S JS 3D 5S 7S AD 7D",
+    ]
+    cp1252 = subprocess.run(
+        [*command, "score", *hands], capture_output=True, env={**os.environ, "PYTHONIOENCODING": "cp1252"}
+    )
+    assert cp1252.returncode == 0, cp1252.stderr
+    assert "Zo\xeb\\u2660:" in cp1252.stdout.decode("cp1252") and b"Traceback" not in cp1252.stderr
