@@ -9,6 +9,14 @@ import stat
 from pathlib import Path
 
 
+class FileTooLargeError(OSError):
+    """A regular file over the size read there; ``size`` is its size in bytes."""
+
+    def __init__(self, path: str | Path, size: int, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"larger than {_size(limit)}, the most okgin reads there", str(path))
+        self.size = size
+
+
 def read_regular_file(path: str | Path, limit: int) -> bytes:
     """The bytes of the regular file at ``path``, of at most ``limit`` bytes.
 
@@ -16,22 +24,24 @@ def read_regular_file(path: str | Path, limit: int) -> bytes:
     regular file before anything is read.
 
     :raises FileNotFoundError, IsADirectoryError, PermissionError: as ``open`` does.
-    :raises OSError: with ``strerror`` "not a regular file ..." for a pipe, socket or device, and "larger than
-        ..." for a file over ``limit`` bytes.
+    :raises OSError: with ``strerror`` "not a regular file ..." for a pipe, socket or device.
+    :raises FileTooLargeError: for a file over ``limit`` bytes, before it is read.
     """
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        mode = os.fstat(descriptor).st_mode
-        if stat.S_ISDIR(mode):
+        status = os.fstat(descriptor)
+        if stat.S_ISDIR(status.st_mode):
             raise IsADirectoryError(errno.EISDIR, "is a directory", str(path))
-        if not stat.S_ISREG(mode):
+        if not stat.S_ISREG(status.st_mode):
             raise OSError(errno.EINVAL, "not a regular file (a pipe, socket or device)", str(path))
+        if status.st_size > limit:
+            raise FileTooLargeError(path, status.st_size, limit)
         with os.fdopen(descriptor, "rb", closefd=False) as file:
             data = file.read(limit + 1)
     finally:
         os.close(descriptor)
-    if len(data) > limit:
-        raise OSError(errno.EFBIG, f"larger than {_size(limit)}, the most okgin reads there", str(path))
+    if len(data) > limit:  # it grew since it was looked at
+        raise FileTooLargeError(path, len(data), limit)
     return data
 
 

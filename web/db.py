@@ -195,8 +195,8 @@ def refuse_foreign_database(database: Path) -> None:
         raise DatabaseError(f"cannot use {database} as okgin's database: {error}", database_problem(error)) from None
     own = [name for name in tables if not name.startswith("sqlite_")]
     if own and "matches" not in own:
-        shown = ", ".join(own[:5]) + (", ..." if len(own) > 5 else "")
-        raise DatabaseError(f"{database} is another program's database (its tables: {shown}): name another file")
+        listed = ", ".join(own[:5]) + (", ..." if len(own) > 5 else "")
+        raise DatabaseError(f"{database} is another program's database (its tables: {listed}): name another file")
 
 
 def get_db() -> sqlite3.Connection:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import OkginError
-from scorer.files import read_regular_file
+from scorer.files import FileTooLargeError, read_regular_file
 
 # leading bytes of the formats people actually upload; used only to word the error
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
@@ -255,10 +255,11 @@ def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> np.ndarray:
     """
     file = Path(path)
     try:
-        if file.is_file() and file.stat().st_size > MAX_FILE_BYTES:
-            size, limit = file.stat().st_size // 1024**2, MAX_FILE_BYTES // 1024**2
-            raise ImageTooLargeError(f"image {str(file)!r} is {size} MB: okgin reads image files up to {limit} MB")
         data = read_regular_file(file, MAX_FILE_BYTES)
+    except FileTooLargeError as error:
+        size, limit = error.size // 1024**2, MAX_FILE_BYTES // 1024**2
+        too_large = f"image {str(file)!r} is {size} MB: okgin reads image files up to {limit} MB"
+        raise ImageTooLargeError(too_large) from None
     except FileNotFoundError:
         raise ImageError(f"image {str(file)!r} does not exist") from None
     except IsADirectoryError:

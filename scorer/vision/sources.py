@@ -139,8 +139,8 @@ class CameraSource:
         """
         if self._capture is not None:
             return
-        if not self.is_live and not Path(str(self.source)).is_file():
-            path = Path(str(self.source))
+        path = Path(str(self.source))
+        if not self.is_live and not path.is_file():
             what = "is a folder" if path.is_dir() else "is not a regular file" if path.exists() else "does not exist"
             raise SourceError(f"{self.name} {what}")
         for attempt in range(self.open_attempts if self.is_live else 1):
