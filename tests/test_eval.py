@@ -147,6 +147,27 @@ def test_only_scores_the_photos_whose_names_match(tmp_path: Path) -> None:
     assert len(report.images) == 1 and report.recall == 1.0
 
 
+def test_label_files_without_a_photo_and_cards_named_twice_are_said(tmp_path: Path) -> None:
+    # the labels of b.png, whose photo is missing, cannot be scored; "as" and "AS" are one card
+    root = one_photo_set(tmp_path / "set", "QH\nAS\nas\n", "0 0.25 0.5 0.25 0.5\n", 400)
+    (root / "labels" / "b.txt").write_text("1 0.5 0.5 0.2 0.2\n")
+    (root / "labels" / "classes.txt").write_text("QH\nAS\nas\n")  # labelImg's copy beside the labels: no photo's
+    report = evaluate_dataset(FakeDetector([[detection("QH", (100, 200))]], 400, 400), *dataset_paths(root))
+    assert report.notes == (
+        "1 label file(s) have no photo of their name and are not scored ('b.txt')",
+        "classes 'AS', 'as' all name AS: scored as one card",
+    )
+    assert report.to_dict()["notes"] == list(report.notes)
+    assert "note: 1 label file(s) have no photo" in format_report(report)
+    (root / "labels" / "b.txt").unlink()
+    (root / "classes.txt").write_text("QH\nAS\n")
+    assert evaluate_dataset(FakeDetector([[]], 400, 400), *dataset_paths(root)).notes == ()
+
+
+def dataset_paths(root: Path) -> tuple[Path, Path, Path]:
+    return root / "images", root / "labels", root / "classes.txt"
+
+
 def test_missing_folders(tmp_path: Path) -> None:
     (tmp_path / "classes.txt").write_text("AS\n")
     with pytest.raises(EvalError, match=r"images folder .* does not exist"):

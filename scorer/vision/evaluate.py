@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from scorer.cards import CLASS_NAMES, RANKS, Card, InvalidCardError
-from scorer.errors import OkginError
+from scorer.errors import OkginError, shown
 from scorer.vision.boxes import box_centre, box_from_row, box_height, contains_point, iou, overlaps, widen_box
 from scorer.vision.images import ImageError, load_image
 from scorer.vision.labels import LabelError, read_class_names, read_label_file
@@ -127,6 +127,18 @@ class ClassList:
         """The names of the classes that are not cards."""
         return tuple(name for name, card in zip(self.names, self.cards, strict=True) if card is None)
 
+    def same_card_names(self) -> list[tuple[Card, tuple[str, ...]]]:
+        """The cards that more than one class names (``AS`` and ``as``): merged when scored, and said so.
+
+        >>> ClassList.from_names(["AS", "as", "KD"]).same_card_names()
+        [(Card.parse('AS'), ('AS', 'as'))]
+        """
+        names_of: defaultdict[Card, list[str]] = defaultdict(list)
+        for name, card in zip(self.names, self.cards, strict=True):
+            if card is not None:
+                names_of[card].append(name)
+        return [(card, tuple(names)) for card, names in names_of.items() if len(names) > 1]
+
 
 @dataclasses.dataclass(frozen=True)
 class LabelledCard:
@@ -207,6 +219,7 @@ class EvalReport:
     errors: tuple[str, ...] = ()
     non_card_classes: tuple[str, ...] = ()  # classes of the dataset that are not cards
     stages: StageReport | None = None  # per-stage figures, for corner-index labels
+    notes: tuple[str, ...] = ()  # what the dataset holds that the figures leave out or merge (``dataset_notes``)
 
     @property
     def true_positives(self) -> int:
@@ -263,6 +276,7 @@ class EvalReport:
                 {"labelled": str(a), "predicted": str(b), "count": n} for (a, b), n in self.confusions().most_common()
             ],
             "errors": list(self.errors),
+            "notes": list(self.notes),
             **({} if self.stages is None else {"stages": self.stages.to_dict()}),
         }
 
@@ -623,7 +637,24 @@ def evaluate_dataset(
             non_cards_named += named
         results.append(match_image(photo.name, detections.cards, labels.cards, labels.non_cards))
     report = StageReport(tuple(indices), non_card_boxes, non_cards_named) if staged is not None else None
-    return EvalReport(tuple(results), tuple(errors), class_list.non_cards, report)
+    notes = dataset_notes(images_dir, labels_folder, class_list)
+    return EvalReport(tuple(results), tuple(errors), class_list.non_cards, report, notes)
+
+
+def dataset_notes(images_dir: str | Path, labels_dir: str | Path, classes: ClassList) -> tuple[str, ...]:
+    """What a dataset holds that its figures leave out or merge, said rather than passed over: label files
+    with no photo of their name (a photo renamed or missing), and cards that two classes name."""
+    photo_stems = {p.stem for p in Path(images_dir).iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
+    orphans = sorted(
+        p.name for p in Path(labels_dir).glob("*.txt") if p.name != "classes.txt" and p.stem not in photo_stems
+    )
+    notes = []
+    if orphans:
+        example = ", ".join(shown(name) for name in orphans[:3])
+        notes.append(f"{len(orphans)} label file(s) have no photo of their name and are not scored ({example})")
+    for card, names in classes.same_card_names():
+        notes.append(f"classes {', '.join(shown(n) for n in names)} all name {card}: scored as one card")
+    return tuple(notes)
 
 
 def format_stages(report: StageReport) -> str:
@@ -669,6 +700,7 @@ def format_report(report: EvalReport) -> str:
         names = ", ".join(report.non_card_classes)
         lines.append(f"not cards: {names} ({on_non_cards} cards read on them, counted as invented)")
     lines.extend(f"unreadable: {error}" for error in report.errors)
+    lines.extend(f"note: {note}" for note in report.notes)
     if report.stages is not None:
         lines.append(format_stages(report.stages))
     lines.append(report.summary_line())
