@@ -53,5 +53,26 @@ def read_regular_text(path: str | Path, limit: int) -> str:
     return read_regular_file(path, limit).decode("utf-8")
 
 
+def why_not_a_folder(path: str | Path) -> str:
+    """How a message says why ``path``, named as a folder, is none.
+
+    >>> why_not_a_folder("/no/such/place"), why_not_a_folder(__file__)
+    ('does not exist', 'is a file, not a folder')
+    """
+    return "is a file, not a folder" if Path(path).exists() else "does not exist"
+
+
+def why_not_a_file(path: str | Path) -> str:
+    """How a message says why ``path``, named as a file to read, is none (or not a regular one).
+
+    >>> why_not_a_file("/no/such/file"), why_not_a_file("/"), why_not_a_file("/dev/null")
+    ('does not exist', 'is a folder, not a file', 'is not a regular file (a pipe, socket or device)')
+    """
+    file = Path(path)
+    if file.is_dir():
+        return "is a folder, not a file"
+    return "is not a regular file (a pipe, socket or device)" if file.exists() else "does not exist"
+
+
 def _size(count: int) -> str:
     return f"{count // 1024**2} MB" if count >= 1024**2 else f"{count} bytes"

@@ -185,6 +185,11 @@ def test_a_pipe_or_a_device_is_not_read_as_an_image(tmp_path: Path, fake_model: 
     one_line_error(run("score-image", path, "--upcard", "KS", "--knocker", "1"), "not a regular file")
 
 
+def test_a_folder_named_as_a_photo_or_a_video_says_so(tmp_path: Path, fake_model: FakeDetector) -> None:
+    one_line_error(run("detect", tmp_path), "is a folder, not a file")
+    one_line_error(run("watch", "--camera", tmp_path), "is a folder, not a file")
+
+
 def test_a_label_of_no_finite_coordinates_is_named(labelled: Path, fake_model: FakeDetector) -> None:
     (labelled / "labels" / "a.txt").write_text("0 nan -5 inf -0.2\n")
     args = ("--images", labelled / "images", "--labels", labelled / "labels", "--classes", labelled / "classes.txt")

@@ -229,7 +229,7 @@ def test_eval_against_a_missing_model(runner: CliRunner, labelled_set: Path, tmp
     assert result.stderr == f"okgin: --against: model directory {str(tmp_path / 'nowhere')!r} does not exist\n"
     (tmp_path / "a-file").write_text("")
     result = invoke(runner, "eval", *args, "--against", tmp_path / "a-file")
-    assert result.exit_code == 2 and "a-file' is not a folder" in result.stderr
+    assert result.exit_code == 2 and "a-file' is a file, not a folder" in result.stderr
 
 
 def test_eval_stages_need_corner_labels(runner: CliRunner, labelled_set: Path, fake_model: Any) -> None:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from scorer.cards import CLASS_NAMES, RANKS, Card, InvalidCardError
 from scorer.errors import OkginError, shown
+from scorer.files import why_not_a_folder
 from scorer.vision.boxes import box_centre, box_from_row, box_height, contains_point, iou, overlaps, widen_box
 from scorer.vision.images import ImageError, load_image
 from scorer.vision.labels import LabelError, read_class_names, read_label_file
@@ -353,7 +354,7 @@ def dataset_images(images_dir: str | Path, only: Sequence[str] = ()) -> list[Pat
     """
     folder = Path(images_dir)
     if not folder.is_dir():
-        raise EvalError(f"images folder {str(folder)!r} {_not_a_folder(folder)}")
+        raise EvalError(f"images folder {str(folder)!r} {why_not_a_folder(folder)}")
     photos = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
     if not photos:
         raise EvalError(f"images folder {str(folder)!r} holds no {'/'.join(IMAGE_SUFFIXES)} files")
@@ -507,11 +508,6 @@ def _same_index(label: Box, found: Box) -> bool:
     return contains_point(label, box_centre(found)) and contains_point(found, box_centre(label))
 
 
-def _not_a_folder(path: Path) -> str:
-    """Why ``path``, given as a folder, is none: it is missing or is a file."""
-    return "is a file, not a folder" if path.exists() else "does not exist"
-
-
 def labels_are_corners(labels_dir: str | Path, classes: ClassList) -> bool:
     """Whether a label folder boxes corner indices rather than whole cards: some photo labels
     one card more than once (a card shows its index in two or four corners, but is one card).
@@ -608,7 +604,7 @@ def evaluate_dataset(
         class_list = classes if isinstance(classes, ClassList) else ClassList.read(classes)
     labels_folder = Path(labels_dir)
     if not labels_folder.is_dir():
-        raise EvalError(f"labels folder {str(labels_folder)!r} {_not_a_folder(labels_folder)}")
+        raise EvalError(f"labels folder {str(labels_folder)!r} {why_not_a_folder(labels_folder)}")
     photos = dataset_images(images_dir, only)
     corners = stages is not False and labels_are_corners(labels_folder, class_list)
     if stages and not corners:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from scorer.errors import OkginError
-from scorer.files import FileTooLargeError, read_regular_file
+from scorer.files import FileTooLargeError, read_regular_file, why_not_a_file
 
 # leading bytes of the formats people actually upload; used only to word the error
 _SIGNATURES: tuple[tuple[bytes, str], ...] = (
@@ -263,7 +263,7 @@ def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> np.ndarray:
     except FileNotFoundError:
         raise ImageError(f"image {str(file)!r} does not exist") from None
     except IsADirectoryError:
-        raise ImageError(f"image {str(file)!r} is a directory, not a file") from None
+        raise ImageError(f"image {str(file)!r} {why_not_a_file(file)}") from None
     except OSError as error:
         raise ImageError(f"could not read image {str(file)!r}: {error.strerror or error}") from None
     return decode_image(data, name=f"image {str(file)!r}", max_pixels=max_pixels)

@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from scorer.errors import OkginError
+from scorer.errors import OkginError, shown
 from scorer.files import read_regular_text
 from scorer.vision.boxes import from_normalised_xywh, to_normalised_xywh
 from scorer.vision.types import Box
@@ -60,7 +60,7 @@ def parse_label_line(text: str, width: int, height: int) -> LabelBox | None:
     if not fields:
         return None
     if not fields[0].isdecimal():
-        raise ValueError(f"the class must be a whole number from 0, got {fields[0][:20]!r}")
+        raise ValueError(f"the class must be a whole number from 0, got {shown(fields[0])}")
     class_id = int(fields[0])
     values = [float(value) for value in fields[1:]]
     if not all(map(math.isfinite, values)):

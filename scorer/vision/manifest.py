@@ -19,6 +19,7 @@ import numpy as np
 
 from scorer.cards import CLASS_NAMES, Card, InvalidCardError
 from scorer.errors import OkginError
+from scorer.files import why_not_a_folder
 from scorer.vision.crops import AS_SHOWN, CROP_PAD, CROP_SIZE, Stretch, index_views
 from scorer.vision.types import Box
 
@@ -247,9 +248,8 @@ class ModelManifest:
         directory = resolve_model_dir(model_dir)
         path = directory / MANIFEST
         if not directory.is_dir():
-            what = "is not a folder" if directory.exists() else "does not exist"
             hint = f"; pass --model DIR or set {MODEL_DIR_ENV}" if model_dir is None else ""  # a folder named is one
-            raise ModelError(f"model directory {str(directory)!r} {what}{hint}")
+            raise ModelError(f"model directory {str(directory)!r} {why_not_a_folder(directory)}{hint}")
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from scorer.errors import OkginError
+from scorer.files import why_not_a_file
 
 log = logging.getLogger(__name__)
 
@@ -141,8 +142,7 @@ class CameraSource:
             return
         path = Path(str(self.source))
         if not self.is_live and not path.is_file():
-            what = "is a folder" if path.is_dir() else "is not a regular file" if path.exists() else "does not exist"
-            raise SourceError(f"{self.name} {what}")
+            raise SourceError(f"{self.name} {why_not_a_file(path)}")
         for attempt in range(self.open_attempts if self.is_live else 1):
             if attempt:
                 self._sleep(self._delay(attempt - 1))
