@@ -472,11 +472,13 @@ class Match:
         last = rounds[-1]
         return last.dealer if last.result is None else last.result.winner
 
-    def _ended_by(self, totals: Mapping[str, int], rounds_played: int) -> str | None:
-        """The match winner after these totals, if the match is over."""
+    def _ended_by(self, totals: Mapping[str, int], rounds: Sequence[MatchRound]) -> str | None:
+        """The match winner after these rounds and totals, if the match is over."""
         reached = [name for name in self.players if self.rules.wins_match(totals[name])]
         limit = self.rules.rounds_limit
-        if not reached and not (limit is not None and rounds_played >= limit):
+        # A draw is void and dealt again: only the rounds scored count towards an agreed number of rounds.
+        played = sum(round_.result is not None for round_ in rounds)
+        if not reached and not (limit is not None and played >= limit):
             return None
         if self.rules.scoring == "standard" and len(reached) == 1:
             return reached[0]
@@ -491,7 +493,7 @@ class Match:
         """
         rounds = self.rounds[:keep]
         totals = dict(rounds[-1].totals_after) if rounds else dict.fromkeys(self.players, 0)
-        winner = self._ended_by(totals, len(rounds)) if rounds else None
+        winner = self._ended_by(totals, rounds) if rounds else None
         for number, given in enumerate(inputs[keep:], start=keep + 1):
             if winner is not None:
                 raise MatchError(
@@ -508,7 +510,7 @@ class Match:
                 for name, points in result.points.items():
                     totals[name] += points
             rounds.append(MatchRound(number, self._next_dealer(rounds), entered, result, dict(totals)))
-            winner = self._ended_by(totals, len(rounds))
+            winner = self._ended_by(totals, rounds)
         self.rounds, self._winner = rounds, winner
 
     def __repr__(self) -> str:

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scorer.cards import Card, parse_cards  # noqa: F401 (doctests)
+from scorer.cards import Card, InvalidCardError, ensure_distinct, parse_cards  # noqa: F401 (doctests)
 from scorer.deadwood import Arrangement, best_arrangement, best_discard
 from scorer.rules import InvalidHandError, Rules
 
@@ -86,11 +86,15 @@ def table_status(
     the least deadwood (after the best discard) within the knock limit. Once a match has a ``winner``,
     nothing is proposed.
 
-    :raises InvalidHandError: for a player count the rules do not allow, or a card in two hands.
+    :raises InvalidHandError: for a player count the rules do not allow, or a card twice in one hand or in two.
     """
     size = rules.hand_size(len(hands))
     holder: dict[Card, str] = {}
     for name, cards in hands.items():
+        try:
+            ensure_distinct(cards, where=f"{name}'s hand")
+        except InvalidCardError as error:
+            raise InvalidHandError(str(error)) from None
         for card in cards:
             if card in holder:
                 raise InvalidHandError(f"{card} is in both {holder[card]}'s and {name}'s hands")
