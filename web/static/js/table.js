@@ -23,14 +23,17 @@ import {
   placeName,
   putCard,
   roundConfirmed,
+  sameRound,
   setPlace,
   tableKey,
   upcardOf,
+  withIds,
 } from "./table/state.js";
 
 const $ = (id) => document.getElementById(id);
 const ARRANGE_DELAY_MS = 120;
 const ZOOMS = [1, 2, 3];
+const REFRESH_MS = 4000; // how often the match is fetched again, for rounds recorded on another device
 
 const data = JSON.parse($("table-data").textContent);
 const sequencer = new Sequencer();
@@ -107,6 +110,35 @@ async function drawnBox(box) {
   editor.open(null, { box, place });
 }
 
+/**
+ * The cards typed or picked (those without a camera box) are kept in the tab's session storage until the round is
+ * confirmed or the table cleared: a reload, or a phone dropping the tab while it is in the background, keeps them.
+ */
+const keptKey = () => `okgin-table-${store.state.match.id}`;
+
+function keepTypedCards(state, before) {
+  if (before && state.cards === before.cards) return;
+  const typed = state.cards.filter((entry) => !entry.box).map(({ card, place }) => ({ card, place }));
+  try {
+    if (typed.length) sessionStorage.setItem(keptKey(), JSON.stringify(typed));
+    else sessionStorage.removeItem(keptKey());
+  } catch {
+    // no storage here (a private window may refuse it): nothing is kept
+  }
+}
+
+function typedCardsKept() {
+  const count = store.state.match.players.length;
+  const valid = (entry) => typeof entry?.card === "string"
+    && (entry.place === UPCARD || entry.place === OUT || (Number.isInteger(entry.place) && entry.place >= 0 && entry.place < count));
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(keptKey()) ?? "[]");
+    return Array.isArray(kept) ? kept.filter(valid) : [];
+  } catch {
+    return [];
+  }
+}
+
 // ---------------------------------------------------------------- arrangement, proposal, confirmation
 
 let arrangeTimer = null;
@@ -176,8 +208,15 @@ async function saveRound(body) {
     if (error.status === 409) {
       const match = await get(matchUrl()).catch(() => null);
       if (match && match.rounds.length >= number) {
-        notify(`Round ${number} was already on the sheet; it was not added twice.`);
-        return match;
+        if (sameRound(match.rounds[number - 1].input, body)) {
+          notify(`Round ${number} was already on the sheet; it was not added twice.`);
+          return match;
+        }
+        // Another device recorded another round meanwhile: this one is not stored, and stays to be confirmed again.
+        update((s) => ({ ...s, match, saving: false }));
+        notify(`Round ${number} was recorded on another device meanwhile (see the sheet), so this round was not saved. `
+          + (match.finished ? "The match is over." : `Confirm it again to add it as round ${match.rounds.length + 1}.`));
+        return null;
       }
     }
     update((s) => ({ ...s, saving: false, error: error.message }));
@@ -204,19 +243,25 @@ async function recordDraw() {
   if (store.state.camera.frozen) live.resume();
 }
 
+let undoing = false; // an undo is on its way
+
 /**
  * Undo round `number` only while it is the last and the match is as the page showed it (its revision): a second
  * click, a second device, or an undo arriving after the round was entered again undoes nothing more.
  */
 async function undoRound(number) {
-  const { revision } = store.state.match;
-  if (!number || !window.confirm(`Undo round ${number}?`)) return;
+  const { revision, rounds } = store.state.match;
+  // A second tap (while the first is on its way, or before the sheet shows the round gone) undoes nothing more.
+  if (undoing || !number || number !== rounds.length || !window.confirm(`Undo round ${number}?`)) return;
+  undoing = true;
   try {
     const match = await del(`${matchUrl()}/rounds/${number}?revision=${revision}`);
-    update((state) => ({ ...state, match, confirmed: null }));
+    update((state) => ({ ...state, match, confirmed: null, error: "" }));
   } catch (error) {
     showChangedMatch(error);
     setError(error.message);
+  } finally {
+    undoing = false;
   }
 }
 
@@ -237,6 +282,23 @@ function showChangedMatch(error) {
   if (match && match.id === store.state.match.id) update((state) => ({ ...state, match }));
 }
 
+/**
+ * Another device at the table may record, undo or edit a round: fetch the match now and then (and when the page is
+ * shown again), and show it when it has moved on (a higher revision), so the totals read here are never stale.
+ */
+async function refreshMatch() {
+  if (document.hidden || store.state.saving) return;
+  let match;
+  try {
+    match = await sequencer.latest("match", () => get(matchUrl()));
+  } catch {
+    return; // the server cannot be reached now: the next request says so
+  }
+  if (match === STALE) return;
+  update((state) => (match.id === state.match.id && match.revision > state.match.revision && !state.saving
+    ? { ...state, match } : state));
+}
+
 /** A new match with the same players and rules, the next dealer dealing first. */
 async function rematch() {
   const { players, rules, dealer } = store.state.match;
@@ -252,6 +314,7 @@ async function rematch() {
 // ---------------------------------------------------------------- what follows a change
 
 store.subscribe((state, before) => {
+  keepTypedCards(state, before);
   scheduleArrange();
   // Cards corrected while a proposal was shown: score the same knock again for the cards now on the table.
   const knocker = state.pendingKnocker;
@@ -305,6 +368,8 @@ Object.assign(actions, {
 function init() {
   buildHands(store.state, actions);
   render(store.state, null, actions);
+  const kept = typedCardsKept();
+  if (kept.length) update((state) => withIds(state, kept));
   scheduleArrange();
   enableDrawing(() => store.state, drawnBox);
   enableTaps(actions.openEditor);
@@ -332,6 +397,8 @@ function init() {
   $("clear-hands").addEventListener("click", clearTable);
   $("rematch").addEventListener("click", rematch);
   window.addEventListener("resize", () => render(store.state, store.state, actions));
+  setInterval(refreshMatch, REFRESH_MS);
+  document.addEventListener("visibilitychange", refreshMatch);
   const status = cameraSupported() ? "No camera: type or pick the cards below."
     : "No camera in this browser here (needs https or localhost): type or pick the cards.";
   update((state) => ({ ...state, camera: { ...state.camera, status } }));

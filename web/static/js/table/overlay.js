@@ -9,6 +9,8 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 export const MIN_HIT_PX = 32; // the smallest tap target on a phone
 const LABEL_PX = 14; // label text height on screen, whatever the picture's scale
 const MIN_DRAWN_PX = 8;
+const TAP_SLOP_PX = 12; // a finger that moves less than this between down and up taps
+const TAP_CLICK_MS = 800; // a click this soon after a tap is that tap's
 
 /**
  * Label positions that never overlap: for each box (in order), the first free spot of above, below, inside
@@ -102,11 +104,33 @@ export function drawOverlay(state) {
   svg.replaceChildren(...outlines, ...hits, ...boxes.filter((group) => !selected.includes(group)), ...selected, ...texts);
 }
 
-/** Taps and keys on the boxes open the editor for that card (one listener for the whole overlay). */
+/**
+ * Taps and keys on the boxes open the editor for that card (one listener for the whole overlay). The live camera
+ * redraws the boxes with every frame (a few a second): a box replaced while the finger is down gets no click, so a
+ * tap is the box it went down on, taken when the finger lifts near where it went down; a click (a mouse, a screen
+ * reader) that follows such a tap is the same one.
+ */
 export function enableTaps(onCard) {
   const svg = document.getElementById("overlay");
   const idOf = (event) => Number(event.target.closest("[data-id]")?.dataset.id ?? NaN);
+  let pressed = null; // {id, x, y}: the box the pointer went down on
+  let tappedAt = -Infinity;
+  svg.addEventListener("pointerdown", (event) => {
+    const id = idOf(event);
+    pressed = Number.isNaN(id) ? null : { id, x: event.clientX, y: event.clientY };
+  });
+  svg.addEventListener("pointerup", (event) => {
+    const press = pressed;
+    pressed = null;
+    if (!press || Math.hypot(event.clientX - press.x, event.clientY - press.y) > TAP_SLOP_PX) return;
+    tappedAt = event.timeStamp;
+    onCard(press.id);
+  });
+  svg.addEventListener("pointercancel", () => {
+    pressed = null;
+  });
   svg.addEventListener("click", (event) => {
+    if (event.timeStamp - tappedAt < TAP_CLICK_MS) return; // the tap just taken
     const id = idOf(event);
     if (!Number.isNaN(id)) onCard(id);
   });

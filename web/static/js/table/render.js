@@ -116,7 +116,8 @@ function describeOutcome(result) {
   const who = result.outcome === "undercut" ? `${winner} undercuts ${knocker}`
     : `${knocker} ${result.outcome === "gin" ? "goes gin" : "knocks"}`;
   const discard = result.discard ? ` ${knocker} discards ${pretty(result.discard)}.` : "";
-  return `${who}: ${winner} scores ${result.points[winner]}.${discard} Knock limit ${result.knock_limit} (upcard ${pretty(result.upcard)}).`;
+  const doubled = result.doubled ? " Doubled: the upcard is a spade." : "";
+  return `${who}: ${winner} scores ${result.points[winner]}.${doubled}${discard} Knock limit ${result.knock_limit} (upcard ${pretty(result.upcard)}).`;
 }
 
 function renderProposal(state, actions) {
