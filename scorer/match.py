@@ -427,16 +427,19 @@ class Match:
     def to_dict(self) -> dict[str, Any]:
         """JSON form of the whole match, with its own copy of the rules.
 
-        Keys: ``players``, ``rules``, ``first_dealer``, ``dealer`` (next), ``rounds``
-        (``MatchRound.to_dict()`` each), ``totals``, ``winner``, ``finished``,
-        ``final_bonuses`` and ``final_totals`` (with the bonuses; equal to ``totals`` before the end).
+        Keys: ``players``, ``rules``, ``goal`` (``Rules.goal``), ``first_dealer``, ``dealer`` (next), ``rounds``
+        (``MatchRound.to_dict()`` each), ``rounds_scored`` (draws are void: they count towards no rounds limit),
+        ``totals``, ``winner``, ``finished``, ``final_bonuses`` and ``final_totals`` (with the bonuses; equal to
+        ``totals`` before the end).
         """
         return {
             "players": list(self.players),
             "rules": self.rules.to_dict(),
+            "goal": self.rules.goal(),
             "first_dealer": self.first_dealer,
             "dealer": self.dealer,
             "rounds": [round_.to_dict() for round_ in self.rounds],
+            "rounds_scored": _scored(self.rounds),
             "totals": self.totals,
             "winner": self._winner,
             "finished": self.finished,
@@ -476,9 +479,7 @@ class Match:
         """The match winner after these rounds and totals, if the match is over."""
         reached = [name for name in self.players if self.rules.wins_match(totals[name])]
         limit = self.rules.rounds_limit
-        # A draw is void and dealt again: only the rounds scored count towards an agreed number of rounds.
-        played = sum(round_.result is not None for round_ in rounds)
-        if not reached and not (limit is not None and played >= limit):
+        if not reached and not (limit is not None and _scored(rounds) >= limit):
             return None
         if self.rules.scoring == "standard" and len(reached) == 1:
             return reached[0]
@@ -515,3 +516,8 @@ class Match:
 
     def __repr__(self) -> str:
         return f"<Match {' v '.join(self.players)}: {self.totals}, {len(self.rounds)} rounds>"
+
+
+def _scored(rounds: Sequence[MatchRound]) -> int:
+    """The rounds that were scored: a draw is void and dealt again, so it counts towards no agreed number of rounds."""
+    return sum(round_.result is not None for round_ in rounds)

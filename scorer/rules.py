@@ -227,6 +227,15 @@ class Rules:
         """Whether a running total reaches the target under ``target_rule``."""
         return total >= self.target if self.target_rule == ">=" else total > self.target
 
+    def goal(self) -> str:
+        """What ends the match, in words for the score sheet.
+
+        >>> Rules().goal(), Rules(target=50, target_rule=">").goal(), Rules(rounds_limit=12).goal()
+        ('to 100', 'over 50', 'to 100 or 12 rounds')
+        """
+        reach = f"{'to' if self.target_rule == '>=' else 'over'} {self.target}"
+        return reach if self.rounds_limit is None else f"{reach} or {self.rounds_limit} rounds"
+
     def describe_limit(self, upcard: Card) -> str:
         """The knock limit in words, for error messages."""
         limit = self.knock_limit_for(upcard)

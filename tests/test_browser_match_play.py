@@ -203,6 +203,32 @@ def test_a_doubled_round_says_why_its_score_is_doubled(base: str, browser: Any) 
     assert not errors, errors
 
 
+def test_the_totals_bar_of_a_won_match_holds_its_bonuses_and_says_what_ends_it(base: str, browser: Any) -> None:
+    """The pinned totals bar showed 36 for a winner whose sheet read 136 with the game bonus, and "to 30" for a
+    match that ends over 30: it now shows the totals as the sheet does, and the match's goal in words."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    options = {"target": 30, "target_rule": ">", "game_bonus": 100}
+    created = page.request.post(
+        f"{base}/api/matches", data={"players": ["Ann", "Bob"], "dealer": "Bob", "options": options}
+    )
+    match_id = created.json()["id"]
+    page.goto(f"{base}/matches/{match_id}")
+    expect(page.locator("#totals-bar")).to_contain_text("over 30")
+    hands = {name: cards.split() for name, cards in KNOCK.items()}
+    for _ in range(2):
+        answer = page.request.post(
+            f"{base}/api/matches/{match_id}/rounds", data={"upcard": "KS", "knocker": "Ann", "hands": hands}
+        )
+        assert answer.status == 201, answer.text()
+    page.reload()
+    expect(page.locator("#totals-bar")).to_contain_text("Ann136", use_inner_text=False)
+    expect(page.locator("#sheet-body")).to_contain_text("+100 bonuses: 136")
+    assert not errors, errors
+
+
 def test_the_round_editor_fits_a_finger(base: str, browser: Any) -> None:
     """The round editor's "This round was a draw" box was 31 px tall on a phone: every tap target there is 32 px."""
     from playwright.sync_api import expect

@@ -36,6 +36,7 @@ SETUP = {
     "spade_doubles": "on",
     "box_bonus": "25",
     "game_bonus": "100",
+    "rounds_limit": "12",
     "dealer": "2",
 }
 """A filled set-up form: every kind of field set away from its default."""
@@ -49,6 +50,24 @@ def test_set_up_form_creates_a_match_with_its_options(client: FlaskClient) -> No
     rules = state["rules"]
     assert (rules["gin_bonus"], rules["undercut_bonus"], rules["target"], rules["target_rule"]) == (20, 15, 150, ">")
     assert (rules["spade_doubles"], rules["ace_upcard_gin_only"], rules["box_bonus"]) == (True, False, 25)
+    assert (rules["rounds_limit"], state["goal"]) == (12, "over 150 or 12 rounds")
+    assert "over 150 or 12 rounds" in client.get("/matches/1/sheet").get_data(as_text=True)
+
+
+def test_an_agreed_number_of_rounds_ends_the_match_and_draws_do_not_count(client: FlaskClient) -> None:
+    """The rules page's "after an agreed number of rounds", offered on the set-up form (blank: no limit)."""
+    answer = client.post(
+        "/matches", data={"csrf_token": form_token(client), "player": ["Ann", "Bob"], "rounds_limit": "2"}
+    )
+    assert answer.status_code == 303
+    for body in (ROUND, {"draw": True}, ROUND):
+        client.post("/api/matches/1/rounds", json=body)
+    state = client.get("/api/matches/1").json
+    assert (state["rounds_scored"], state["winner"], state["goal"]) == (2, "Ann", "to 100 or 2 rounds")
+    plain = client.post(
+        "/matches", data={"csrf_token": form_token(client), "player": ["Ann", "Bob"], "rounds_limit": ""}
+    )
+    assert plain.status_code == 303 and client.get("/api/matches/2").json["rules"]["rounds_limit"] is None
 
 
 def test_set_up_form_errors_are_shown_on_the_form(client: FlaskClient) -> None:

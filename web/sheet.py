@@ -22,6 +22,7 @@ RULE_OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("undercut_bonus", "int", "Undercut bonus"),
     ("target", "int", "Target score"),
     ("target_rule", "choice", "Match ends when a total is"),
+    ("rounds_limit", "int", "Agreed number of rounds"),
     ("ace_upcard_gin_only", "bool", "Ace upcard: gin only"),
     ("spade_doubles", "bool", "Spade upcard doubles the round"),
     ("box_bonus", "int", "Box bonus per round won"),

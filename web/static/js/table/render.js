@@ -172,9 +172,11 @@ function renderMatchOver(state) {
 
 function renderTotals(state) {
   const { match } = state;
+  // once the match is won its bonuses are part of the totals, as the sheet shows them
+  const totals = match.finished ? match.final_totals : match.totals;
   $("totals-bar").replaceChildren(...match.players.map((name) => el("span", { class: `bar-total${match.winner === name ? " is-winner" : ""}` },
-    el("span", { class: "bar-name", text: name }), el("strong", { text: String(match.totals[name]) }))),
-  el("span", { class: "bar-target", text: `to ${match.rules.target}` }));
+    el("span", { class: "bar-name", text: name }), el("strong", { text: String(totals[name]) }))),
+  el("span", { class: "bar-target", text: match.goal }));
 }
 
 function renderNotice(state, before) {
