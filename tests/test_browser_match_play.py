@@ -229,6 +229,27 @@ def test_the_totals_bar_of_a_won_match_holds_its_bonuses_and_says_what_ends_it(b
     assert not errors, errors
 
 
+def test_a_confirmed_round_says_where_it_went_and_can_be_undone_there(base: str, browser: Any) -> None:
+    """After Confirm the proposal closed and nothing near it said the round was stored: on a phone the sheet is a
+    scroll away. The page now says "Round 1 is on the sheet: Ann +18." where the proposal was, with its Undo."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    knock(page, 1, "Ann knocks: Ann scores 18")
+    page.click("#confirm-round")
+    expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet: Ann +18.")
+    page.click("#notice >> text=Undo round 1")
+    expect(page.locator("#sheet-body tbody")).to_contain_text("No rounds yet.")
+    expect(page.locator("#notice")).to_be_hidden()
+    page.click("#record-draw")
+    expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet: a draw, no points.")
+    assert [line["draw"] for line in stored(page)["rounds"]] == [True]
+    assert not errors, errors
+
+
 def test_the_round_editor_fits_a_finger(base: str, browser: Any) -> None:
     """The round editor's "This round was a draw" box was 31 px tall on a phone: every tap target there is 32 px."""
     from playwright.sync_api import expect

@@ -224,6 +224,15 @@ async function saveRound(body) {
   }
 }
 
+/** Say where the round just stored went, where the proposal was: "Round 3 is on the sheet: Ann +18.", with Undo. */
+function announceStored(match) {
+  const line = match.rounds.at(-1);
+  const signed = (points) => (points > 0 ? `+${points}` : String(points));
+  const scores = match.players.filter((name) => line.points[name]).map((name) => `${name} ${signed(line.points[name])}`);
+  const what = line.draw ? "a draw, no points" : scores.join(", ") || "no points";
+  notify(`Round ${line.number} is on the sheet: ${what}.`, [{ label: `Undo round ${line.number}`, action: () => undoRound(line.number) }]);
+}
+
 async function confirmRound() {
   const proposal = store.state.proposal;
   if (!proposal) return;
@@ -233,6 +242,7 @@ async function confirmRound() {
   if (!match) return;
   await saveCorrection();
   update((state) => ({ ...roundConfirmed(state, match), cards: [], stable: false }));
+  announceStored(match);
   if (store.state.camera.frozen) live.resume();
 }
 
@@ -240,6 +250,7 @@ async function recordDraw() {
   const match = await saveRound({ draw: true });
   if (!match) return;
   update((state) => ({ ...roundConfirmed({ ...state, proposal: null }, match), cards: [], stable: false }));
+  announceStored(match);
   if (store.state.camera.frozen) live.resume();
 }
 
@@ -256,7 +267,7 @@ async function undoRound(number) {
   undoing = true;
   try {
     const match = await del(`${matchUrl()}/rounds/${number}?revision=${revision}`);
-    update((state) => ({ ...state, match, confirmed: null, error: "" }));
+    update((state) => ({ ...state, match, confirmed: null, error: "", notice: null }));
   } catch (error) {
     showChangedMatch(error);
     setError(error.message);
