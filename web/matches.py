@@ -84,8 +84,9 @@ class MatchRecord:
         """
         if revision is not None and revision != self.revision:
             raise ConflictError(
-                f"match {self.id} has changed since revision {revision} (it is at revision {self.revision} now):"
-                " this change was asked of an earlier state and is not made; look again and repeat it if still wanted",
+                "the score sheet changed since this was asked (on another device, or by a tap sent twice), so it"
+                " was not done; the sheet shows the match as it is now: repeat it if still wanted"
+                f" (match {self.id} has changed since revision {revision}; it is at revision {self.revision})",
                 {"match": self.to_dict()},
             )
 
