@@ -140,6 +140,26 @@ def test_a_second_phone_shows_the_rounds_recorded_on_the_first(base: str, browse
     assert not errors, errors
 
 
+def test_a_round_confirmed_on_one_phone_closes_its_proposal_on_the_other(base: str, browser: Any) -> None:
+    """Both phones showed the same proposed knock; once the first confirmed it, the second still offered Confirm
+    (a tap there was refused as already stored). Now the second sees the round on the sheet and its proposal closes."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    first, second = phone(browser, errors), phone(browser, errors)
+    url = new_match(first, base)
+    for page in (first, second):
+        page.goto(url)
+        deal(page, KNOCK, "KS")
+        knock(page, 1, "Ann knocks: Ann scores 18")
+    first.click("#confirm-round")
+    expect(second.locator("#notice")).to_contain_text("Round 1 was confirmed on another device.", timeout=15_000)
+    expect(second.locator("#proposal")).to_be_hidden()
+    expect(second.locator(TOTALS).first).to_have_text("18")
+    assert len(stored(second)["rounds"]) == 1
+    assert not errors, errors
+
+
 def test_a_double_tap_on_undo_undoes_one_round_and_says_nothing_went_wrong(base: str, browser: Any) -> None:
     """A double tap on "Undo round 2" undid one round (the revision saw to that), but the second tap's refusal
     stayed on the page in red ("match 1 has changed since revision 3 ..."): now the second tap does nothing."""

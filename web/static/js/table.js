@@ -306,8 +306,16 @@ async function refreshMatch() {
     return; // the server cannot be reached now: the next request says so
   }
   if (match === STALE) return;
-  update((state) => (match.id === state.match.id && match.revision > state.match.revision && !state.saving
-    ? { ...state, match } : state));
+  const { state } = store;
+  if (match.id !== state.match.id || match.revision <= state.match.revision || state.saving) return;
+  const added = match.rounds.length > state.match.rounds.length ? match.rounds.at(-1) : null;
+  if (added && state.proposal && sameRound(added.input, state.proposal.body)) {
+    // The round proposed here was confirmed on another device: it is done here too.
+    update((s) => ({ ...roundConfirmed(s, match), cards: [], stable: false }));
+    notify(`Round ${added.number} was confirmed on another device.`);
+    return;
+  }
+  update((s) => ({ ...s, match }));
 }
 
 /** A new match with the same players and rules, the next dealer dealing first. */
