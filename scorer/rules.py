@@ -178,7 +178,7 @@ class Rules:
 
         :raises InvalidRulesError: naming an unknown preset or option, or a value out of range.
         """
-        if name not in PRESETS:
+        if not isinstance(name, str) or name not in PRESETS:
             raise InvalidRulesError(f"unknown rules preset {shown(name)}: choose {', '.join(PRESETS)}")
         options = {key.replace("-", "_"): value for key, value in options.items()}
         _check_options(options)
@@ -195,15 +195,22 @@ class Rules:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Rules:
-        """Rules back from ``to_dict``; missing options take the defaults.
+        """Rules back from ``to_dict``; missing options take the named preset's values (the plain defaults
+        without one), so ``{"preset": "gin-rummy"}`` alone is Gin Rummy's knock limit of 10, not the upcard's.
 
-        :raises InvalidRulesError: naming an unknown option or a value out of range, or for data that is not a
-            mapping of options.
+        >>> Rules.from_dict({"preset": "gin-rummy"}).knock_limit, Rules.from_dict({}).knock_limit
+        (10, 'upcard')
+
+        :raises InvalidRulesError: naming an unknown preset or option or a value out of range, or for data that is
+            not a mapping of options.
         """
         if not isinstance(data, Mapping):
             raise InvalidRulesError(f"rules must be a mapping of options to values, not {shown(data)}")
-        _check_options(data)
-        return cls(**data)
+        if "preset" not in data:
+            _check_options(data)
+            return cls(**data)
+        options = dict(data)
+        return cls.preset_named(options.pop("preset"), **options)
 
     def knock_limit_for(self, upcard: Card) -> int:
         """The most deadwood a knocker may hold with this upcard (0: only gin)."""

@@ -7,7 +7,7 @@ import pytest
 from scorer.cards import Card, parse_cards
 from scorer.match import Match
 from scorer.proposal import table_status
-from scorer.rules import InvalidHandError, Rules
+from scorer.rules import InvalidHandError, InvalidRulesError, Rules
 
 C = Card.parse
 ANN = parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC")  # deadwood 5
@@ -45,3 +45,13 @@ def test_a_card_twice_in_one_hand_is_named_as_such_before_a_knock() -> None:
     repeated = [*ANN[:-1], C("8C")]
     with pytest.raises(InvalidHandError, match=r"^Ann's hand holds 8C more than once"):
         table_status(Rules(), C("KH"), {"Ann": repeated, "Bob": BOB})
+
+
+def test_rules_named_by_a_preset_alone_take_that_presets_options() -> None:
+    """``{"preset": "gin-rummy"}`` took the plain defaults (the upcard's knock limit) beside Gin Rummy's name."""
+    assert Rules.from_dict({"preset": "gin-rummy"}) == Rules.preset_named("gin-rummy")
+    assert Rules.from_dict({"preset": "gin-rummy", "gin_bonus": 20}).gin_bonus == 20
+    with pytest.raises(InvalidRulesError, match="unknown rules preset"):
+        Rules.from_dict({"preset": ["gin-rummy"]})
+    with pytest.raises(InvalidRulesError, match="unknown rules preset"):
+        Rules.from_dict({"preset": "canasta"})
