@@ -78,6 +78,15 @@ def knock(page: Any, seat: int, outcome: str) -> None:
     expect(page.locator("#proposal .outcome")).to_contain_text(outcome, timeout=10_000)
 
 
+def knocked_and_confirmed(page: Any, base: str) -> Any:
+    """``page`` on a new match whose round 1 it has just confirmed: Ann knocks under K♠ and scores 18."""
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    knock(page, 1, "Ann knocks: Ann scores 18")
+    page.click("#confirm-round")
+    return page
+
+
 def test_a_round_confirmed_on_a_phone_that_missed_the_last_one_is_not_dropped(base: str, browser: Any) -> None:
     """Two phones on one match. The first records round 1 (Bob +51); the second, still showing no rounds, confirms
     the next deal (Ann +18). Its confirm posts round number 1, which is taken: before, the page took the 409 for its
@@ -166,11 +175,7 @@ def test_a_double_tap_on_undo_undoes_one_round_and_says_nothing_went_wrong(base:
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page = phone(browser, errors)
-    page.goto(new_match(page, base))
-    deal(page, KNOCK, "KS")
-    knock(page, 1, "Ann knocks: Ann scores 18")
-    page.click("#confirm-round")
+    page = knocked_and_confirmed(phone(browser, errors), base)
     expect(page.locator(TOTALS).first).to_have_text("18")
     page.click("#record-draw")
     expect(page.locator("#undo-round")).to_have_text("Undo round 2")
@@ -255,11 +260,7 @@ def test_a_confirmed_round_says_where_it_went_and_can_be_undone_there(base: str,
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page = phone(browser, errors)
-    page.goto(new_match(page, base))
-    deal(page, KNOCK, "KS")
-    knock(page, 1, "Ann knocks: Ann scores 18")
-    page.click("#confirm-round")
+    page = knocked_and_confirmed(phone(browser, errors), base)
     expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet: Ann +18.")
     page.click("#notice >> text=Undo round 1")
     expect(page.locator("#sheet-body tbody")).to_contain_text("No rounds yet.")
