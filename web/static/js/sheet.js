@@ -17,12 +17,18 @@ export async function renderSheet(container, match, actions = null) {
     return; // the server is gone: keep the sheet shown; the page reports the failed request itself
   }
   if (sequence !== latest) return;
+  const focused = container.contains(document.activeElement) ? document.activeElement : null;
   container.replaceChildren(document.createRange().createContextualFragment(html));
   if (!actions) return;
   container.querySelectorAll("[data-edit-round]").forEach((button) =>
     button.addEventListener("click", () => actions.onEdit(Number(button.dataset.editRound))));
   container.querySelector("[data-undo-round]")?.addEventListener("click", (event) =>
     actions.onUndo(Number(event.currentTarget.dataset.undoRound)));
+  // A button of the sheet had the focus (Edit, Undo): the same button drawn anew has it, so a keyboard's next Tab
+  // goes on from there rather than from the top of the page.
+  const again = focused?.dataset.editRound ? `[data-edit-round="${focused.dataset.editRound}"]`
+    : focused?.hasAttribute("data-undo-round") ? "[data-undo-round]" : null;
+  if (again) container.querySelector(again)?.focus({ preventScroll: true });
 }
 
 /** A DOM element: `el("p", {class: "hint", text: "…"}, child, …)`; text is never parsed as HTML. */

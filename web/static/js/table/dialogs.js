@@ -19,6 +19,7 @@ export class CardEditor {
     this.entryId = null;
     this.fresh = null;
     this.confirmedMove = null; // the card the player agreed to move out of another hand
+    this.opener = null; // what had the focus when the editor opened
     const text = $("editor-text");
     const setPart = (part, value) => {
       const current = parseCard(text.value) ?? "";
@@ -40,7 +41,27 @@ export class CardEditor {
     }));
     text.addEventListener("input", () => this.highlight());
     $("editor-form").addEventListener("submit", (event) => this.submit(event));
-    $("card-editor").addEventListener("close", () => this.actions.select(null));
+    $("card-editor").addEventListener("close", () => {
+      this.actions.select(null);
+      this.restoreFocus();
+    });
+  }
+
+  /**
+   * Back to the card that was being corrected. The browser returns the focus to the chip or box that opened the
+   * editor, but that one is drawn anew when its card is selected or changed: the focus was left on nothing, and a
+   * keyboard's next Tab started over from the top of the page. Now it goes to the card as drawn now (wherever it
+   * was moved), else to the first card where it was.
+   */
+  restoreFocus() {
+    const { opener, entryId } = this;
+    this.opener = null;
+    const lost = document.activeElement === document.body || $("card-editor").contains(document.activeElement);
+    if (!opener || opener.isConnected || !lost) return;
+    const card = (scope, id = "") => scope?.querySelector(`button.chip[data-id${id}], g.box[data-id${id}]`);
+    const home = opener.closest(".chips, #overlay"); // a row of chips, or the picture: never drawn anew
+    const target = (entryId !== null && card(document, `="${entryId}"`)) || card(home);
+    target?.focus({ preventScroll: true });
   }
 
   highlight() {
@@ -57,6 +78,7 @@ export class CardEditor {
     const entry = state.cards.find((e) => e.id === entryId) ?? null;
     this.entryId = entry?.id ?? null;
     this.fresh = entry ? null : fresh;
+    this.opener = document.activeElement;
     const places = [...players(state).map((_, index) => index), UPCARD, OUT];
     $("editor-seat").replaceChildren(...places.map((place) => el("option", { value: String(place), text: placeLabel(state, place) })));
     $("editor-title").textContent = entry ? `Correct ${pretty(entry.card)}` : "Add a missed card";

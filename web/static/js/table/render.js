@@ -52,7 +52,7 @@ export function buildHands(state, actions) {
     const seat = where ? el("span", { class: "seat-where", text: `${where} of the picture` }) : null;
     container.append(
       el("section", { class: "hand", id: `hand-section-${n}`, "aria-labelledby": `hand-title-${n}` },
-        el("h3", { id: `hand-title-${n}` }, player, seat),
+        el("h2", { id: `hand-title-${n}` }, player, seat),
         el("label", { for: `hand-${n}`, class: "visually-hidden", text: `${player}'s cards` }),
         el("div", { class: "hand-row" }, input, pick),
         el("div", { class: "chips", id: `chips-${n}`, role: "group", "aria-label": `${player}'s cards: tap one to correct it` }),
@@ -98,7 +98,10 @@ function renderChips(container, entries, state, colours, actions) {
   const drawn = chips.map((chip) => chip.outerHTML).join("");
   if (container.dataset.drawn === drawn) return;
   container.dataset.drawn = drawn;
+  // A chip with the keyboard's focus (its colour changes when the table's answer comes): the same card keeps it.
+  const focused = container.contains(document.activeElement) ? document.activeElement.dataset.id : null;
   container.replaceChildren(...chips);
+  if (focused) chips.find((chip) => chip.dataset.id === focused)?.focus({ preventScroll: true });
 }
 
 function chipButton(state, entry, colours, actions) {

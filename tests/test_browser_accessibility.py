@@ -1,0 +1,283 @@
+"""Every page, in every state a player meets it, checked with axe-core (WCAG 2.1 A and AA) at a phone's size
+(390x844) and a laptop's (1366x768): no serious or critical violation. And the table played with the keyboard
+alone: the set-up form filled, a round typed, knocked and confirmed with Tab, Enter and Space.
+
+axe-core is an npm devDependency (``npm ci``), injected into the pages by the test; the app never serves it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import CHROMIUM, DESKTOP, PHONE, launch, live_server
+
+AXE = Path(__file__).resolve().parents[1] / "node_modules" / "axe-core" / "axe.min.js"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium"),
+    pytest.mark.skipif(not AXE.exists(), reason="needs axe-core from npm: run `npm ci` (node_modules/axe-core)"),
+]
+
+WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+BLOCKING = {"serious", "critical"}
+# Ann knocks with 5 under K: Bob lays off QC and QH and keeps 23, so Ann scores 18.
+KNOCK = {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"}
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch(playwright)
+        yield chromium
+        chromium.close()
+
+
+def axe_violations(page: Any) -> list[dict[str, Any]]:
+    """axe-core's WCAG 2.1 A/AA violations on the page as it is now: [{id, impact, help, targets, summary}].
+
+    axe cannot measure text over a gradient (it leaves it "incomplete"), and the felt behind every page is one: the
+    felt is made flat here, in its lightest colour (the worst case for the page's light text), so that the contrast
+    of all the text on it is measured.
+    """
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.add_script_tag(path=str(AXE))
+        page.add_style_tag(content="body { background: var(--felt-light) !important; }")
+    found: list[dict[str, Any]] = page.evaluate(
+        """(tags) => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})
+            .then((results) => results.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
+                targets: v.nodes.map((n) => n.target.join(' ')), summary: v.nodes[0]?.failureSummary ?? ''})))""",
+        WCAG_TAGS,
+    )
+    return found
+
+
+def report(problems: dict[str, list[dict[str, Any]]]) -> str:
+    lines = []
+    for state, violations in problems.items():
+        for v in violations:
+            lines.append(f"{state}: {v['id']} ({v['impact']}) x{len(v['targets'])}: {v['help']}")
+            lines.extend(f"    {target}" for target in v["targets"][:8])
+            lines.append("    " + v["summary"].replace("\n", "\n    "))
+    return "\n".join(lines)
+
+
+def new_match(page: Any, base: str, **extra: Any) -> int:
+    created = page.request.post(f"{base}/api/matches", data={"players": ["Ann", "Bob"], "dealer": "Bob", **extra})
+    assert created.status == 201, created.text()
+    match_id: int = created.json()["id"]
+    return match_id
+
+
+def add_round(page: Any, base: str, match_id: int) -> None:
+    hands = {name: cards.split() for name, cards in KNOCK.items()}
+    body = {"upcard": "KS", "knocker": "Ann", "hands": hands}
+    answer = page.request.post(f"{base}/api/matches/{match_id}/rounds", data=body)
+    assert answer.status == 201, answer.text()
+
+
+def deal(page: Any) -> None:
+    """Both hands and the upcard typed in; Ann holds an 11th card (K♦), so the proposal shows her discard too."""
+    for seat, cards in enumerate((KNOCK["Ann"] + " KD", KNOCK["Bob"]), start=1):
+        page.fill(f"#hand-{seat}", cards)
+        page.press(f"#hand-{seat}", "Enter")
+    page.fill("#upcard-input", "KS")
+    page.press("#upcard-input", "Enter")
+    page.locator("#chips-2 .chip").nth(9).wait_for()
+    page.locator("#chips-1 .chip").nth(10).wait_for()
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_no_serious_or_critical_axe_violations_on_any_page(tmp_path: Path, browser: Any, size: dict) -> None:
+    from playwright.sync_api import expect
+
+    from web import create_app
+
+    problems: dict[str, list[dict[str, Any]]] = {}
+    checked: list[str] = []
+
+    def check(state: str) -> None:
+        checked.append(state)
+        violations = [v for v in axe_violations(page) if v["impact"] in BLOCKING]
+        if violations:
+            problems[state] = violations
+
+    app = create_app({"DATA_DIR": str(tmp_path / "data"), "PIN": "4829"})
+    with live_server(app) as base:
+        # The page's CSP refuses inline scripts (add_script_tag inlines axe): the test's context alone bypasses it.
+        page = browser.new_context(viewport=size, bypass_csp=True).new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on("dialog", lambda dialog: dialog.accept())
+
+        page.goto(f"{base}/pin")
+        check("pin")
+        page.goto(f"{base}/matches/99999")
+        check("error 404")
+
+        page.goto(base)
+        check("setup, no matches")
+        page.fill("#player-1", "Ann")
+        page.fill("#player-2", "ann")
+        page.click("text=Start the match")
+        expect(page.locator(".error-text")).to_contain_text("must differ")
+        check("setup with an error")
+
+        match_id = new_match(page, base)
+        page.goto(f"{base}/matches/{match_id}")
+        page.locator("#knock-1").wait_for(state="attached")
+        check("table, no rounds")
+
+        add_round(page, base, match_id)
+        page.reload()
+        deal(page)
+        page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
+        page.click("#knock-1")
+        expect(page.locator("#proposal .outcome")).to_contain_text("Ann scores 18. Ann discards K♦.")
+        page.locator("#proposal details").evaluate("(details) => { details.open = true; }")  # regrouping the melds
+        check("table with a round, a proposal shown")
+
+        page.locator("#chips-1 .chip").first.click()
+        expect(page.locator("#card-editor")).to_be_visible()
+        check("table, card editor open")
+        page.keyboard.press("Escape")
+        expect(page.locator("#card-editor")).to_be_hidden()
+
+        page.click('[data-pick="1"]')
+        expect(page.locator("#card-grid")).to_be_visible()
+        check("table, 52-card grid open")
+        page.keyboard.press("Escape")
+        expect(page.locator("#card-grid")).to_be_hidden()
+
+        page.click('button[aria-label="Edit round 1"]')
+        expect(page.locator("#round-editor")).to_be_visible()
+        check("table, round editor open")
+        page.keyboard.press("Escape")
+
+        page.goto(f"{base}/matches/{match_id}/sheet")
+        check("sheet")
+
+        won = new_match(page, base, options={"target": 30, "game_bonus": 100})
+        for _ in range(2):
+            add_round(page, base, won)
+        page.goto(f"{base}/matches/{won}")
+        expect(page.locator("#match-over")).to_be_visible()
+        check("table, match won")
+        page.goto(f"{base}/matches/{won}/sheet")
+        check("sheet, match won")
+
+        page.goto(base)
+        check("setup, with matches to resume and finished")
+        page.close()
+
+    assert len(checked) == 13
+    assert not problems, "axe-core found serious or critical WCAG 2.1 A/AA violations:\n" + report(problems)
+    assert not errors, errors
+
+
+def focused(page: Any) -> str:
+    """The focused element, as `tag#id.class 'text' [aria-label]`."""
+    where: str = page.evaluate(
+        """() => { const a = document.activeElement;
+            return `${a.tagName.toLowerCase()}#${a.id}.${a.className} '${(a.textContent || '').trim().slice(0, 20)}'`
+                + ` [${a.getAttribute('aria-label') ?? ''}]`; }"""
+    )
+    return where
+
+
+def tab_to(page: Any, selector: str, key: str = "Tab", most: int = 80) -> None:
+    """Press Tab (or ``key``) until the focused element matches ``selector``."""
+    for _ in range(most):
+        page.keyboard.press(key)
+        if page.evaluate("(selector) => document.activeElement.matches(selector)", selector):
+            return
+    raise AssertionError(f"{key} never reached {selector}; the focus is on {focused(page)}")
+
+
+def test_a_match_set_up_and_a_round_played_with_the_keyboard_alone(tmp_path: Path, browser: Any) -> None:
+    """Tab, Space, Enter and typing only: the set-up form filled in, a round typed, a card corrected, the knock and
+    the confirmation, a past round edited. Before, the focus was lost (left on nothing, so the next Tab started over
+    from the top of the page) whenever the chip or the sheet's button that had it was drawn anew: on closing the
+    card editor opened from a chip, when the table's answer recoloured the chips, and when the sheet was redrawn
+    after a round was edited."""
+    from playwright.sync_api import expect
+
+    from web import create_app
+
+    with live_server(create_app({"DATA_DIR": str(tmp_path / "data")})) as base:
+        page = browser.new_page(viewport=DESKTOP)
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on("dialog", lambda dialog: dialog.accept())
+        page.goto(base)
+
+        tab_to(page, "#player-1")
+        page.keyboard.type("Ann")
+        page.keyboard.press("Tab")
+        page.keyboard.type("Bob")
+        tab_to(page, "#target")
+        page.keyboard.press("Control+A")
+        page.keyboard.type("50")
+        tab_to(page, "input[name=ace_upcard_gin_only]")
+        page.keyboard.press("Space")
+        tab_to(page, "#dealer")
+        page.keyboard.press("ArrowDown")  # the first player deals
+        tab_to(page, "button[type=submit]")
+        page.keyboard.press("Enter")
+        page.wait_for_url("**/matches/*")
+        match = page.evaluate("fetch(location.pathname.replace('/matches/', '/api/matches/')).then((r) => r.json())")
+        assert (match["players"], match["rules"]["target"], match["first_dealer"]) == (["Ann", "Bob"], 50, "Ann")
+        assert match["rules"]["ace_upcard_gin_only"] is True
+
+        page.locator("#knock-1").wait_for(state="attached")
+        tab_to(page, "#upcard-input")
+        page.keyboard.type("KS")
+        page.keyboard.press("Enter")
+        for seat, name in enumerate(("Ann", "Bob"), start=1):
+            tab_to(page, f"#hand-{seat}")
+            page.keyboard.type(KNOCK[name].replace("AC", "AH"))
+            page.keyboard.press("Enter")
+        page.locator("#chips-2 .chip").nth(9).wait_for()
+
+        # Ann's A♥ was the A♣: corrected in the card editor, opened from its chip.
+        tab_to(page, '#chips-1 .chip[data-card="AH"]', key="Shift+Tab")
+        page.keyboard.press("Enter")
+        expect(page.locator("#card-editor")).to_be_visible()
+        page.keyboard.type("AC")  # the editor's box has the focus, its text selected
+        page.keyboard.press("Enter")  # Save
+        expect(page.locator("#card-editor")).to_be_hidden()
+        expect(page.locator('#chips-1 .chip[data-card="AC"]')).to_be_focused()
+        page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
+        expect(page.locator('#chips-1 .chip[data-card="AC"]')).to_be_focused()  # recoloured, still focused
+
+        tab_to(page, "#knock-1")
+        page.keyboard.press("Space")
+        expect(page.locator("#proposal .outcome")).to_contain_text("Ann knocks: Ann scores 18")
+        expect(page.locator("#confirm-round")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet: Ann +18.")
+        expect(page.locator("#sheet-body .total-points").first).to_have_text("18")
+
+        edit = page.locator('button[aria-label="Edit round 1"]')
+        tab_to(page, 'button[aria-label="Edit round 1"]')
+        page.keyboard.press("Enter")
+        expect(page.locator("#round-editor")).to_be_visible()
+        page.keyboard.press("Escape")
+        expect(page.locator("#round-editor")).to_be_hidden()
+        expect(edit).to_be_focused()
+        page.keyboard.press("Enter")
+        tab_to(page, "#round-draw")
+        page.keyboard.press("Space")  # round 1 was a draw after all
+        tab_to(page, "#round-save")
+        page.keyboard.press("Enter")
+        expect(page.locator("#round-editor")).to_be_hidden()
+        expect(page.locator("#sheet-body tbody")).to_contain_text("Draw")
+        expect(edit).to_be_focused()  # the sheet drawn anew: its Edit button keeps the focus
+        page.close()
+    assert not errors, errors
