@@ -89,6 +89,24 @@ def launch(playwright: Any, extra_args: Sequence[str] = ()) -> Any:
     )  # fmt: skip
 
 
+@contextmanager
+def chromium(extra_args: Sequence[str] = ()) -> Iterator[Any]:
+    """Debian's Chromium (``launch``) for the length of a test, closed after it."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright, extra_args)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+KNOCK_HANDS = {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"}
+"""The engine's worked example as typed at the table: Ann knocks with 5 under K♠, Bob lays off QC and QH and keeps
+23, so Ann scores 18."""
+
+
 def screenshot_dir(tmp_path: Path) -> Path:
     target = Path(os.environ.get("OKGIN_SCREENSHOT_DIR") or tmp_path / "screenshots")
     target.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM, DESKTOP, PHONE, launch, live_server
+from browser_support import CHROMIUM, DESKTOP, PHONE, chromium, live_server
+from browser_support import KNOCK_HANDS as KNOCK
 
 AXE = Path(__file__).resolve().parents[1] / "node_modules" / "axe-core" / "axe.min.js"
 
@@ -25,18 +26,12 @@ pytestmark = [
 
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 BLOCKING = {"serious", "critical"}
-# Ann knocks with 5 under K: Bob lays off QC and QH and keeps 23, so Ann scores 18.
-KNOCK = {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"}
 
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 def axe_violations(page: Any) -> list[dict[str, Any]]:

@@ -9,7 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM, FAKE_CAMERA, PHONE, ScaledDetector, launch, live_server, small_tap_targets
+from browser_support import (
+    CHROMIUM,
+    FAKE_CAMERA,
+    PHONE,
+    ScaledDetector,
+    chromium,
+    live_server,
+    small_tap_targets,
+)
+from browser_support import KNOCK_HANDS as KNOCK
 
 pytestmark = [
     pytest.mark.browser,
@@ -17,8 +26,6 @@ pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium"),
 ]
 
-# Ann knocks with 5 under K: Bob lays off QC and QH and keeps 23, so Ann scores 18.
-KNOCK = {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"}
 BOB_KNOCKS = {"Ann": "AS AH 9S 9D 4D JC QC 8H 6S 3S", "Bob": "2C 3C 4C 6D 7D 8D KH KS KC AD"}  # Bob 1, Ann 52: Bob +51
 TOTALS = "#sheet-body .total-points"
 
@@ -33,12 +40,8 @@ def base(tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 def phone(browser: Any, errors: list[str]) -> Any:
@@ -289,7 +292,7 @@ def test_a_finger_held_on_a_box_of_the_live_camera_opens_its_card(tmp_path: Path
     """A tap on a card's box while the camera runs: the boxes are drawn anew with each frame (four a second), and a
     box replaced under the finger before it lifted got no click, so a finger held a moment (250 ms) opened nothing.
     Now the box the finger went down on opens, and a quick click still opens it once."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     from scorer.cards import parse_cards
     from scorer.vision.types import CardDetection
@@ -302,9 +305,8 @@ def test_a_finger_held_on_a_box_of_the_live_camera_opens_its_card(tmp_path: Path
     detector = ScaledDetector(cards)
     with (
         live_server(create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": detector})) as base,
-        sync_playwright() as pw,
+        chromium(FAKE_CAMERA) as browser,
     ):
-        browser = launch(pw, FAKE_CAMERA)
         errors: list[str] = []
         page = phone(browser, errors)
         page.goto(new_match(page, base))

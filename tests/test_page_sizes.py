@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM, DESKTOP, PHONE, launch, live_server, no_sideways_scroll, screenshot_dir
+from browser_support import CHROMIUM, DESKTOP, PHONE, chromium, live_server, no_sideways_scroll, screenshot_dir
 from browser_support import small_tap_targets as small_targets
 
 pytestmark = [
@@ -40,12 +40,8 @@ def base(tmp_path: Path) -> Iterator[str]:
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 def new_match(page: Any, base: str, players: int, **extra: Any) -> int:
