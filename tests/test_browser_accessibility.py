@@ -128,6 +128,9 @@ def test_no_serious_or_critical_axe_violations_on_any_page(tmp_path: Path, brows
         page.goto(f"{base}/matches/{match_id}")
         page.locator("#knock-1").wait_for(state="attached")
         check("table, no rounds")
+        # three buttons read "Pick": each is named for what it picks, for a screen reader's list of buttons
+        for name in ("Pick the upcard", "Pick Ann's cards", "Pick Bob's cards"):
+            expect(page.get_by_role("button", name=name, exact=True)).to_have_count(1)
 
         add_round(page, base, match_id)
         page.reload()

@@ -45,7 +45,8 @@ export function buildHands(state, actions) {
     input.addEventListener("keydown", (event) => {
       if (event.key === "Enter") input.blur(); // one path: leaving the box sends its change
     });
-    const pick = el("button", { type: "button", class: "button", "data-pick": String(n), text: "Pick" });
+    const pick = el("button", { type: "button", class: "button", "data-pick": String(n), text: "Pick",
+      "aria-label": `Pick ${player}'s cards` }); // each Pick says whose cards it picks
     pick.addEventListener("click", () => actions.openGrid(index));
     const knock = el("button", { type: "button", class: "button knock", id: `knock-${n}`, text: `${player} knocked` });
     knock.addEventListener("click", () => actions.propose(player));
