@@ -541,3 +541,16 @@ def test_the_sheet_and_the_exports_show_the_knockers_melds_as_laid(client: Flask
     )
     over = client.put(f"/api/matches/{match_id}/rounds/1", json=knock | {"knocker_melds": [["JS", "QS", "KS"]]})
     assert over.status_code == 400 and "K's deadwood as laid is 22, over the knock limit 6" in over.json["error"]
+
+
+def test_an_unchanged_match_is_not_sent_again(client: FlaskClient) -> None:
+    """Every device at the table asks for the match every few seconds: unchanged, it is a 304 with no body."""
+    match_id = new_match(client)
+    first = client.get(f"/api/matches/{match_id}")
+    tag = first.headers["ETag"]
+    assert first.status_code == 200 and first.headers["Cache-Control"] == "private, no-cache"
+    again = client.get(f"/api/matches/{match_id}", headers={"If-None-Match": tag})
+    assert (again.status_code, again.get_data(), again.headers["ETag"]) == (304, b"", tag)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    changed = client.get(f"/api/matches/{match_id}", headers={"If-None-Match": tag})
+    assert changed.status_code == 200 and changed.headers["ETag"] != tag and changed.json["totals"]["Ann"] == 18

@@ -84,7 +84,15 @@ def list_matches() -> Response:
 
 @bp.get("/matches/<int:match_id>")
 def get_match(match_id: int) -> Response:
-    return jsonify(matches.load_match(match_id).to_dict())
+    """The match as JSON, tagged with its revision: each device at the table asks for it every few seconds, and
+    an unchanged match is a ``304`` with no body (``Cache-Control: no-cache`` has the browser ask so, and ``fetch``
+    gives the page the body it kept), rather than a long match written out again."""
+    record = matches.load_match(match_id)
+    tag = f"match-{record.id}-{record.created_at}-{record.revision}"  # created_at: another database's match 1 differs
+    response = Response(status=304) if request.if_none_match.contains(tag) else jsonify(record.to_dict())
+    response.set_etag(tag)
+    response.headers["Cache-Control"] = "private, no-cache"
+    return response
 
 
 @bp.post("/matches/<int:match_id>/rounds")
