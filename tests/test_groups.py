@@ -15,7 +15,7 @@ from scorer.synth.scene import SceneConfig
 from scorer.vision.boxes import turned_box
 from scorer.vision.groups import SEAT_TURNS, card_size, group_cards, group_reading, groups_json, read_laydown
 from scorer.vision.layout import TableLayout
-from scorer.vision.types import CardDetection
+from scorer.vision.types import CardDetection, FrameReading
 
 C = Card.parse
 CARD = (60.0, 84.0)  # upright width, height of a card in these hand-made readings
@@ -57,6 +57,27 @@ def test_card_size_comes_from_cards_seen_whole_else_small_from_the_indices() -> 
     assert card_size(cards) == CARD
     width, height = card_size(cards[:2])  # indices only: sized as for the deck with the largest indices
     assert width < CARD[0] and height < CARD[1]
+
+
+def test_card_shaped_indices_are_not_taken_for_cards_seen_whole() -> None:
+    # Small-index decks: no card shows two corners, and a "10" index (rank over suit) is as card-shaped as a card.
+    # Taken for whole cards, 8 x 13 boxes made the card 8 x 13 pixels and every row fell apart into single cards.
+    rows = [("5S 6S 7S 8S", 400), ("KD QH", 560)]
+    indices = [
+        CardDetection(C(card), (x + 20 * k, 500, x + 20 * k + 8, 513), 0.9)
+        for cards, x in rows
+        for k, card in enumerate(cards.split())
+    ]
+    reading = FrameReading({1: tuple(indices)}, width=1280, height=720)
+    assert texts(group_reading(reading)[1]) == ["5S 6S 7S 8S", "KD QH"]
+    width, height = card_size(indices, frame=1280)
+    assert 20 < width < 60 and 30 < height < 80  # from the indices (3.3 index lengths a diagonal), not 8 x 13
+
+
+def test_a_card_seen_whole_in_a_squeezed_picture_still_sizes_the_cards() -> None:
+    # A photo resized to a square squeezes a 63 x 88 mm card to 0.45-0.55 of its height wide.
+    squeezed = CardDetection(C("7S"), (300, 0, 340, 84), 0.9)
+    assert card_size([*row("5S 6S 7S", 0, 0)[:2], squeezed], frame=1280) == (40.0, 84.0)
 
 
 # --- what the groups say was laid

@@ -43,9 +43,11 @@ SEEN_WHOLE = 0.8
 """A card's box at least this share of a card's height long (and card-shaped) spans the card: it lies where
 its box is. A cascade's covered card shows a strip a card wide but not a card tall."""
 
-CARD_ASPECT = (0.55, 0.95)
+CARD_ASPECT = (0.45, 0.95)
 """Short over long side of a card seen whole (63 x 88 mm cards: 0.72; less after the index insets and a
-slight tilt). A lone corner index (rank over suit) is narrower, a covered card's edge strip more so."""
+slight tilt, and in a picture squeezed along one axis, as photos resized to a square are: 0.45 is a card
+squeezed to 0.62 of its width). A covered card's edge strip is narrower; a lone corner index (rank over
+suit) may not be, but is far smaller than a card (``SMALLEST_CARD_IN_FRAME``)."""
 
 OVERLAP_SHARE = 0.1
 """Two footprints overlapping by at least this share of a card's width, both ways, are one group.
@@ -58,6 +60,11 @@ SMALLEST_CARD_PER_INDEX = 3.3
 """A card's diagonal in corner-index lengths for the deck with the largest indices (``merge``'s
 ``CARD_DIAGONAL_PER_INDEX`` is 3.3 to 7.8 by deck): sizing cards from their indices errs small, which
 keeps groups apart while a group's cards, a fifth of a card apart, still overlap."""
+
+SMALLEST_CARD_IN_FRAME = 0.03
+"""A card seen whole is at least this share of the picture's longer side long: a picture of a card table
+spans no more than about 30 cards. A box smaller than that is a lone corner index, however card-shaped
+(an index's rank over suit can be as wide as a card's 0.6-0.8), so it never sets a card's size."""
 
 SET_ASIDE = 1.5
 """A lone card is the set-aside discard when it lies this many times further from the other groups
@@ -90,24 +97,29 @@ class LaidGroup:
         return {"cards": [str(card) for card in self.cards], "box": box}
 
 
-def card_size(cards: Sequence[CardDetection]) -> tuple[float, float]:
+def card_size(cards: Sequence[CardDetection], frame: float = 0.0) -> tuple[float, float]:
     """A card's (width, height) in pixels, upright, measured on the cards seen whole.
 
     A card seen at two opposite corners has a box spanning it (less the index insets, so
     the size errs small, which keeps groups apart). Without one, the size follows from the
     corner indices (``SMALLEST_CARD_PER_INDEX``); a 63 x 88 mm card's sides are 0.58 and
-    0.81 of its diagonal.
+    0.81 of its diagonal. ``frame``, the picture's longer side (0: unknown), tells a
+    card-shaped corner index from a card (``SMALLEST_CARD_IN_FRAME``).
 
     >>> card = CardDetection(Card.parse("AS"), (0, 0, 60, 84), 0.9)
     >>> index = CardDetection(Card.parse("2S"), (100, 0, 110, 20), 0.9)
     >>> card_size([card, index])
     (60.0, 84.0)
+    >>> indices = [index, CardDetection(Card.parse("3S"), (130, 0, 143, 18), 0.9)]  # card-shaped 13 x 18
+    >>> [round(side) for side in card_size(indices, frame=1280)]  # no card seen whole: sized from the indices
+    [36, 51]
     """
     if not cards:
         return (0.0, 0.0)
     sides = [sorted((box[2] - box[0], box[3] - box[1])) for box in (card.box for card in cards)]
     longest = max(long for _, long in sides)
-    whole = [(short, long) for short, long in sides if _looks_whole(short, long, longest)]
+    least = SMALLEST_CARD_IN_FRAME * frame
+    whole = [(short, long) for short, long in sides if long >= least and _looks_whole(short, long, longest)]
     if whole:
         return float(statistics.median(s for s, _ in whole)), float(statistics.median(long for _, long in whole))
     diagonal = SMALLEST_CARD_PER_INDEX * statistics.median(long for _, long in sides)
@@ -176,7 +188,7 @@ def group_cards(cards: Sequence[CardDetection], turn: int, size: tuple[float, fl
 def group_reading(reading: FrameReading) -> dict[int, tuple[LaidGroup, ...]]:
     """Each seat's cards in laid groups, the card size measured over the whole picture."""
     every = [card for cards in reading.by_player.values() for card in cards]
-    size = card_size([*every, *reading.upcard, *reading.unassigned])
+    size = card_size([*every, *reading.upcard, *reading.unassigned], max(reading.width, reading.height))
     return {seat: group_cards(cards, SEAT_TURNS.get(seat, 0), size) for seat, cards in reading.by_player.items()}
 
 
