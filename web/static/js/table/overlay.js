@@ -10,7 +10,7 @@ export const MIN_HIT_PX = 32; // the smallest tap target on a phone
 const LABEL_PX = 14; // label text height on screen, whatever the picture's scale
 const MIN_DRAWN_PX = 8;
 const TAP_SLOP_PX = 12; // a finger that moves less than this between down and up taps
-const TAP_CLICK_MS = 800; // a click this soon after a tap is that tap's
+const TAP_CLICK_MS = 800; // the click a tap may be followed by comes sooner than this
 
 /**
  * Label positions that never overlap: for each box (in order), the first free spot of above, below, inside
@@ -105,32 +105,47 @@ export function drawOverlay(state) {
 }
 
 /**
+ * The click that follows a tap already taken, at the tap's spot, is swallowed: a touch screen sends it after the
+ * finger lifts, and it would land in the editor the tap opened (on a rank, or on Save). A click elsewhere, or later,
+ * is the player's own.
+ */
+function swallowTheTapsClick(x, y) {
+  const swallow = (event) => {
+    if (Math.hypot(event.clientX - x, event.clientY - y) > TAP_SLOP_PX) return;
+    event.preventDefault();
+    event.stopPropagation();
+    window.removeEventListener("click", swallow, true);
+  };
+  window.addEventListener("click", swallow, true);
+  setTimeout(() => window.removeEventListener("click", swallow, true), TAP_CLICK_MS);
+}
+
+/**
  * Taps and keys on the boxes open the editor for that card (one listener for the whole overlay). The live camera
- * redraws the boxes with every frame (a few a second): a box replaced while the finger is down gets no click, so a
- * tap is the box it went down on, taken when the finger lifts near where it went down; a click (a mouse, a screen
- * reader) that follows such a tap is the same one.
+ * redraws the boxes with every frame (a few a second), and a box replaced while the finger is down gets no click:
+ * so a tap is the box it went down on, taken when the finger (or the main mouse button) lifts near where it went
+ * down, and the click that may follow it is that tap's. A click with no press before it (a keyboard, a screen
+ * reader) opens its box too.
  */
 export function enableTaps(onCard) {
   const svg = document.getElementById("overlay");
   const idOf = (event) => Number(event.target.closest("[data-id]")?.dataset.id ?? NaN);
-  let pressed = null; // {id, x, y}: the box the pointer went down on
-  let tappedAt = -Infinity;
+  let pressed = null; // {id, x, y}: the box the finger or the main button went down on
   svg.addEventListener("pointerdown", (event) => {
     const id = idOf(event);
-    pressed = Number.isNaN(id) ? null : { id, x: event.clientX, y: event.clientY };
+    pressed = event.button === 0 && !Number.isNaN(id) ? { id, x: event.clientX, y: event.clientY } : null;
   });
   svg.addEventListener("pointerup", (event) => {
     const press = pressed;
     pressed = null;
     if (!press || Math.hypot(event.clientX - press.x, event.clientY - press.y) > TAP_SLOP_PX) return;
-    tappedAt = event.timeStamp;
+    swallowTheTapsClick(event.clientX, event.clientY);
     onCard(press.id);
   });
   svg.addEventListener("pointercancel", () => {
     pressed = null;
   });
   svg.addEventListener("click", (event) => {
-    if (event.timeStamp - tappedAt < TAP_CLICK_MS) return; // the tap just taken
     const id = idOf(event);
     if (!Number.isNaN(id)) onCard(id);
   });
