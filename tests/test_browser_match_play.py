@@ -172,6 +172,69 @@ def test_a_round_confirmed_on_one_phone_closes_its_proposal_on_the_other(base: s
     assert not errors, errors
 
 
+def test_a_deal_confirmed_on_one_phone_is_not_stored_again_from_the_other(base: str, browser: Any) -> None:
+    """Both phones hold the same deal, the second with no proposal open, when the first confirms it. The refresh
+    moved the second on to round 2 with the deal's cards still on its table (and kept over a reload), and its
+    knock and Confirm stored the deal again as round 2. Now the second clears its table and says why; its cards do
+    not come back on a reload; and the deal the sheet's last round holds is added again only when the player says
+    so (here they say no)."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    first, second = phone(browser, errors), browser.new_context(viewport=PHONE).new_page()
+    second.on("pageerror", lambda error: errors.append(str(error)))
+    asked: list[str] = []
+
+    def answer(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    second.on("dialog", answer)
+    url = new_match(first, base)
+    for page in (first, second):
+        page.goto(url)
+        deal(page, KNOCK, "KS")
+    knock(first, 1, "Ann knocks: Ann scores 18")
+    first.click("#confirm-round")
+    expect(second.locator("#notice")).to_contain_text("Round 1 was confirmed on another device.", timeout=15_000)
+    expect(second.locator("#chips-1 .chip")).to_have_count(0)
+    second.reload()
+    expect(second.locator(TOTALS).first).to_have_text("18")
+    expect(second.locator("#chips-1 .chip")).to_have_count(0)
+    deal(second, KNOCK, "KS")  # the same deal typed again, and knocked
+    knock(second, 1, "Ann knocks: Ann scores 18")
+    second.click("#confirm-round")
+    expect(second.locator("#proposal")).to_be_visible()
+    assert asked == ["Round 1 on the sheet already holds this deal. Add it again as round 2?"]
+    assert len(stored(second)["rounds"]) == 1
+    assert not errors, errors
+
+
+def test_a_round_found_stored_already_is_not_announced_as_the_last_one(base: str, browser: Any) -> None:
+    """A phone whose refresh could not reach the server confirms round 1, which another device had stored, and
+    round 2 after it. The 409 is taken as round 1 stored already, but the page announced the match's last round,
+    "Round 2 is on the sheet: Bob +51", with an Undo that deleted a round this phone never entered."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    url = new_match(page, base)
+    page.goto(url)
+    api = url.replace("/matches/", "/api/matches/")
+    page.route(api, lambda route: route.abort())  # the refresh cannot get through
+    deal(page, KNOCK, "KS")
+    knock(page, 1, "Ann knocks: Ann scores 18")
+    for hands, upcard, knocker in ((KNOCK, "KS", "Ann"), (BOB_KNOCKS, "KD", "Bob")):
+        body = {"upcard": upcard, "knocker": knocker, "hands": {name: cards.split() for name, cards in hands.items()}}
+        assert page.request.post(f"{api}/rounds", data=body).status == 201
+    page.unroute(api)
+    page.click("#confirm-round")
+    expect(page.locator("#notice")).to_contain_text("Round 1 was already on the sheet; it was not added twice.")
+    expect(page.locator("#notice")).not_to_contain_text("Undo")
+    assert [line["points"] for line in stored(page)["rounds"]] == [{"Ann": 18, "Bob": 0}, {"Ann": 0, "Bob": 51}]
+    assert not errors, errors
+
+
 def test_a_double_tap_on_undo_undoes_one_round_and_says_nothing_went_wrong(base: str, browser: Any) -> None:
     """A double tap on "Undo round 2" undid one round (the revision saw to that), but the second tap's refusal
     stayed on the page in red ("match 1 has changed since revision 3 ..."): now the second tap does nothing."""

@@ -17,6 +17,7 @@ import {
   initialState,
   putCard,
   roundConfirmed,
+  sameRound,
   setPlace,
   tableKey,
   upcardOf,
@@ -167,4 +168,16 @@ test("labels never overlap, and a box always gets a tap target of the minimum si
 test("the card editor reads one card, in words too (typed hands are read by the server: /api/cards)", () => {
   assert.equal(parseCard("ace of spades"), "AS");
   assert.equal(parseCard("ace of swords"), null);
+});
+
+test("one deal is the same round however its cards are held, and another deal or a draw is not", () => {
+  const stored = { upcard: "KS", knocker: "Ann", hands: { Ann: ["8C", "9C", "QC"], Bob: ["2D", "3D"] } };
+  // the proposal's hands as the table read them: the laid-off QC beside Ann's meld, stored back with Bob
+  const table = { upcard: "KS", hands: { Bob: ["3D", "2D", "QC"], Ann: ["9C", "8C"] } };
+  assert.equal(sameRound(stored, table), true);
+  assert.equal(sameRound(stored, { ...table, upcard: "KD" }), false);
+  assert.equal(sameRound(stored, { upcard: "KS", hands: { Ann: ["8C", "9C", "QC"], Bob: ["2D", "4D"] } }), false);
+  assert.equal(sameRound(stored, { draw: true }), false);
+  assert.equal(sameRound({ draw: true }, { draw: true }), true);
+  assert.equal(sameRound(undefined, table), false);
 });

@@ -113,6 +113,8 @@ async function drawnBox(box) {
 /**
  * The cards typed or picked (those without a camera box) are kept in the tab's session storage until the round is
  * confirmed or the table cleared: a reload, or a phone dropping the tab while it is in the background, keeps them.
+ * They are kept for the round they were typed for: once the sheet holds more rounds (this deal confirmed here or on
+ * another device), they are not brought back.
  */
 const keptKey = () => `okgin-table-${store.state.match.id}`;
 
@@ -120,7 +122,7 @@ function keepTypedCards(state, before) {
   if (before && state.cards === before.cards) return;
   const typed = state.cards.filter((entry) => !entry.box).map(({ card, place }) => ({ card, place }));
   try {
-    if (typed.length) sessionStorage.setItem(keptKey(), JSON.stringify(typed));
+    if (typed.length) sessionStorage.setItem(keptKey(), JSON.stringify({ rounds: state.match.rounds.length, cards: typed }));
     else sessionStorage.removeItem(keptKey());
   } catch {
     // no storage here (a private window may refuse it): nothing is kept
@@ -128,12 +130,12 @@ function keepTypedCards(state, before) {
 }
 
 function typedCardsKept() {
-  const count = store.state.match.players.length;
+  const { players, rounds } = store.state.match;
   const valid = (entry) => typeof entry?.card === "string"
-    && (entry.place === UPCARD || entry.place === OUT || (Number.isInteger(entry.place) && entry.place >= 0 && entry.place < count));
+    && (entry.place === UPCARD || entry.place === OUT || (Number.isInteger(entry.place) && entry.place >= 0 && entry.place < players.length));
   try {
-    const kept = JSON.parse(sessionStorage.getItem(keptKey()) ?? "[]");
-    return Array.isArray(kept) ? kept.filter(valid) : [];
+    const kept = JSON.parse(sessionStorage.getItem(keptKey()) ?? "null");
+    return kept?.rounds === rounds.length && Array.isArray(kept.cards) ? kept.cards.filter(valid) : [];
   } catch {
     return [];
   }
@@ -196,21 +198,28 @@ async function propose(knocker) {
   }
 }
 
-/** Post a round with the number the page believes it adds: a second post of that number is a 409, never a copy. */
+/**
+ * Post a round with the number the page believes it adds: a second post of that number is a 409, never a copy.
+ * Returns {match, number, fresh} (fresh: stored by this post, not found stored already), or null when nothing was
+ * stored. The deal the sheet's last round holds already is added again only when the player says so.
+ */
 async function saveRound(body) {
   const state = store.state;
   if (state.saving || state.match.finished) return null;
   const number = state.match.rounds.length + 1;
+  const last = state.match.rounds.at(-1);
+  if (!body.draw && last && sameRound(last.input, body)
+    && !window.confirm(`Round ${last.number} on the sheet already holds this deal. Add it again as round ${number}?`)) return null;
   update((s) => ({ ...s, saving: true, error: "" }));
   try {
-    return (await post(`${matchUrl()}/rounds`, { ...body, number })).match;
+    return { match: (await post(`${matchUrl()}/rounds`, { ...body, number })).match, number, fresh: true };
   } catch (error) {
     if (error.status === 409) {
       const match = await get(matchUrl()).catch(() => null);
       if (match && match.rounds.length >= number) {
         if (sameRound(match.rounds[number - 1].input, body)) {
           notify(`Round ${number} was already on the sheet; it was not added twice.`);
-          return match;
+          return { match, number, fresh: false };
         }
         // Another device recorded another round meanwhile: this one is not stored, and stays to be confirmed again.
         update((s) => ({ ...s, match, saving: false }));
@@ -225,32 +234,38 @@ async function saveRound(body) {
 }
 
 /** Say where the round just stored went, where the proposal was: "Round 3 is on the sheet: Ann +18.", with Undo. */
-function announceStored(match) {
-  const line = match.rounds.at(-1);
+function announceStored({ match, number, fresh }) {
+  if (!fresh) return; // found stored already: the notice says so
+  const line = match.rounds[number - 1];
   const signed = (points) => (points > 0 ? `+${points}` : String(points));
   const scores = match.players.filter((name) => line.points[name]).map((name) => `${name} ${signed(line.points[name])}`);
   const what = line.draw ? "a draw, no points" : scores.join(", ") || "no points";
-  notify(`Round ${line.number} is on the sheet: ${what}.`, [{ label: `Undo round ${line.number}`, action: () => undoRound(line.number) }]);
+  const undo = number === match.rounds.length ? [{ label: `Undo round ${number}`, action: () => undoRound(number) }] : [];
+  notify(`Round ${number} is on the sheet: ${what}.`, undo);
+}
+
+/** A proposal's round as it is stored: the hands the groups were read into (layoffs back with whoever laid them). */
+function proposedRound(proposal) {
+  const { upcard, knocker, hands } = proposal.body;
+  return { upcard, knocker, hands: proposal.result.read?.hands ?? hands, ...proposal.result.given };
 }
 
 async function confirmRound() {
   const proposal = store.state.proposal;
   if (!proposal) return;
-  const { upcard, knocker, hands } = proposal.body;
-  // As scored: the hands the groups were read into (layoffs back with whoever laid them) and the lay-down given.
-  const match = await saveRound({ upcard, knocker, hands: proposal.result.read?.hands ?? hands, ...proposal.result.given });
-  if (!match) return;
+  const saved = await saveRound(proposedRound(proposal));
+  if (!saved) return;
   await saveCorrection();
-  update((state) => ({ ...roundConfirmed(state, match), cards: [], stable: false }));
-  announceStored(match);
+  update((state) => ({ ...roundConfirmed(state, saved.match), cards: [], stable: false }));
+  announceStored(saved);
   if (store.state.camera.frozen) live.resume();
 }
 
 async function recordDraw() {
-  const match = await saveRound({ draw: true });
-  if (!match) return;
-  update((state) => ({ ...roundConfirmed({ ...state, proposal: null }, match), cards: [], stable: false }));
-  announceStored(match);
+  const saved = await saveRound({ draw: true });
+  if (!saved) return;
+  update((state) => ({ ...roundConfirmed({ ...state, proposal: null }, saved.match), cards: [], stable: false }));
+  announceStored(saved);
   if (store.state.camera.frozen) live.resume();
 }
 
@@ -262,8 +277,13 @@ let undoing = false; // an undo is on its way
  */
 async function undoRound(number) {
   const { revision, rounds } = store.state.match;
-  // A second tap (while the first is on its way, or before the sheet shows the round gone) undoes nothing more.
-  if (undoing || !number || number !== rounds.length || !window.confirm(`Undo round ${number}?`)) return;
+  // A second tap (while the first is on its way, or once the round is gone) undoes nothing more.
+  if (undoing || !number || number > rounds.length) return;
+  if (number < rounds.length) {
+    setError(`Round ${number} is no longer the last: round ${rounds.length} came after it. Undo that first, or edit round ${number}.`);
+    return;
+  }
+  if (!window.confirm(`Undo round ${number}?`)) return;
   undoing = true;
   try {
     const match = await del(`${matchUrl()}/rounds/${number}?revision=${revision}`);
@@ -309,9 +329,10 @@ async function refreshMatch() {
   const { state } = store;
   if (match.id !== state.match.id || match.revision <= state.match.revision || state.saving) return;
   const added = match.rounds.length > state.match.rounds.length ? match.rounds.at(-1) : null;
-  if (added && state.proposal && sameRound(added.input, state.proposal.body)) {
-    // The round proposed here was confirmed on another device: it is done here too.
-    update((s) => ({ ...roundConfirmed(s, match), cards: [], stable: false }));
+  const table = { upcard: upcardOf(state), hands: handsPayload(state) };
+  if (added && !added.draw && sameRound(added.input, table)) {
+    // The deal on this table was confirmed on another device: it is done here too, and not proposed again.
+    update((s) => ({ ...roundConfirmed(s, match), confirmed: [...Object.values(table.hands).flat(), table.upcard], cards: [], stable: false }));
     notify(`Round ${added.number} was confirmed on another device.`);
     return;
   }

@@ -184,15 +184,16 @@ export function autoKnocker(state) {
 }
 
 /**
- * Whether `stored` (a recorded round's input: {draw: true}, or upcard, knocker and hands) is the round `body` would
- * add: both draws, or the same upcard, knocker and cards in each hand (in any order). A second confirm of one deal
- * (a double tap, two devices) is the same round; a round entered on a device that had not seen the last one is not.
+ * Whether `stored` (a recorded round's input: {draw: true}, or upcard, knocker and hands) is the deal `body` holds
+ * (a round's body, or the table's {upcard, hands}): both draws, or the same upcard and the same cards in all (in any
+ * hand and order: a laid-off card is stored back with its owner). A second confirm of one deal (a double tap, two
+ * devices, a table left as it was) is that deal; a round entered on a device that had not seen the last one is not.
  */
 export function sameRound(stored, body) {
   if (!stored) return false;
   if (stored.draw || body.draw) return Boolean(stored.draw) === Boolean(body.draw);
-  const cards = (hands) => JSON.stringify(Object.keys(hands ?? {}).sort().map((name) => [name, [...hands[name]].sort()]));
-  return stored.upcard === body.upcard && stored.knocker === body.knocker && cards(stored.hands) === cards(body.hands);
+  const deal = ({ upcard, hands }) => JSON.stringify([upcard ?? null, Object.values(hands ?? {}).flat().sort()]);
+  return deal(stored) === deal(body);
 }
 
 /** After a round was stored: the cards it was scored from wait for a new deal before any auto-proposal. */
