@@ -239,9 +239,13 @@ class Rules:
 
         >>> Rules().goal(), Rules(target=50, target_rule=">").goal(), Rules(rounds_limit=12).goal()
         ('to 100', 'over 50', 'to 100 or 12 rounds')
+        >>> Rules(rounds_limit=1).goal()
+        'to 100 or 1 round'
         """
         reach = f"{'to' if self.target_rule == '>=' else 'over'} {self.target}"
-        return reach if self.rounds_limit is None else f"{reach} or {self.rounds_limit} rounds"
+        if self.rounds_limit is None:
+            return reach
+        return f"{reach} or {self.rounds_limit} round{'' if self.rounds_limit == 1 else 's'}"
 
     def describe_limit(self, upcard: Card) -> str:
         """The knock limit in words, for error messages."""

@@ -5,6 +5,7 @@ Every failure answers 4xx/5xx with ``{"error": "..."}`` naming the problem (see 
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
@@ -17,6 +18,10 @@ from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
 from web.laydown import read_groups
 from web.request_json import json_object as json_body
+
+_SERVER_RUN = secrets.token_hex(6)
+"""Tags a match's JSON with this run of the server: a restarted server (another database, a newer engine that
+writes the same revision out otherwise) never answers a page's kept copy with 304."""
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -88,7 +93,7 @@ def get_match(match_id: int) -> Response:
     an unchanged match is a ``304`` with no body (``Cache-Control: no-cache`` has the browser ask so, and ``fetch``
     gives the page the body it kept), rather than a long match written out again."""
     record = matches.load_match(match_id)
-    tag = f"match-{record.id}-{record.created_at}-{record.revision}"  # created_at: another database's match 1 differs
+    tag = f"match-{_SERVER_RUN}-{record.id}-{record.revision}"
     response = Response(status=304) if request.if_none_match.contains(tag) else jsonify(record.to_dict())
     response.set_etag(tag)
     response.headers["Cache-Control"] = "private, no-cache"
