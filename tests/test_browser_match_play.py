@@ -337,6 +337,31 @@ def test_a_confirmed_round_says_where_it_went_and_can_be_undone_there(base: str,
     assert not errors, errors
 
 
+def test_an_edit_made_by_mistake_is_undone_from_its_notice(base: str, browser: Any) -> None:
+    """A round edited into a draw by mistake lost its cards: the stored round is a draw, and only typing the hands
+    again brought it back. The notice of the change now puts back what the round held."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = knocked_and_confirmed(phone(browser, errors), base)
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    page.click('button[aria-label="Edit round 1"]')
+    page.check("#round-draw")
+    page.click('#round-editor button[value="save"]')
+    expect(page.locator(TOTALS).first).to_have_text("0")
+    expect(page.locator("#notice")).to_contain_text("Round 1 changed on the sheet.")
+    page.click("#notice >> text=Undo the change")
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    expect(page.locator("#notice")).to_be_hidden()
+    (line,) = stored(page)["rounds"]
+    assert (line["draw"], line["points"], line["input"]["hands"]["Bob"][:3]) == (
+        False,
+        {"Ann": 18, "Bob": 0},
+        ["QS", "QC", "QH"],
+    )
+    assert not errors, errors
+
+
 def test_the_round_editor_fits_a_finger(base: str, browser: Any) -> None:
     """The round editor's "This round was a draw" box was 31 px tall on a phone: every tap target there is 32 px."""
     from playwright.sync_api import expect

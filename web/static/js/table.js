@@ -298,12 +298,31 @@ async function undoRound(number) {
 
 /** Replace round `number` of the match at `revision` (as the editor showed it): a late edit never undoes a later one. */
 async function editRound(number, body, revision) {
+  const before = store.state.match.rounds[number - 1]?.input; // what the round held, to put back if asked
   try {
     const match = await put(`${matchUrl()}/rounds/${number}?revision=${revision}`, body);
     update((state) => ({ ...state, match }));
+    if (before) notify(`Round ${number} changed on the sheet.`, [{ label: "Undo the change", action: () => restoreRound(number, before) }]);
   } catch (error) {
     showChangedMatch(error);
     throw error;
+  }
+}
+
+let restoring = false; // a change is being undone
+
+/** Put back what round `number` held before an edit (an edit into a draw by mistake drops its cards otherwise). */
+async function restoreRound(number, input) {
+  if (restoring) return;
+  restoring = true;
+  try {
+    const match = await put(`${matchUrl()}/rounds/${number}?revision=${store.state.match.revision}`, input);
+    update((state) => ({ ...state, match, notice: null, error: "" }));
+  } catch (error) {
+    showChangedMatch(error);
+    setError(error.message);
+  } finally {
+    restoring = false;
   }
 }
 
