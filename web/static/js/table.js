@@ -223,8 +223,10 @@ async function saveRound(body) {
         }
         // Another device recorded another round meanwhile: this one is not stored, and stays to be confirmed again.
         update((s) => ({ ...s, match, saving: false }));
+        // It may be this deal read otherwise there (a card apart): the players say which.
         notify(`Round ${number} was recorded on another device meanwhile (see the sheet), so this round was not saved. `
-          + (match.finished ? "The match is over." : `Confirm it again to add it as round ${match.rounds.length + 1}.`));
+          + (match.finished ? "The match is over."
+            : `If that was this deal, tap Not yet; if this is the next one, confirm it again to add it as round ${match.rounds.length + 1}.`));
         return null;
       }
     }
