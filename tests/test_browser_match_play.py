@@ -121,7 +121,9 @@ def test_a_round_confirmed_on_a_phone_that_missed_the_last_one_is_not_dropped(ba
     )
     if second.locator("#proposal").is_visible():
         expect(second.locator("#notice")).to_contain_text("Round 1 was recorded on another device meanwhile")
-        expect(second.locator("#notice")).to_contain_text("if this is the next one, confirm it again to add it as round 2")
+        expect(second.locator("#notice")).to_contain_text(
+            "if this is the next one, confirm it again to add it as round 2"
+        )
         second.click("#confirm-round")
     expect(second.locator(TOTALS).first).to_have_text("18", timeout=10_000)
     match = stored(second)
