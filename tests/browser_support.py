@@ -102,6 +102,16 @@ def chromium(extra_args: Sequence[str] = ()) -> Iterator[Any]:
             browser.close()
 
 
+def phone_page(browser: Any, errors: list[str], accept_dialogs: bool = True) -> Any:
+    """A page in its own browser context (another device: its own cookies and storage) at a phone's size; its
+    page errors go to ``errors``; with ``accept_dialogs``, "Undo round N?" and the like are answered yes."""
+    page = browser.new_context(viewport=PHONE).new_page()
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    if accept_dialogs:
+        page.on("dialog", lambda dialog: dialog.accept())
+    return page
+
+
 KNOCK_HANDS = {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"}
 """The engine's worked example as typed at the table: Ann knocks with 5 under K♠, Bob lays off QC and QH and keeps
 23, so Ann scores 18."""

@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -334,3 +334,23 @@ def render_scene(scene_config: SceneConfig) -> Callable[..., tuple[np.ndarray, A
         return render_table_scene(seed, hands=cards, upcard=upcard_card, mild=True, config=scene_config, **options)
 
     return render
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Iterator[str]:
+    """For the browser tests: a live okgin server on a fresh database, on a free loopback port; its base URL."""
+    from browser_support import live_server
+
+    from web import create_app
+
+    with live_server(create_app({"DATA_DIR": str(tmp_path / "data")})) as url:
+        yield url
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """For the browser tests: Debian's Chromium (``browser_support.chromium``)."""
+    from browser_support import chromium
+
+    with chromium() as chromium_browser:
+        yield chromium_browser

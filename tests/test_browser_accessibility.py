@@ -7,12 +7,11 @@ axe-core is an npm devDependency (``npm ci``), injected into the pages by the te
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM, DESKTOP, PHONE, chromium, live_server
+from browser_support import CHROMIUM, DESKTOP, PHONE, live_server
 from browser_support import KNOCK_HANDS as KNOCK
 
 AXE = Path(__file__).resolve().parents[1] / "node_modules" / "axe-core" / "axe.min.js"
@@ -26,12 +25,6 @@ pytestmark = [
 
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 BLOCKING = {"serious", "critical"}
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    with chromium() as browser:
-        yield browser
 
 
 def axe_violations(page: Any) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM, PHONE, launch, live_server, no_sideways_scroll, small_tap_targets
+from browser_support import CHROMIUM, PHONE, launch, no_sideways_scroll, small_tap_targets
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -32,14 +32,6 @@ def phone() -> Iterator[Any]:
         yield page
         browser.close()
     assert not errors, errors
-
-
-@pytest.fixture
-def base(tmp_path: Path) -> Iterator[str]:
-    from web import create_app
-
-    with live_server(create_app({"DATA_DIR": str(tmp_path / "data")})) as url:
-        yield url
 
 
 def deal(page: Any, base: str) -> None:

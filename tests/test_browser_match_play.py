@@ -4,7 +4,6 @@ doubled round, the round editor's tap targets)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,9 @@ from browser_support import (
     small_tap_targets,
 )
 from browser_support import KNOCK_HANDS as KNOCK
+from browser_support import (
+    phone_page as phone,
+)
 
 pytestmark = [
     pytest.mark.browser,
@@ -28,28 +30,6 @@ pytestmark = [
 
 BOB_KNOCKS = {"Ann": "AS AH 9S 9D 4D JC QC 8H 6S 3S", "Bob": "2C 3C 4C 6D 7D 8D KH KS KC AD"}  # Bob 1, Ann 52: Bob +51
 TOTALS = "#sheet-body .total-points"
-
-
-@pytest.fixture
-def base(tmp_path: Path) -> Iterator[str]:
-    from web import create_app
-
-    with live_server(create_app({"DATA_DIR": str(tmp_path / "data")})) as url:
-        yield url
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    with chromium() as browser:
-        yield browser
-
-
-def phone(browser: Any, errors: list[str]) -> Any:
-    """A page in its own browser context (another device: its own cookies and storage) at a phone's size."""
-    page = browser.new_context(viewport=PHONE).new_page()
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("dialog", lambda dialog: dialog.accept())  # "Undo round N?"
-    return page
 
 
 def new_match(page: Any, base: str) -> str:
@@ -378,6 +358,15 @@ def test_the_round_editor_fits_a_finger(base: str, browser: Any) -> None:
     assert not errors, errors
 
 
+def measured(box: Any) -> dict[str, float]:
+    """A live box's bounding box: one redrawn between being found and measured measures as nothing, so again."""
+    for _ in range(50):
+        if (where := box.bounding_box()) is not None:
+            return dict(where)
+        box.page.wait_for_timeout(100)
+    raise AssertionError(f"{box} never measured")
+
+
 def test_a_finger_held_on_a_box_of_the_live_camera_opens_its_card(tmp_path: Path) -> None:
     """A tap on a card's box while the camera runs: the boxes are drawn anew with each frame (four a second), and a
     box replaced under the finger before it lifted got no click, so a finger held a moment (250 ms) opened nothing.
@@ -411,8 +400,7 @@ def test_a_finger_held_on_a_box_of_the_live_camera_opens_its_card(tmp_path: Path
         )
         page.wait_for_function(redrawn, timeout=10_000)  # the live picture is being redrawn
         for _ in range(3):
-            where = box.bounding_box()
-            assert where is not None
+            where = measured(box)
             page.mouse.move(where["x"] + where["width"] / 2, where["y"] + where["height"] / 2)
             page.mouse.down()
             page.wait_for_timeout(250)
@@ -437,8 +425,7 @@ def test_a_finger_held_on_a_box_of_the_live_camera_opens_its_card(tmp_path: Path
         for card in ("2D", "AC", "JC", "10H"):
             target = touch.locator(f'#overlay g.box[data-card="{card}"] rect.outline')
             expect(target).to_be_visible(timeout=20_000)
-            where = target.bounding_box()
-            assert where is not None, card
+            where = measured(target)
             touch.touchscreen.tap(where["x"] + where["width"] / 2, where["y"] + where["height"] / 2)
             expect(touch.locator("#card-editor")).to_be_visible()
             touch.wait_for_timeout(300)  # the click that follows a tap comes within this

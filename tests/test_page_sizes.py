@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM, DESKTOP, PHONE, chromium, live_server, no_sideways_scroll, screenshot_dir
+from browser_support import CHROMIUM, DESKTOP, PHONE, live_server, no_sideways_scroll, screenshot_dir
 from browser_support import small_tap_targets as small_targets
 
 pytestmark = [
@@ -36,12 +36,6 @@ def base(tmp_path: Path) -> Iterator[str]:
     app = create_app({"DATA_DIR": str(tmp_path / "data"), "PIN": "4829"})
     with live_server(app) as url:
         yield url
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    with chromium() as browser:
-        yield browser
 
 
 def new_match(page: Any, base: str, players: int, **extra: Any) -> int:

@@ -8,6 +8,7 @@ back, so the page and the CLI read a table one way.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,6 +46,16 @@ def read_groups(
     answer = {
         "hands": {name: [str(card) for card in cards] for name, cards in hands},
         "laydown": read.to_dict(),
-        "notes": list(table.notes),
+        "notes": [_named(note, names) for note in table.notes],
     }
     return dataclasses.replace(knock, hands=hands, laydown=knock.laydown.filled_from(read)), answer
+
+
+def _named(note: str, names: Sequence[str]) -> str:
+    """A reading's note with each "seat N" called by its player's name: nobody at the table is "seat 1"."""
+
+    def name(seat: re.Match[str]) -> str:
+        number = int(seat[1])
+        return names[number - 1] if 0 < number <= len(names) else seat[0]
+
+    return re.sub(r"\bseat (\d+)\b", name, note)

@@ -167,10 +167,19 @@ export function trophy() {
   return svg;
 }
 
+/** The agreed number of rounds once the match has played them (draws do not count), else null: they end the match,
+ * or a tie at the top plays on. */
+function playedOut(match) {
+  const limit = match.rules?.rounds_limit;
+  return limit && match.rounds_scored >= limit ? limit : null;
+}
+
 function renderMatchOver(state) {
   const over = Boolean(state.match.finished);
   $("match-over").hidden = !over;
-  if (over) $("match-over-text").replaceChildren(trophy(), ` ${state.match.winner} wins the match.`);
+  const limit = playedOut(state.match);
+  const why = limit ? ` after the agreed ${limit} round${limit === 1 ? "" : "s"}` : "";
+  if (over) $("match-over-text").replaceChildren(trophy(), ` ${state.match.winner} wins the match${why}.`);
   $("record-draw").disabled = over || state.saving;
 }
 
@@ -178,9 +187,10 @@ function renderTotals(state) {
   const { match } = state;
   // once the match is won its bonuses are part of the totals, as the sheet shows them
   const totals = match.finished ? match.final_totals : match.totals;
+  const limit = match.finished ? null : playedOut(match); // the agreed rounds are played and the lead is tied
   $("totals-bar").replaceChildren(...match.players.map((name) => el("span", { class: `bar-total${match.winner === name ? " is-winner" : ""}` },
     el("span", { class: "bar-name", text: name }), el("strong", { text: String(totals[name]) }))),
-  el("span", { class: "bar-target", text: match.goal }));
+  el("span", { class: "bar-target", text: limit ? `${match.goal} · tied: play on` : match.goal }));
 }
 
 function renderNotice(state, before) {

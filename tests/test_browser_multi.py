@@ -1,0 +1,152 @@
+"""Playing 3- and 4-player matches, an agreed number of rounds and the camera at the table, in headless Chromium at
+a phone's size: what such play found on the table page (a match ended by its agreed rounds said only "Ann wins",
+a tie after them played on with nothing said, the camera's lay-down note named "seat 1")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import (
+    CHROMIUM,
+    FAKE_CAMERA,
+    KNOCK_HANDS,
+    ScaledDetector,
+    chromium,
+    live_server,
+    no_sideways_scroll,
+    phone_page,
+)
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium"),
+]
+
+ANN_KNOCKS = {"Ann": "7C 7D 7H 7S 8S 9S 2C", "Bob": "10S JS 4H 4D 4C KD 9D", "Cat": "QS 6S KH 3D 5H AD 6C"}
+"""Under 5♣ Ann knocks with 2; Bob lays off 10♠ J♠ (19 left), Cat then Q♠ and 6♠ onto them (25 left): Ann +10,
+Bob -17, Cat -23."""
+ANN_GINS = {"Ann": "7C 7D 7H 2S 3S 4S 5S", "Bob": "4C 5C 6C KD 9H 2D 3H", "Cat": "QS QC QH 8D AD JD 10H"}
+"""Ann goes gin (under K♠): Ann +25, Bob -2 x 24, Cat -2 x 29."""
+KNOCK = KNOCK_HANDS  # two players: the knocker scores 18 under K♠, whichever of them holds the first hand
+
+
+def phone(browser: Any, errors: list[str]) -> Any:
+    return phone_page(browser, errors, accept_dialogs=False)
+
+
+def new_match(page: Any, base: str, players: list[str], **options: Any) -> tuple[str, str]:
+    """A match made through the API: (the table page's URL, the match's API URL)."""
+    rules = "oklahoma-multi" if len(players) > 2 else "oklahoma"
+    body = {"players": players, "rules": rules, "dealer": players[0], "options": options}
+    created = page.request.post(f"{base}/api/matches", data=body)
+    assert created.status == 201, created.text()
+    match_id = created.json()["id"]
+    return f"{base}/matches/{match_id}", f"{base}/api/matches/{match_id}"
+
+
+def post_round(page: Any, api: str, body: dict[str, Any]) -> None:
+    answer = page.request.post(f"{api}/rounds", data=body)
+    assert answer.status == 201, answer.text()
+
+
+def knock_body(hands: dict[str, str], upcard: str, knocker: str) -> dict[str, Any]:
+    return {"upcard": upcard, "knocker": knocker, "hands": {name: cards.split() for name, cards in hands.items()}}
+
+
+def test_a_match_ended_by_its_agreed_rounds_says_so(base: str, browser: Any) -> None:
+    """Three players agree on 3 rounds (draws do not count). After a knock, a draw and a gin, the third scored round
+    (Bob undercut by Cat) ended the match with Ann at 35 of 100, and the page said only "Ann wins the match": now it
+    says the agreed rounds are played."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    url, api = new_match(page, base, ["Ann", "Bob", "Cat"], rounds_limit=3)
+    post_round(page, api, knock_body(ANN_KNOCKS, "5C", "Ann"))
+    post_round(page, api, {"draw": True})
+    post_round(page, api, knock_body(ANN_GINS, "KS", "Ann"))
+    page.goto(url)
+    expect(page.locator("#match-over")).to_be_hidden()
+    for seat, cards in enumerate(("9C 10C JC KD KH KS 2D", "4C 5C 6C 8D 8H 8S 3H", "QD QH QC 3S 4S 5S 2C"), start=1):
+        page.fill(f"#hand-{seat}", cards)
+        page.press(f"#hand-{seat}", "Enter")
+    page.fill("#upcard-input", "7D")
+    page.press("#upcard-input", "Enter")
+    page.wait_for_function("() => !document.getElementById('knock-2').disabled", timeout=10_000)
+    page.click("#knock-2")
+    expect(page.locator("#proposal .outcome")).to_contain_text("Cat undercuts Bob: Cat scores 20.")
+    page.click("#confirm-round")
+    expect(page.locator("#match-over-text")).to_contain_text("Ann wins the match after the agreed 3 rounds.")
+    expect(page.locator("#sheet-body .winner-banner")).to_contain_text("Ann wins the match after the agreed 3 rounds!")
+    match = page.request.get(api).json()
+    assert (match["rounds_scored"], match["totals"], match["winner"]) == (3, {"Ann": 35, "Bob": -66, "Cat": -61}, "Ann")
+    no_sideways_scroll(page, "the match over")
+    assert not errors, errors
+
+
+def test_a_tie_at_the_top_after_the_agreed_rounds_says_the_match_plays_on(base: str, browser: Any) -> None:
+    """After the agreed 2 rounds Ann and Bob had 18 each: the match plays on until one leads, but the page said
+    nothing of it (the totals read "to 100 or 2 rounds" under 2 rounds played). Now the sheet and the totals bar say
+    the lead is tied and the match plays on, and stop saying it once a round decides it."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    url, api = new_match(page, base, ["Ann", "Bob"], rounds_limit=2)
+    post_round(page, api, knock_body(KNOCK, "KS", "Ann"))
+    swapped = {"Ann": KNOCK["Bob"], "Bob": KNOCK["Ann"]}
+    post_round(page, api, knock_body(swapped, "KS", "Bob"))
+    page.goto(url)
+    tied = "The agreed 2 rounds are played, but the lead is tied: play on until one player leads."
+    expect(page.locator("#sheet-body")).to_contain_text(tied)
+    expect(page.locator("#totals-bar")).to_contain_text("to 100 or 2 rounds · tied: play on")
+    expect(page.locator("#match-over")).to_be_hidden()
+    no_sideways_scroll(page, "a tie after the agreed rounds")
+
+    post_round(page, api, knock_body(KNOCK, "KS", "Ann"))  # round 3 decides it
+    page.reload()
+    expect(page.locator("#match-over-text")).to_contain_text("Ann wins the match after the agreed 2 rounds.")
+    expect(page.locator("#sheet-body")).not_to_contain_text("play on")
+    expect(page.locator("#totals-bar")).not_to_contain_text("play on")
+    assert not errors, errors
+
+
+def test_the_cameras_lay_down_note_names_the_player_not_a_seat(tmp_path: Path) -> None:
+    """The camera reads Ann's ten cards each apart from the next: the proposal's note said "seat 1 shows no group that
+    is a meld" (or, with a rendered table's fan, "seat 1 lays 9H 10H JH 2S 2D AC together"), and nobody at the table
+    is called seat 1. Now it names Ann."""
+    from playwright.sync_api import expect
+
+    from scorer.cards import parse_cards
+    from scorer.vision.layout import TableLayout
+    from scorer.vision.types import CardDetection
+    from web import create_app
+
+    width, height = 1280, 720
+    ann, bob = parse_cards(KNOCK["Ann"]), parse_cards(KNOCK["Bob"])
+    cards = [CardDetection(card, (60 + 88 * i, 540, 145 + 88 * i, 660), 0.95) for i, card in enumerate(ann)]
+    cards += [CardDetection(card, (60 + 100 * i, 40, 145 + 100 * i, 160), 0.95) for i, card in enumerate(bob)]
+    upcard_zone = TableLayout.default(2).upcard
+    assert upcard_zone is not None
+    xs, ys = zip(*upcard_zone.polygon, strict=True)
+    cx, cy = sum(xs) / len(xs) * width, sum(ys) / len(ys) * height
+    cards.append(CardDetection(parse_cards("KS")[0], (cx - 42, cy - 60, cx + 43, cy + 60), 0.95))
+    detector = ScaledDetector(cards, width, height)
+    with (
+        live_server(create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": detector})) as base,
+        chromium(FAKE_CAMERA) as browser,
+    ):
+        errors: list[str] = []
+        page = phone(browser, errors)
+        url, _ = new_match(page, base, ["Ann", "Bob"])
+        page.goto(url)
+        page.click("#camera-start")
+        expect(page.locator("#proposal .outcome")).to_contain_text("Ann knocks: Ann scores 18", timeout=30_000)
+        note = page.locator("#proposal-body p.hint", has_text="its melds are not read")
+        expect(note).to_have_text("Ann shows no group that is a meld: its melds are not read")
+        expect(page.locator("#proposal-body")).not_to_contain_text("seat 1")
+        browser.close()
+    assert not errors, errors
