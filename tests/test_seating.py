@@ -149,3 +149,15 @@ def test_a_drawn_box_is_placed_by_the_layout(seated_app: tuple[Flask, FakeDetect
     bad = client.post(f"/live/place?match={match_id}", json={"box": [1, 2], "width": WIDTH, "height": HEIGHT})
     assert bad.status_code == 400 and "x1, y1, x2, y2" in bad.json["error"]
     assert client.post("/live/place", json={}).status_code == 400
+
+
+def test_a_reading_s_conflicts_name_the_player_not_the_seat() -> None:
+    """The camera's status said "seat 3 shows 9 cards": a match's table calls that seat by its player."""
+    from web.live import table_json
+
+    layout = TableLayout.default(3)
+    crowded = ("2H 3H 4H 5S 6S 7S QC 8H 9H", [(120, 160 + 45 * i) for i in range(9)])  # the left seat: Bob's
+    reading = layout.assign(Detections(tuple(cards_at(BOTTOM, TOP, crowded, UPCARD)), (), WIDTH, HEIGHT), max_cards=8)
+    assert [c.reason for c in reading.conflicts] == ["seat 3 shows 9 cards; a hand holds at most 8"]
+    table = table_json(reading, layout, ["Ann", "Bob", "Cat"])
+    assert table["conflicts"] == [{"card": None, "reason": "Bob shows 9 cards; a hand holds at most 8"}]

@@ -46,16 +46,15 @@ def read_groups(
     answer = {
         "hands": {name: [str(card) for card in cards] for name, cards in hands},
         "laydown": read.to_dict(),
-        "notes": [_named(note, names) for note in table.notes],
+        "notes": [name_seats(note, dict(enumerate(names, 1))) for note in table.notes],
     }
     return dataclasses.replace(knock, hands=hands, laydown=knock.laydown.filled_from(read)), answer
 
 
-def _named(note: str, names: Sequence[str]) -> str:
-    """A reading's note with each "seat N" called by its player's name: nobody at the table is "seat 1"."""
+def name_seats(text: str, names: Mapping[int, str]) -> str:
+    """``text`` with each "seat N" called by the name of the player sitting there: nobody at the table is "seat 1".
 
-    def name(seat: re.Match[str]) -> str:
-        number = int(seat[1])
-        return names[number - 1] if 0 < number <= len(names) else seat[0]
-
-    return re.sub(r"\bseat (\d+)\b", name, note)
+    >>> name_seats("seat 3 shows 11 cards; seat 9 none", {1: "Ann", 3: "Cat"})
+    'Cat shows 11 cards; seat 9 none'
+    """
+    return re.sub(r"\bseat (\d+)\b", lambda seat: names.get(int(seat[1]), seat[0]), text)

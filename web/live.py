@@ -31,6 +31,7 @@ from web import matches
 from web.api import decode, json_body, players_arg, uploaded_image
 from web.detection import detections_json, service, table_layout, unavailable
 from web.errors import ApiError
+from web.laydown import name_seats
 from web.request_json import pixel
 
 bp = Blueprint("live", __name__)
@@ -91,7 +92,8 @@ def table_json(reading: FrameReading, layout: TableLayout, players: list[str]) -
     are each player's cards as they lie together (``scorer.vision.groups``): a laid meld is one group.
     """
     seating = layout.seating(players)
-    taken = {int(seat["zone"]) for seat in seating}
+    by_zone = {int(seat["zone"]): seat["player"] for seat in seating}
+    taken = set(by_zone)
     groups = groups_json(group_reading(reading))
     upcard, *extra = reading.upcard or (None,)
     out = [*extra, *reading.unassigned]
@@ -101,6 +103,8 @@ def table_json(reading: FrameReading, layout: TableLayout, players: list[str]) -
         "upcard": None if upcard is None else upcard.to_dict(),
         "out": detections_json([card for card in out if card is not None]),
         "groups": {seat["player"]: groups.get(seat["zone"], []) for seat in seating},
+        # the reading's conflicts as the players hear them: "Cat shows 11 cards", not "seat 3 shows 11 cards"
+        "conflicts": [{**c.to_dict(), "reason": name_seats(c.reason, by_zone)} for c in reading.conflicts],
     }
 
 

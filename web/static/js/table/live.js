@@ -12,7 +12,8 @@ const POLL_MS = 300;
 const RETRY_MS = [1000, 2000, 5000]; // after a failed poll: wait longer, never hammer the server
 
 function describeReading(reading, count) {
-  const conflicts = (reading.conflicts ?? []).map((c) => c.reason).join("; ");
+  // a match's table names its players where the reading says "seat N"
+  const conflicts = (reading.table?.conflicts ?? reading.conflicts ?? []).map((c) => c.reason).join("; ");
   return `${reading.stable ? "Stable" : "Reading…"} · ${count} cards${conflicts ? ` · ${conflicts}` : ""}`;
 }
 
