@@ -429,6 +429,7 @@ class Match:
 
         Keys: ``players``, ``rules``, ``goal`` (``Rules.goal``), ``first_dealer``, ``dealer`` (next), ``rounds``
         (``MatchRound.to_dict()`` each), ``rounds_scored`` (draws are void: they count towards no rounds limit),
+        ``agreed_rounds_played`` (the rules' agreed number of rounds is scored: the match is over, or a tie plays on),
         ``totals``, ``winner``, ``finished``, ``final_bonuses`` and ``final_totals`` (with the bonuses; equal to
         ``totals`` before the end).
         """
@@ -440,6 +441,7 @@ class Match:
             "dealer": self.dealer,
             "rounds": [round_.to_dict() for round_ in self.rounds],
             "rounds_scored": _scored(self.rounds),
+            "agreed_rounds_played": self._agreed_rounds_played(self.rounds),
             "totals": self.totals,
             "winner": self._winner,
             "finished": self.finished,
@@ -475,11 +477,15 @@ class Match:
         last = rounds[-1]
         return last.dealer if last.result is None else last.result.winner
 
+    def _agreed_rounds_played(self, rounds: Sequence[MatchRound]) -> bool:
+        """Whether the rules' agreed number of rounds (if any) is scored by these rounds."""
+        limit = self.rules.rounds_limit
+        return limit is not None and _scored(rounds) >= limit
+
     def _ended_by(self, totals: Mapping[str, int], rounds: Sequence[MatchRound]) -> str | None:
         """The match winner after these rounds and totals, if the match is over."""
         reached = [name for name in self.players if self.rules.wins_match(totals[name])]
-        limit = self.rules.rounds_limit
-        if not reached and not (limit is not None and _scored(rounds) >= limit):
+        if not reached and not self._agreed_rounds_played(rounds):
             return None
         if self.rules.scoring == "standard" and len(reached) == 1:
             return reached[0]

@@ -170,8 +170,7 @@ export function trophy() {
 /** The agreed number of rounds once the match has played them (draws do not count), else null: they end the match,
  * or a tie at the top plays on. */
 function playedOut(match) {
-  const limit = match.rules?.rounds_limit;
-  return limit && match.rounds_scored >= limit ? limit : null;
+  return match.agreed_rounds_played ? match.rules.rounds_limit : null;
 }
 
 function renderMatchOver(state) {
