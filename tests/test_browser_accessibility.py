@@ -151,6 +151,18 @@ def test_no_serious_or_critical_axe_violations_on_any_page(tmp_path: Path, brows
         check("table, round editor open")
         page.keyboard.press("Escape")
 
+        # round 1 edited into a draw, round 2 undone: what they held is folded under the sheet's rows, to put back
+        add_round(page, base, match_id)
+        revision = page.request.get(f"{base}/api/matches/{match_id}").json()["revision"]
+        edited = page.request.put(f"{base}/api/matches/{match_id}/rounds/1?revision={revision}", data={"draw": True})
+        page.request.delete(f"{base}/api/matches/{match_id}/rounds/2?revision={edited.json()['revision']}")
+        page.reload()
+        expect(page.locator("#sheet-body details[data-versions]")).to_have_count(2)
+        page.locator("#sheet-body details[data-versions] summary").evaluate_all(
+            "(all) => all.forEach((s) => s.click())"
+        )
+        check("table, earlier versions of rounds shown")
+
         page.goto(f"{base}/matches/{match_id}/sheet")
         check("sheet")
 
@@ -167,7 +179,7 @@ def test_no_serious_or_critical_axe_violations_on_any_page(tmp_path: Path, brows
         check("setup, with matches to resume and finished")
         page.close()
 
-    assert len(checked) == 13
+    assert len(checked) == 14
     assert not problems, "axe-core found serious or critical WCAG 2.1 A/AA violations:\n" + report(problems)
     assert not errors, errors
 

@@ -15,6 +15,7 @@ from browser_support import (
     ScaledDetector,
     chromium,
     live_server,
+    no_sideways_scroll,
     small_tap_targets,
 )
 from browser_support import KNOCK_HANDS as KNOCK
@@ -341,6 +342,46 @@ def test_an_edit_made_by_mistake_is_undone_from_its_notice(base: str, browser: A
         {"Ann": 18, "Bob": 0},
         ["QS", "QC", "QH"],
     )
+    assert not errors, errors
+
+
+def test_an_edit_or_an_undo_made_by_mistake_is_put_back_from_the_sheet_after_a_reload(base: str, browser: Any) -> None:
+    """Only the notice of a change could put back what a round held: once it was gone (a reload, another notice,
+    another device), a round edited into a draw or undone by mistake had to be typed again. The server now keeps
+    every round's earlier versions, and the sheet lists them, folded away, with a button that puts one back."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = knocked_and_confirmed(phone(browser, errors), base)
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    page.click('button[aria-label="Edit round 1"]')
+    page.check("#round-draw")
+    page.click('#round-editor button[value="save"]')
+    expect(page.locator(TOTALS).first).to_have_text("0")
+    page.reload()
+    versions = page.locator('#sheet-body details[data-versions="1"]')
+    expect(versions.locator("summary")).to_have_text("Earlier versions of round 1 (1)")
+    expect(versions.locator("li")).to_contain_text("Bob: QS QC QH 10S JS 3D 5H 7S AD 7D")
+    versions.locator("summary").click()
+    no_sideways_scroll(page, "the sheet with a round's earlier versions open")
+    assert small_tap_targets(page, "#sheet-body") == []
+    assert versions.locator("summary").bounding_box()["height"] >= 32
+    page.click('#sheet-body button[aria-label="Put back round 1: Ann knocked, up KS"]')
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    expect(versions).to_have_attribute("open", "")  # the list stays open, now with the draw it replaced
+    expect(versions.locator("summary")).to_have_text("Earlier versions of round 1 (2)")
+    assert [line["draw"] for line in stored(page)["rounds"]] == [False]
+
+    page.click("#undo-round")  # "Undo round 1?" is answered yes
+    expect(page.locator("#sheet-body tbody")).to_contain_text("No rounds yet.")
+    page.reload()
+    undone = page.locator('#sheet-body details[data-versions="1"]')
+    expect(undone.locator("summary")).to_have_text("Undone round 1 (3)")
+    undone.locator("summary").click()
+    undone.get_by_role("button", name="Bring back round 1: Ann knocked, up KS").first.click()
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    (line,) = stored(page)["rounds"]
+    assert (line["points"], line["input"]["hands"]["Bob"][:3]) == ({"Ann": 18, "Bob": 0}, ["QS", "QC", "QH"])
     assert not errors, errors
 
 

@@ -150,3 +150,75 @@ def test_the_cameras_lay_down_note_names_the_player_not_a_seat(tmp_path: Path) -
         expect(page.locator("#proposal-body")).not_to_contain_text("seat 1")
         browser.close()
     assert not errors, errors
+
+
+def test_the_cameras_conflicts_and_notes_name_players_and_show_cards_as_cards(tmp_path: Path) -> None:
+    """The camera's status said "7D straddles seats 2 and 1", and the lay-down note "Ann lays 8C 9C ... together",
+    where the rest of the page shows cards as 7♦, 8♣. Now both name the players and show the cards as the page does,
+    red suits in red; the answer's JSON keeps its codes."""
+    from playwright.sync_api import expect
+
+    from scorer.cards import parse_cards
+    from scorer.vision.types import CardDetection
+    from web import create_app
+
+    ann, bob = parse_cards(KNOCK["Ann"]), parse_cards(KNOCK["Bob"])
+    cards = [CardDetection(card, (60 + 48 * i, 540, 145 + 48 * i, 660), 0.95) for i, card in enumerate(ann)]  # a fan
+    cards += [CardDetection(card, (60 + 100 * i, 40, 145 + 100 * i, 160), 0.95) for i, card in enumerate(bob[:-1])]
+    cards.append(CardDetection(bob[-1], (1100, 290, 1185, 410), 0.95))  # Bob's 7D, reaching into Ann's half
+    cards.append(CardDetection(parse_cards("KS")[0], (858, 300, 943, 420), 0.95))  # in the upcard zone
+    detector = ScaledDetector(cards)
+    with (
+        live_server(create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": detector})) as base,
+        chromium(FAKE_CAMERA) as browser,
+    ):
+        errors: list[str] = []
+        page = phone(browser, errors)
+        url, _ = new_match(page, base, ["Ann", "Bob"])
+        page.goto(url)
+        answers: list[Any] = []
+        page.on("response", lambda answer: "/live/frame" in answer.url and answers.append(answer))
+        page.click("#camera-start")
+        expect(page.locator("#proposal .outcome")).to_contain_text("Ann knocks: Ann scores 18", timeout=30_000)
+        status = page.locator("#camera-status")
+        expect(status).to_contain_text("7♦ straddles Bob and Ann")
+        expect(status.locator(".card-text.red")).to_have_text(["7♦"])
+        note = page.locator("#proposal-body p.hint", has_text="a meld with other cards")
+        expect(note).to_have_text(
+            "Ann lays 8♣ 9♣ 10♣ J♣ 9♥ 10♥ J♥ 2♠ 2♦ A♣ together, a meld with other cards: its melds are not read"
+        )
+        expect(note.locator(".card-text.red")).to_have_text(["9♥", "10♥", "J♥", "2♦"])
+        assert answers[-1].json()["table"]["conflicts"] == [{"card": "7D", "reason": "7D straddles Bob and Ann"}]
+        browser.close()
+    assert not errors, errors
+
+
+LONG_NAMES = ["Alexandrina Montgomery", "Bartholomew Fairweather", "Christabel Worthington", "Maximilian Featherstone"]
+
+
+def test_the_totals_bar_never_covers_the_sheets_last_line(base: str, browser: Any) -> None:
+    """Four players with long names wrap the pinned totals bar (83 px tall and more at 390x844) past the room the page
+    kept under its foot (81 px): scrolled to the bottom, the bar covered the sheet's last line. Now the page keeps
+    room for the bar as tall as it is."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    url, api = new_match(page, base, LONG_NAMES)
+    for _ in range(3):
+        post_round(page, api, {"draw": True})
+    page.goto(url)
+    expect(page.locator("#sheet-body table.rounds tbody tr")).to_have_count(3)
+    expect(page.locator("#totals-bar")).to_contain_text(LONG_NAMES[3])
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    page.evaluate("() => window.scrollTo(0, document.scrollingElement.scrollHeight)")
+    bar, row, undo = page.evaluate(
+        """() => ['#totals-bar', '#sheet-body tbody tr:last-child', '#undo-round']
+            .map((selector) => document.querySelector(selector).getBoundingClientRect())
+            .map((box) => ({top: box.top, bottom: box.bottom, height: box.height}))"""
+    )
+    assert bar["height"] > 81, f"the names wrap the bar to {bar['height']} px: no more than the room kept before"
+    assert bar["bottom"] <= 844 + 0.5, bar
+    assert row["bottom"] <= bar["top"] and undo["bottom"] <= bar["top"], (row, undo, bar)
+    no_sideways_scroll(page, "four long names")
+    assert not errors, errors

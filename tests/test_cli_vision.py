@@ -291,7 +291,7 @@ def test_score_image_with_a_conflict_exits_2(runner: CliRunner, photo: Path, fak
     fake_model.frames = [[*TABLE, detection("AC", (100, 60), conf=0.5)]]  # AC also in seat 2
     result = invoke(runner, "score-image", photo, "--upcard", "KS", "--knocker", "1")
     assert result.exit_code == 2
-    assert "conflict: AC is seen in seat 1 and seat 2" in result.stderr
+    assert "conflict: AC is seen in seat 1 and in seat 2" in result.stderr
 
 
 @pytest.mark.parametrize(

@@ -62,7 +62,7 @@ def test_a_card_seen_twice_is_kept_once_where_it_is_surest() -> None:
         detections([detection("QH", (100, 650), conf=0.6), detection("QH", (100, 60), conf=0.9)])
     )
     assert names(reading.by_player[2]) == ["QH"] and reading.by_player[1] == ()
-    assert [c.reason for c in reading.conflicts] == ["QH is seen in seat 2 and seat 1; a deck has one"]
+    assert [c.reason for c in reading.conflicts] == ["QH is seen in seat 2 and in seat 1; a deck has one"]
 
 
 def test_detector_conflicts_are_kept() -> None:

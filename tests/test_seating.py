@@ -161,3 +161,43 @@ def test_a_reading_s_conflicts_name_the_player_not_the_seat() -> None:
     assert [c.reason for c in reading.conflicts] == ["seat 3 shows 9 cards; a hand holds at most 8"]
     table = table_json(reading, layout, ["Ann", "Bob", "Cat"])
     assert table["conflicts"] == [{"card": None, "reason": "Bob shows 9 cards; a hand holds at most 8"}]
+
+
+def test_a_card_straddling_two_seats_names_both_players() -> None:
+    """The camera's status said "KH straddles seats 3 and 1": the players heard seat numbers, not their names."""
+    from web.live import table_json
+
+    layout = TableLayout.default(3)
+    straddling = CardDetection(parse_cards("KH")[0], (230, 400, 330, 600), 0.9)  # Bob's left strip and Ann's seat
+    reading = layout.assign(Detections((*cards_at(BOTTOM, TOP, UPCARD), straddling), (), WIDTH, HEIGHT))
+    assert [c.reason for c in reading.conflicts] == ["KH straddles seats 3 and 1"]  # the CLI's wording: seats
+    table = table_json(reading, layout, ["Ann", "Bob", "Cat"])
+    assert table["conflicts"] == [{"card": "KH", "reason": "KH straddles Bob and Ann"}]
+
+
+@pytest.mark.parametrize(
+    ("said", "heard"),
+    [
+        ("seat 3 shows 9 cards; a hand holds at most 8", "Cat shows 9 cards; a hand holds at most 8"),
+        ("QH straddles seats 1 and 2", "QH straddles Ann and Bob"),
+        ("QH straddles seats 1 and 3 and 4", "QH straddles Ann and Cat and Dan"),
+        ("QH straddles seats 1, 2 and 4", "QH straddles Ann, Bob and Dan"),
+        ("QH is seen in seat 2 and in seat 1; a deck has one",
+         "QH is seen in front of Bob and in front of Ann; a deck has one"),
+        ("QH is seen in the upcard zone and outside every seat", None),
+        ("the seats show seat 1 10, seat 2 11 cards: not 10 each", "the seats show Ann 10, Bob 11 cards: not 10 each"),
+        ("seat 1 lays 9H 10H JH 2S together, a meld with other cards",
+         "Ann lays 9H 10H JH 2S together, a meld with other cards"),
+        ("cards are missing from seats (seat 2 1) but lie at the end of no meld of seat 1",
+         "cards are missing from seats (Bob 1) but lie at the end of no meld of Ann"),
+        ("the layoffs are read as seat 2: QC; they may be seat 3: QC",
+         "the layoffs are read as Bob: QC; they may be Cat: QC"),
+        ("seat 5 shows 9 cards; 2H straddles seats 4 and 5", "seat 5 shows 9 cards; 2H straddles Dan and seat 5"),
+    ],
+)  # fmt: skip
+def test_every_seat_the_camera_speaks_of_is_named(said: str, heard: str | None) -> None:
+    """Each way ``scorer.vision`` words a seat in its conflicts and notes, as a match's table hears it; a seat
+    nobody sits at keeps its number."""
+    from web.laydown import name_seats
+
+    assert name_seats(said, {1: "Ann", 2: "Bob", 3: "Cat", 4: "Dan"}) == (heard or said)

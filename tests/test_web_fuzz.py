@@ -101,6 +101,7 @@ SHAPED: dict[str, Any] = {
             "dealer": names,
         },
     ),
+    "/api/matches/1/earlier-versions/1/restore": st.fixed_dictionaries({}, optional={"revision": scalars}),
     "/api/matches/1/rounds": round_bodies,
     "/api/matches/1/rounds/1": round_bodies,
     "/api/score": round_bodies,

@@ -91,6 +91,24 @@ def test_index_lists_unfinished_matches_to_resume_and_the_history(client: FlaskC
     assert '<span class="winner-tag">Ann</span>' in history and "\U0001f3c6" not in page  # no emoji font needed
 
 
+def test_the_match_lists_count_rounds_scored_and_draws_apart(client: FlaskClient) -> None:
+    """A match of 2 rounds and a draw was listed as "3 rounds", where its sheet and JSON say 2 rounds scored."""
+    played = new_match(client)
+    for body in (ROUND, {"draw": True}, ROUND):
+        client.post(f"/api/matches/{played}/rounds", json=body)
+    fresh = new_match(client)
+    won = new_match(client, options={"target": 10})
+    for body in ({"draw": True}, {"draw": True}, ROUND):
+        client.post(f"/api/matches/{won}/rounds", json=body)
+    assert client.get(f"/api/matches/{played}").json["rounds_scored"] == 2
+    resume, history = client.get("/").get_data(as_text=True).split('id="resume-title"')[1].split("History")
+    lines = {int(m[1]): m[2] for m in re.finditer(r"<span class=\"hint\">#(\d+) · ([^<]*)</span>", resume + history)}
+    assert "· 2 rounds · 1 draw ·" in lines[played] and "· 0 rounds ·" in lines[fresh], lines
+    assert lines[won].startswith("1 round · 2 draws ·"), lines
+    listed = {m["id"]: m for m in client.get("/api/matches").json["matches"]}
+    assert (listed[played]["rounds"], listed[played]["draws"]) == (3, 1)
+
+
 def test_the_table_page_carries_the_match_and_works_without_a_camera(client: FlaskClient) -> None:
     match_id = new_match(client)
     client.post(f"/api/matches/{match_id}/rounds", json=ROUND)

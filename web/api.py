@@ -141,6 +141,14 @@ def edit_round(match_id: int, number: int) -> Response:
     return jsonify(matches.edit_round(match_id, number, entered, revision).to_dict())
 
 
+@bp.post("/matches/<int:match_id>/earlier-versions/<int:version_id>/restore")
+def restore_version(match_id: int, version_id: int) -> Response:
+    """Put back an earlier version of a round (one of the match's ``"earlier_versions"``): ``{"revision": R}``, the
+    match as the player saw it (required: a tap sent twice, or arriving after another change, changes nothing)."""
+    revision = fields.parse_body_revision(json_body().get("revision"))
+    return jsonify(matches.restore_version(match_id, version_id, revision).to_dict())
+
+
 @bp.post("/score")
 def score() -> Response:
     """Score one round without recording it: ``{"upcard", "knocker", "hands", "rules"?, "options"?, "match"?}``,

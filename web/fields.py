@@ -133,6 +133,20 @@ def parse_round_number(value: object) -> int | None:
     return None if value is None else parse_id(value, "number")
 
 
+def parse_body_revision(value: object) -> int:
+    """The revision of the match a change is asked of, in a JSON body (``{"revision": R}``, the match's
+    ``"revision"``): required, so that a tap sent twice, or arriving after another change, changes nothing.
+
+    >>> parse_body_revision(0)
+    0
+
+    :raises InputError: when it is missing, or anything but a whole number from 0.
+    """
+    if type(value) is not int or not 0 <= value <= MAX_ROW_ID:
+        raise InputError(f'send "revision": the match\'s revision as shown, a whole number from 0, got {shown(value)}')
+    return value
+
+
 def parse_revision(text: str | None) -> int | None:
     """The revision of the match a client asks a change of (``?revision=N``, the match's ``"revision"``), or None
     when it names none.

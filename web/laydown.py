@@ -51,10 +51,27 @@ def read_groups(
     return dataclasses.replace(knock, hands=hands, laydown=knock.laydown.filled_from(read)), answer
 
 
+SEATS = re.compile(r"\b(?P<within>in )?seat (?P<seat>\d+)\b|\bseats (?P<seats>\d+(?:(?:, | and )\d+)*)\b")
+"""Seats as ``scorer.vision`` words them: "seat 3", "in seat 3", or a list, "seats 2 and 3", "seats 1, 2 and 3"."""
+
+
 def name_seats(text: str, names: Mapping[int, str]) -> str:
-    """``text`` with each "seat N" called by the name of the player sitting there: nobody at the table is "seat 1".
+    """``text`` with each seat called by the name of the player sitting there: nobody at the table is "seat 1".
+
+    A card "in seat 2" lies in front of that player; a seat nobody sits at keeps its number.
 
     >>> name_seats("seat 3 shows 11 cards; seat 9 none", {1: "Ann", 3: "Cat"})
     'Cat shows 11 cards; seat 9 none'
+    >>> name_seats("2H straddles seats 1 and 3; 4S is seen in seat 3 and in seat 9", {1: "Ann", 3: "Cat"})
+    '2H straddles Ann and Cat; 4S is seen in front of Cat and in seat 9'
     """
-    return re.sub(r"\bseat (\d+)\b", lambda seat: names.get(int(seat[1]), seat[0]), text)
+
+    def rename(found: re.Match[str]) -> str:
+        if found["seats"]:
+            return re.sub(r"\d+", lambda seat: names.get(int(seat[0]), f"seat {seat[0]}"), found["seats"])
+        name = names.get(int(found["seat"]))
+        if name is None:
+            return found[0]
+        return f"in front of {name}" if found["within"] else name
+
+    return SEATS.sub(rename, text)

@@ -3,7 +3,8 @@
 The database keeps what was entered for each round (``Knock``/``Draw`` in their JSON form) and never a
 computed score: totals, dealers and the winner come from replaying the rounds, so an edited round or a
 newer engine cannot leave stale totals behind. Replays are kept in a small per-app cache keyed by the
-match's ``revision`` (bumped by every write), so a long match is not replayed on every request.
+match's ``revision`` (bumped by every write), so a long match is not replayed on every request. What an edit
+replaced or an undo removed is kept too (``web.round_history``), in the same transaction, and can be put back.
 
 Writes are optimistic: the change is computed on the cached match outside any lock, then ``BEGIN
 IMMEDIATE`` checks the revision is unchanged and writes one row. The write lock is held for a few
@@ -38,6 +39,7 @@ from scorer.match import (
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, InvalidRulesError, Rules
 from web.db import get_db, snapshot, transaction
 from web.fields import MAX_ROW_ID, InputError
+from web.round_history import EDITED, UNDONE, EarlierVersion, Restore, keep_replaced, read_history, restore
 
 CACHE_SIZE = 32
 WRITE_ATTEMPTS = 20
@@ -65,17 +67,36 @@ class BusyError(RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class MatchRecord:
-    """A stored match: its id, creation time and revision (count of changes), and the rebuilt match."""
+    """A stored match: its id, creation time and revision (count of changes), the rebuilt match, and what edits
+    replaced and undos removed (``earlier``, newest first)."""
 
     id: int
     created_at: str
     revision: int
     match: Match
+    earlier: tuple[EarlierVersion, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``Match.to_dict()`` plus ``id``, ``created_at`` and ``revision`` (what a client names when it
-        undoes or edits a round, so that a request sent twice, or arriving late, changes nothing)."""
-        return {"id": self.id, "created_at": self.created_at, "revision": self.revision, **self.match.to_dict()}
+        """JSON form: ``Match.to_dict()`` plus ``id``, ``created_at``, ``revision`` (what a client names when it
+        changes a round, so that a request sent twice, or arriving late, changes nothing) and ``earlier_versions``
+        (``EarlierVersion.to_dict()`` each, newest first, with ``restore``: ``"edit"``, ``"add"`` or null, and
+        ``why_not``: why it cannot be put back, or null)."""
+        inputs = self.match.inputs()
+        earlier = []
+        for version in self.earlier:
+            how = restore(version, inputs, self.match.winner)
+            earlier.append(version.to_dict() | {"restore": how.how, "why_not": how.why_not})
+        return {
+            "id": self.id,
+            "created_at": self.created_at,
+            "revision": self.revision,
+            **self.match.to_dict(),
+            "earlier_versions": earlier,
+        }
+
+    def restore_of(self, version: EarlierVersion) -> Restore:
+        """How an earlier version of this match can be put back (``web.round_history.restore``)."""
+        return restore(version, self.match.inputs(), self.match.winner)
 
     def check_revision(self, revision: int | None) -> None:
         """Refuse a change asked of an earlier revision of the match than this one (None: asked of any).
@@ -103,15 +124,23 @@ class MatchSummary:
     title: str
     """The rule set's name as players know it ("Oklahoma Gin")."""
     rounds: int
+    """Every round entered, draws included."""
+    draws: int
     winner: str | None
     finished_at: str | None
+
+    @property
+    def rounds_scored(self) -> int:
+        """The rounds that were scored, as ``Match.to_dict()`` counts them: a draw is void."""
+        return self.rounds - self.draws
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
 
-Changed = tuple[Match, Callable[[sqlite3.Connection], object]]
-"""A write computed on a private copy of a match: the changed match, and the SQL that stores the change."""
+Changed = tuple[Match, Callable[[sqlite3.Connection], EarlierVersion | None]]
+"""A write computed on a private copy of a match: the changed match, and the SQL that stores the change (which
+answers the earlier version it kept, if it replaced or removed a round)."""
 
 
 class _Stale(Exception):
@@ -128,7 +157,9 @@ class MatchCache:
 
     def __init__(self, size: int = CACHE_SIZE, guards: int = 64) -> None:
         self._size = size
-        self._entries: collections.OrderedDict[int, tuple[int, Match]] = collections.OrderedDict()
+        self._entries: collections.OrderedDict[int, tuple[int, Match, tuple[EarlierVersion, ...]]] = (
+            collections.OrderedDict()
+        )
         self._lock = threading.Lock()
         self._guards = [threading.Lock() for _ in range(guards)]
         self._writers = [threading.Lock() for _ in range(guards)]
@@ -143,21 +174,21 @@ class MatchCache:
         """The lock for rebuilding or changing this match in this process (shared by a few ids)."""
         return self._guards[match_id % len(self._guards)]
 
-    def get(self, match_id: int, revision: int) -> Match | None:
-        """A copy of the match at this revision, if kept."""
+    def get(self, match_id: int, revision: int) -> tuple[Match, tuple[EarlierVersion, ...]] | None:
+        """A copy of the match at this revision and its earlier versions, if kept."""
         with self._lock:
             entry = self._entries.get(match_id)
             if entry is None or entry[0] != revision:
                 return None
             self._entries.move_to_end(match_id)
-            return entry[1].copy()
+            return entry[1].copy(), entry[2]
 
-    def put(self, match_id: int, revision: int, match: Match) -> None:
+    def put(self, match_id: int, revision: int, match: Match, earlier: tuple[EarlierVersion, ...]) -> None:
         with self._lock:
             kept = self._entries.get(match_id)
             if kept is not None and kept[0] > revision:
                 return  # a newer revision is kept already
-            self._entries[match_id] = (revision, match.copy())
+            self._entries[match_id] = (revision, match.copy(), earlier)
             self._entries.move_to_end(match_id)
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
@@ -211,32 +242,33 @@ def _cached(cache: MatchCache, match_id: int) -> MatchRecord | None:
     row = get_db().execute("SELECT id, created_at, revision FROM matches WHERE id = ?", (match_id,)).fetchone()
     if row is None:
         raise NotFoundError(f"no match with id {match_id}")
-    match = cache.get(match_id, row["revision"])
-    return None if match is None else MatchRecord(match_id, row["created_at"], row["revision"], match)
+    kept = cache.get(match_id, row["revision"])
+    return None if kept is None else MatchRecord(match_id, row["created_at"], row["revision"], *kept)
 
 
 def _replayed(cache: MatchCache, match_id: int) -> MatchRecord:
     """The match rebuilt from its rows (read in one snapshot, so the revision is theirs), then cached."""
-    with snapshot() as db:
-        row = db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
-        if row is None:
-            raise NotFoundError(f"no match with id {match_id}")
-        players = [
-            r["name"] for r in db.execute("SELECT name FROM players WHERE match_id = ? ORDER BY seat", (match_id,))
-        ]
-        texts = [
-            r["input_json"]
-            for r in db.execute("SELECT input_json FROM rounds WHERE match_id = ? ORDER BY number", (match_id,))
-        ]
     try:
+        with snapshot() as db:
+            row = db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
+            if row is None:
+                raise NotFoundError(f"no match with id {match_id}")
+            players = [
+                r["name"] for r in db.execute("SELECT name FROM players WHERE match_id = ? ORDER BY seat", (match_id,))
+            ]
+            texts = [
+                r["input_json"]
+                for r in db.execute("SELECT input_json FROM rounds WHERE match_id = ? ORDER BY number", (match_id,))
+            ]
+            earlier = read_history(db, match_id)
         rules = Rules.from_dict(json.loads(row["rules_json"]))
         inputs = [parse_round_input(json.loads(text)) for text in texts]
         match = Match(players, rules, dealer=row["first_dealer"])
         match.replay(inputs)
     except (*SCORING_ERRORS, InvalidRulesError, json.JSONDecodeError, MatchError, InvalidPlayersError) as error:
         raise ConflictError(f"match {match_id} cannot be rebuilt from what is stored: {error}") from error
-    cache.put(match_id, row["revision"], match)
-    return MatchRecord(match_id, row["created_at"], row["revision"], match.copy())
+    cache.put(match_id, row["revision"], match, earlier)
+    return MatchRecord(match_id, row["created_at"], row["revision"], match.copy(), earlier)
 
 
 def add_round(match_id: int, entered: RoundInput, number: int | None = None) -> tuple[MatchRecord, MatchRound]:
@@ -246,38 +278,14 @@ def add_round(match_id: int, entered: RoundInput, number: int | None = None) -> 
     :raises InputError: when the round cannot be scored.
     :raises ConflictError: for a number already taken or out of turn, or a match already won.
     """
-
-    def change(record: MatchRecord) -> Changed:
-        match = record.match
-        played = len(match.rounds)
-        if number is not None and number <= played:
-            raise ConflictError(
-                f"round {number} is already recorded",
-                {"round": match.rounds[number - 1].to_dict(), "match": record.to_dict()},
-            )
-        if number is not None and number != played + 1:
-            raise ConflictError(
-                f"round {number} cannot be added: the match has {played} rounds, so the next is round {played + 1}",
-                {"match": record.to_dict()},
-            )
-        if match.finished:
-            raise ConflictError(
-                f"the match is over ({match.winner} won); undo or edit a round instead", {"match": record.to_dict()}
-            )
-        try:
-            new = match.record(entered)
-        except SCORING_ERRORS as error:
-            raise InputError(str(error)) from error
-        return match, lambda db: _insert_round(db, match_id, new)
-
-    record = _write(match_id, change)
+    record = _write(match_id, lambda record: _added(record, entered, number))
     return record, record.match.rounds[-1]
 
 
 def undo_round(match_id: int, number: int | None = None, revision: int | None = None) -> MatchRecord:
-    """Delete the last round; with ``number``, only if round ``number`` is still the last (a repeated undo
-    then deletes nothing more); with ``revision``, only if the match is still at that revision (an undo that
-    arrives after round ``number`` was entered again deletes nothing).
+    """Delete the last round (kept among the earlier versions, to be brought back); with ``number``, only if round
+    ``number`` is still the last (a repeated undo then deletes nothing more); with ``revision``, only if the match
+    is still at that revision (an undo that arrives after round ``number`` was entered again deletes nothing).
 
     :raises NotFoundError: for a number that is not recorded.
     :raises ConflictError: when there is no round, round ``number`` is not the last, or the match has changed
@@ -296,16 +304,22 @@ def undo_round(match_id: int, number: int | None = None, revision: int | None = 
             raise ConflictError(
                 f"only the last round ({last}) can be undone; edit round {number} instead", {"match": record.to_dict()}
             )
-        match.undo_last()
-        return match, lambda db: db.execute("DELETE FROM rounds WHERE match_id = ? AND number = ?", (match_id, last))
+        removed = match.undo_last()
+
+        def write(db: sqlite3.Connection) -> EarlierVersion:
+            kept = keep_replaced(db, match_id, removed, UNDONE, _now())
+            db.execute("DELETE FROM rounds WHERE match_id = ? AND number = ?", (match_id, last))
+            return kept
+
+        return match, write
 
     return _write(match_id, change)
 
 
 def edit_round(match_id: int, number: int, entered: RoundInput, revision: int | None = None) -> MatchRecord:
-    """Replace round ``number``; it and every round after it are scored again (totals, dealers and winner follow).
-    With ``revision``, only if the match is still at that revision: an edit sent before another one, arriving
-    after it, does not undo it.
+    """Replace round ``number`` (what it held is kept among the earlier versions); it and every round after it are
+    scored again (totals, dealers and winner follow). With ``revision``, only if the match is still at that
+    revision: an edit sent before another one, arriving after it, does not undo it.
 
     :raises NotFoundError: when the round does not exist.
     :raises InputError: when the round cannot be scored.
@@ -315,20 +329,35 @@ def edit_round(match_id: int, number: int, entered: RoundInput, revision: int | 
 
     def change(record: MatchRecord) -> Changed:
         record.check_revision(revision)
-        match = record.match
-        if not 1 <= number <= len(match.rounds):
-            raise NotFoundError(f"match {match_id} has no round {number} (it has {len(match.rounds)})")
-        try:
-            edited = match.edit(number - 1, entered)
-        except SCORING_ERRORS as error:
-            raise InputError(f"round {number}: {error}") from error
-        except MatchError as error:
-            raise ConflictError(
-                f"after this edit the match would end before its last round: {error}", {"match": record.to_dict()}
-            ) from error
-        return match, lambda db: db.execute(
-            "UPDATE rounds SET input_json = ? WHERE match_id = ? AND number = ?",
-            (json.dumps(edited.entered.to_dict()), match_id, number),
+        return _edited(record, number, entered)
+
+    return _write(match_id, change)
+
+
+def restore_version(match_id: int, version_id: int, revision: int) -> MatchRecord:
+    """Put back an earlier version of a round (``web.round_history.restore``): its round holds it again (an edit),
+    or an undone round comes back as the next round; only while the match is at ``revision``, so a tap sent twice
+    or arriving late changes nothing.
+
+    :raises NotFoundError: for a version that is not one of this match's.
+    :raises InputError: when the round cannot be scored.
+    :raises ConflictError: when the match has changed since ``revision``, or the version cannot be put back
+        (saying why, in players' words).
+    """
+
+    def change(record: MatchRecord) -> Changed:
+        version = next((kept for kept in record.earlier if kept.id == version_id), None)
+        if version is None:
+            raise NotFoundError(f"match {match_id} has no earlier version {version_id}")
+        record.check_revision(revision)
+        how = record.restore_of(version)
+        if how.how == "edit":
+            return _edited(record, version.number, version.entered)
+        if how.how == "add":
+            return _added(record, version.entered, version.number)
+        raise ConflictError(
+            f"this earlier version of round {version.number} cannot be put back: {how.why_not}",
+            {"match": record.to_dict()},
         )
 
     return _write(match_id, change)
@@ -338,8 +367,9 @@ def list_matches(limit: int = 100) -> list[MatchSummary]:
     """Newest first: id, players, rule set, rounds played, winner, for the resume and history lists."""
     with snapshot() as db:
         rows = db.execute(
-            "SELECT m.*, (SELECT COUNT(*) FROM rounds AS r WHERE r.match_id = m.id) AS round_count"
-            " FROM matches AS m ORDER BY m.id DESC LIMIT ?",
+            "SELECT m.*, (SELECT COUNT(*) FROM rounds AS r WHERE r.match_id = m.id) AS round_count,"
+            " (SELECT COUNT(*) FROM rounds AS r WHERE r.match_id = m.id AND json_extract(r.input_json, '$.draw'))"
+            " AS draw_count FROM matches AS m ORDER BY m.id DESC LIMIT ?",
             (limit,),
         ).fetchall()
         players: dict[int, list[str]] = collections.defaultdict(list)
@@ -354,6 +384,7 @@ def list_matches(limit: int = 100) -> list[MatchSummary]:
             players[row["id"]],
             *_preset_and_title(row["rules_json"]),
             row["round_count"],
+            row["draw_count"],
             row["winner"],
             row["finished_at"],
         )
@@ -382,7 +413,7 @@ def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchReco
                         current = db.execute("SELECT revision FROM matches WHERE id = ?", (match_id,)).fetchone()
                         if current is None or current["revision"] != record.revision:
                             raise _Stale
-                        write(db)
+                        kept = write(db)
                         winner = match.winner
                         db.execute(
                             "UPDATE matches SET revision = revision + 1, winner = ?,"
@@ -390,20 +421,81 @@ def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchReco
                             " WHERE id = ?",
                             (winner, winner, _now(), match_id),
                         )
-                    cache.put(match_id, record.revision + 1, match)  # after COMMIT: never a revision not stored
+                    earlier = record.earlier if kept is None else (kept, *record.earlier)
+                    # after COMMIT: never a revision not stored
+                    cache.put(match_id, record.revision + 1, match, earlier)
             except _Stale:
                 # another process wrote meanwhile: back off a random, growing while before computing again
                 time.sleep(random.uniform(0, STALE_BACKOFF_SECONDS * 2 ** min(attempt, 6)))
                 continue
-            return MatchRecord(match_id, record.created_at, record.revision + 1, match)
+            return MatchRecord(match_id, record.created_at, record.revision + 1, match, earlier)
     raise BusyError(f"match {match_id} kept changing while this change was saved; try again")
 
 
-def _insert_round(db: sqlite3.Connection, match_id: int, played: MatchRound) -> None:
-    db.execute(
-        "INSERT INTO rounds (match_id, number, input_json, created_at) VALUES (?, ?, ?, ?)",
-        (match_id, played.number, json.dumps(played.entered.to_dict()), _now()),
-    )
+def _added(record: MatchRecord, entered: RoundInput, number: int | None) -> Changed:
+    """The next round scored and stored (``add_round``); ``number``: the round the client believes it adds.
+
+    :raises InputError: when the round cannot be scored.
+    :raises ConflictError: for a number already taken or out of turn, or a match already won.
+    """
+    match = record.match
+    played = len(match.rounds)
+    if number is not None and number <= played:
+        raise ConflictError(
+            f"round {number} is already recorded",
+            {"round": match.rounds[number - 1].to_dict(), "match": record.to_dict()},
+        )
+    if number is not None and number != played + 1:
+        raise ConflictError(
+            f"round {number} cannot be added: the match has {played} rounds, so the next is round {played + 1}",
+            {"match": record.to_dict()},
+        )
+    if match.finished:
+        raise ConflictError(
+            f"the match is over ({match.winner} won); undo or edit a round instead", {"match": record.to_dict()}
+        )
+    try:
+        new = match.record(entered)
+    except SCORING_ERRORS as error:
+        raise InputError(str(error)) from error
+
+    def write(db: sqlite3.Connection) -> None:
+        db.execute(
+            "INSERT INTO rounds (match_id, number, input_json, created_at) VALUES (?, ?, ?, ?)",
+            (record.id, new.number, json.dumps(new.entered.to_dict()), _now()),
+        )
+
+    return match, write
+
+
+def _edited(record: MatchRecord, number: int, entered: RoundInput) -> Changed:
+    """Round ``number`` replaced and stored (``edit_round``); what it held is kept, unless it held this already.
+
+    :raises NotFoundError: when the round does not exist.
+    :raises InputError: when the round cannot be scored.
+    :raises ConflictError: when the edit would end the match before rounds that come after it.
+    """
+    match = record.match
+    if not 1 <= number <= len(match.rounds):
+        raise NotFoundError(f"match {record.id} has no round {number} (it has {len(match.rounds)})")
+    replaced = match.rounds[number - 1]
+    try:
+        edited = match.edit(number - 1, entered)
+    except SCORING_ERRORS as error:
+        raise InputError(f"round {number}: {error}") from error
+    except MatchError as error:
+        raise ConflictError(
+            f"after this edit the match would end before its last round: {error}", {"match": record.to_dict()}
+        ) from error
+    text = json.dumps(edited.entered.to_dict())
+
+    def write(db: sqlite3.Connection) -> EarlierVersion | None:
+        unchanged = replaced.entered.to_dict() == edited.entered.to_dict()
+        kept = None if unchanged else keep_replaced(db, record.id, replaced, EDITED, _now())
+        db.execute("UPDATE rounds SET input_json = ? WHERE match_id = ? AND number = ?", (text, record.id, number))
+        return kept
+
+    return match, write
 
 
 def _preset_and_title(rules_json: str) -> tuple[str, str]:

@@ -360,10 +360,13 @@ def _left_to_right(card: CardDetection) -> float:
 
 
 def describe_zone(name: str | None) -> str:
-    """A zone as a player reads it: "seat 2", "the upcard zone", "outside every zone"."""
+    """Where a card lies, as a player reads it: "in seat 2", "in the upcard zone", "outside every seat".
+
+    Each place says its own preposition, so a list of places reads "in seat 2 and in seat 1".
+    """
     if name is None or name == PILE:
         return "outside every seat"
-    return "the upcard zone" if name == UPCARD else f"seat {name}"
+    return "in the upcard zone" if name == UPCARD else f"in seat {name}"
 
 
 def _one_of_each(
@@ -379,5 +382,5 @@ def _one_of_each(
         kept.append(seen[0])
         if len(seen) > 1:
             places = " and ".join(describe_zone(where) for _, where in seen)
-            conflicts.append(Conflict(card, f"{card} is seen in {places}; a deck has one"))
+            conflicts.append(Conflict(card, f"{card} is seen {places}; a deck has one"))
     return kept

@@ -43,3 +43,39 @@ export function cardChip(card, extraClass = "", tag = "span") {
   chip.dataset.card = card;
   return chip;
 }
+
+const escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/**
+ * The server's words ("2H straddles Bob and Cat") as parts to show: strings, and {card} for each card code standing
+ * alone ("10S", not the "AS" of "ASAP" or a "JD" among `names`: players are named as they chose).
+ * Card codes are upper case in the server's texts, and its words are lower case.
+ */
+export function cardParts(text, names = []) {
+  const kept = [...names].filter(Boolean).sort((a, b) => b.length - a.length).map(escapeRegExp);
+  const name = kept.length ? `${kept.join("|")}|` : "";
+  const token = new RegExp(`(?<![\\p{L}\\p{N}])(?:${name}(10|[2-9AJQK])([CDHS]))(?![\\p{L}\\p{N}])`, "gu");
+  const parts = [];
+  let from = 0;
+  const words = String(text);
+  for (const found of words.matchAll(token)) {
+    if (found[1] === undefined) continue; // a player's name: text
+    if (found.index > from) parts.push(words.slice(from, found.index));
+    parts.push({ card: found[1] + found[2] });
+    from = found.index + found[0].length;
+  }
+  if (from < words.length) parts.push(words.slice(from));
+  return parts;
+}
+
+/** `text` with its card codes shown as the page shows cards ("9♥", red or black): text nodes and spans, so the
+ * server's words are never parsed as HTML. */
+export function textWithCards(text, names = []) {
+  return cardParts(text, names).map((part) => {
+    if (typeof part === "string") return document.createTextNode(part);
+    const card = document.createElement("span");
+    card.className = `card-text ${isRed(part.card) ? "red" : "black"}`;
+    card.textContent = pretty(part.card);
+    return card;
+  });
+}

@@ -3,7 +3,7 @@
 // cards into the melds he laid by tapping a card, then the row it goes to. The server reads, checks and
 // scores every lay-down; this module only shows the choices and sends back what the players chose.
 
-import { cardChip, pretty } from "./cards.js";
+import { cardChip, pretty, textWithCards } from "./cards.js";
 import { el } from "./sheet.js";
 
 const WORDS = { knocker_melds: "the knocker's melds", discard: "the discard" };
@@ -106,7 +106,9 @@ function regroupEditor(result, onRegroup) {
 /** The lay-down part of a proposal: the choices when they matter, and a way to regroup the knocker's melds. */
 export function layDownPanel(result, { onPick, onRegroup }) {
   const parts = [];
-  if (result.read?.notes?.length) parts.push(el("p", { class: "hint", text: result.read.notes.join(" ") }));
+  if (result.read?.notes?.length) {
+    parts.push(el("p", { class: "hint" }, ...textWithCards(result.read.notes.join(" "), Object.keys(result.players))));
+  }
   if (result.alternatives?.length) parts.push(choices(result, onPick));
   const details = el("details", { class: "regroup-details" }, el("summary", { text: `Regroup ${result.knocker}'s melds as laid` }));
   details.append(regroupEditor(result, onRegroup));

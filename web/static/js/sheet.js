@@ -4,7 +4,10 @@
 
 let latest = 0;
 
-/** Redraw the sheet inside `container` for `match`. `actions` (optional): {onUndo(number), onEdit(number)}. */
+/**
+ * Redraw the sheet inside `container` for `match`. `actions` (optional): {onUndo(number), onEdit(number),
+ * onRestore(versionId, revision)} (an earlier version of a round put back, as the sheet drawn at `revision` showed it).
+ */
 export async function renderSheet(container, match, actions = null) {
   const sequence = ++latest;
   const url = `/matches/${encodeURIComponent(match.id)}/sheet-body${actions ? "?actions=1" : ""}`;
@@ -18,12 +21,22 @@ export async function renderSheet(container, match, actions = null) {
   }
   if (sequence !== latest) return;
   const focused = container.contains(document.activeElement) ? document.activeElement : null;
+  const open = [...container.querySelectorAll("details[data-versions][open]")].map((details) => details.dataset.versions);
   container.replaceChildren(document.createRange().createContextualFragment(html));
+  // The times the server wrote in UTC, in the players' own clock; the earlier versions they had open stay open.
+  container.querySelectorAll("time[datetime]").forEach((time) => {
+    time.textContent = new Date(time.dateTime).toLocaleString([], { dateStyle: "short", timeStyle: "short" });
+  });
+  container.querySelectorAll("details[data-versions]").forEach((details) => {
+    details.open = open.includes(details.dataset.versions);
+  });
   if (!actions) return;
   container.querySelectorAll("[data-edit-round]").forEach((button) =>
     button.addEventListener("click", () => actions.onEdit(Number(button.dataset.editRound))));
   container.querySelector("[data-undo-round]")?.addEventListener("click", (event) =>
     actions.onUndo(Number(event.currentTarget.dataset.undoRound)));
+  container.querySelectorAll("[data-restore]").forEach((button) =>
+    button.addEventListener("click", () => actions.onRestore(Number(button.dataset.restore), Number(button.dataset.revision))));
   // A button of the sheet had the focus (Edit, Undo): the same button drawn anew has it, so a keyboard's next Tab
   // goes on from there rather than from the top of the page.
   const again = focused?.dataset.editRound ? `[data-edit-round="${focused.dataset.editRound}"]`

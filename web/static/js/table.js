@@ -300,26 +300,31 @@ async function undoRound(number) {
 
 /** Replace round `number` of the match at `revision` (as the editor showed it): a late edit never undoes a later one. */
 async function editRound(number, body, revision) {
-  const before = store.state.match.rounds[number - 1]?.input; // what the round held, to put back if asked
+  const known = new Set(store.state.match.earlier_versions.map((version) => version.id));
   try {
     const match = await put(`${matchUrl()}/rounds/${number}?revision=${revision}`, body);
     update((state) => ({ ...state, match }));
-    if (before) notify(`Round ${number} changed on the sheet.`, [{ label: "Undo the change", action: () => restoreRound(number, before) }]);
+    // What the round held is kept by the server as an earlier version (also on the sheet): the notice puts it back.
+    const replaced = match.earlier_versions.find((version) => version.number === number && !known.has(version.id));
+    if (replaced) notify(`Round ${number} changed on the sheet.`, [{ label: "Undo the change", action: () => restoreVersion(replaced.id, match.revision) }]);
   } catch (error) {
     showChangedMatch(error);
     throw error;
   }
 }
 
-let restoring = false; // a change is being undone
+let restoring = false; // an earlier version is on its way back
 
-/** Put back what round `number` held before an edit (an edit into a draw by mistake drops its cards otherwise). */
-async function restoreRound(number, input) {
+/**
+ * Put back an earlier version of a round (the server says which can come back, and how) on the match at `revision`,
+ * as the sheet or the notice showed it: a second tap, or one arriving after another change, changes nothing.
+ */
+async function restoreVersion(version, revision) {
   if (restoring) return;
   restoring = true;
   try {
-    const match = await put(`${matchUrl()}/rounds/${number}?revision=${store.state.match.revision}`, input);
-    update((state) => ({ ...state, match, notice: null, error: "" }));
+    const match = await post(`${matchUrl()}/earlier-versions/${version}/restore`, { revision });
+    update((state) => ({ ...state, notice: null, error: "", ...(match.revision > state.match.revision && { match }) }));
   } catch (error) {
     showChangedMatch(error);
     setError(error.message);
@@ -423,6 +428,7 @@ Object.assign(actions, {
     if (knocker) propose(knocker);
   },
   undoRound,
+  restoreVersion,
   openRoundEditor: (number) => roundEditor.open(number),
 });
 
@@ -458,6 +464,10 @@ function init() {
   $("clear-hands").addEventListener("click", clearTable);
   $("rematch").addEventListener("click", rematch);
   window.addEventListener("resize", () => render(store.state, store.state, actions));
+  // On a phone the totals bar is pinned over the page's foot: the page ends with room for it, however many lines
+  // the players' names wrap it to (css: --totals-bar-height).
+  new ResizeObserver(([bar]) => $("main").style.setProperty("--totals-bar-height", `${bar.borderBoxSize[0].blockSize}px`))
+    .observe($("totals-bar"));
   setInterval(refreshMatch, REFRESH_MS);
   document.addEventListener("visibilitychange", refreshMatch);
   const status = cameraSupported() ? "No camera: type or pick the cards below."

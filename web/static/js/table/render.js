@@ -1,7 +1,7 @@
 // Drawing the table page from its state: one `render(state, before)` after every change. It only shows;
 // what a click does comes in `actions` (table.js).
 
-import { cardChip, pretty } from "../cards.js";
+import { cardChip, pretty, textWithCards } from "../cards.js";
 import { layDownPanel } from "../laydown.js";
 import { el, renderSheet } from "../sheet.js";
 import { drawOverlay } from "./overlay.js";
@@ -218,7 +218,11 @@ function renderCamera(state) {
   const src = !source ? "" : frozen && state.frame ? (source === "server" ? `/live/frames/${state.frame.id}.jpg` : state.frame.url) : source === "server" ? "/live/camera.mjpg" : "";
   if (src && still.getAttribute("src") !== src) still.src = src;
   if (!src && still.hasAttribute("src")) still.removeAttribute("src");
-  $("camera-status").textContent = status;
+  const line = $("camera-status");
+  if (line.dataset.said !== status) { // redrawn only when it changes: a live region is read out when redrawn
+    line.replaceChildren(...textWithCards(status, players(state)));
+    line.dataset.said = status;
+  }
   document.body.classList.toggle("proposing", Boolean(state.proposal && source));
   const stage = $("stage");
   stage.style.width = `${state.zoom * 100}%`;
@@ -234,7 +238,7 @@ export function render(state, before, actions) {
   renderNotice(state, before);
   $("table-error").textContent = state.error;
   if (!before || before.match !== state.match) {
-    renderSheet($("sheet-body"), state.match, { onUndo: actions.undoRound, onEdit: actions.openRoundEditor });
+    renderSheet($("sheet-body"), state.match, { onUndo: actions.undoRound, onEdit: actions.openRoundEditor, onRestore: actions.restoreVersion });
     renderTotals(state);
   }
   drawOverlay(state);

@@ -1,0 +1,287 @@
+"""A round's earlier versions: what an edit replaced or an undo removed is kept by the server and can be put back at
+any later time (before, a round edited into a draw or undone by mistake was gone once its notice was)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+import web_fixtures
+from flask import Flask
+from flask.testing import FlaskClient
+from test_web_rounds import run_together
+from web_fixtures import ANN, BOB, ROUND, new_match
+
+from scorer.match import Draw, Knock, RoundInput, parse_round_input
+from web import create_app
+from web.db import init_db, migrations
+from web.round_history import EDITED, UNDONE, EarlierVersion, Restore, restore
+
+app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
+
+KNOCK = parse_round_input(ROUND)
+BOB_KNOCKS = {"upcard": "KD", "knocker": "Bob", "hands": {"Ann": "AS AH 9S 9D 4D JC QC 8H 6S 3S",
+              "Bob": "2C 3C 4C 6D 7D 8D KH KS KC AD"}}  # fmt: skip
+"""Bob knocks with 1 against Ann's 52: Bob scores 51."""
+
+
+def match_url(match_id: int) -> str:
+    return f"/api/matches/{match_id}"
+
+
+def restore_url(match_id: int, version_id: int) -> str:
+    return f"{match_url(match_id)}/earlier-versions/{version_id}/restore"
+
+
+def added(client: FlaskClient, match_id: int, *bodies: dict[str, Any]) -> dict[str, Any]:
+    match: dict[str, Any] = {}
+    for body in bodies:
+        answer = client.post(f"{match_url(match_id)}/rounds", json=body)
+        assert answer.status_code == 201, answer.json
+        match = answer.json["match"]
+    return match
+
+
+def edited_into_a_draw(client: FlaskClient) -> tuple[int, dict[str, Any]]:
+    """A new match whose round 1 (Ann +18) was edited into a draw; the match as the edit answered it."""
+    match_id = new_match(client)
+    revision = added(client, match_id, ROUND)["revision"]
+    answer = client.put(f"{match_url(match_id)}/rounds/1?revision={revision}", json={"draw": True})
+    assert answer.status_code == 200 and answer.json["totals"] == {"Ann": 0, "Bob": 0}
+    return match_id, answer.json
+
+
+def test_an_edit_keeps_what_the_round_held_and_it_is_put_back(client: FlaskClient) -> None:
+    match_id, match = edited_into_a_draw(client)
+    (kept,) = match["earlier_versions"]
+    assert kept["number"] == 1 and kept["replaced_by"] == "edited" and kept["input"] == KNOCK.to_dict()
+    assert (kept["restore"], kept["why_not"]) == ("edit", None)
+    answer = client.post(restore_url(match_id, kept["id"]), json={"revision": match["revision"]})
+    assert answer.status_code == 200
+    back = answer.json
+    assert back["totals"] == {"Ann": 18, "Bob": 0} and back["rounds"][0]["input"] == KNOCK.to_dict()
+    # the draw it replaced is kept in turn (put back, it is a change like any other), and the knock is the round now
+    assert [(v["input"], v["restore"]) for v in back["earlier_versions"]] == [
+        ({"draw": True}, "edit"),
+        (KNOCK.to_dict(), None),
+    ]
+    assert back["earlier_versions"][1]["why_not"] == "round 1 holds this now"
+    assert client.get(match_url(match_id)).json == back
+
+
+def test_an_edit_that_changes_nothing_keeps_nothing(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    revision = added(client, match_id, ROUND)["revision"]
+    answer = client.put(f"{match_url(match_id)}/rounds/1?revision={revision}", json=ROUND)
+    assert answer.status_code == 200 and answer.json["earlier_versions"] == []
+
+
+def test_a_restore_sent_twice_or_late_changes_no_score(client: FlaskClient) -> None:
+    match_id, match = edited_into_a_draw(client)
+    version = match["earlier_versions"][0]["id"]
+    assert client.post(restore_url(match_id, version), json={"revision": match["revision"]}).status_code == 200
+    twice = client.post(restore_url(match_id, version), json={"revision": match["revision"]})
+    assert twice.status_code == 409 and "the score sheet changed since this was asked" in twice.json["error"]
+    assert twice.json["match"]["totals"] == {"Ann": 18, "Bob": 0}
+    # late: sent before round 2 was added, arriving after it
+    now = added(client, match_id, BOB_KNOCKS)
+    draw = now["earlier_versions"][0]
+    late = client.post(restore_url(match_id, draw["id"]), json={"revision": now["revision"] - 1})
+    assert late.status_code == 409
+    assert client.get(match_url(match_id)).json["totals"] == {"Ann": 18, "Bob": 51}
+
+
+def test_racing_restores_put_back_once_and_keep_one_version(app: Flask, client: FlaskClient) -> None:
+    match_id, match = edited_into_a_draw(client)
+    body = {"revision": match["revision"]}
+    url = restore_url(match_id, match["earlier_versions"][0]["id"])
+    answers = run_together(app, 6, lambda own, _: own.post(url, json=body).status_code)
+    assert sorted(answers) == [200] + [409] * 5
+    after = client.get(match_url(match_id)).json
+    assert after["revision"] == match["revision"] + 1 and len(after["earlier_versions"]) == 2
+
+
+def test_an_undone_round_is_kept_and_brought_back_as_the_next_round(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    match = added(client, match_id, {"draw": True}, ROUND)
+    undone = client.delete(f"{match_url(match_id)}/rounds/last?revision={match['revision']}").json
+    (kept,) = undone["earlier_versions"]
+    assert (kept["number"], kept["replaced_by"], kept["restore"]) == (2, "undone", "add")
+    assert kept["input"] == KNOCK.to_dict() and undone["totals"] == {"Ann": 0, "Bob": 0}
+    answer = client.post(restore_url(match_id, kept["id"]), json={"revision": undone["revision"]})
+    assert answer.status_code == 200
+    assert [line["number"] for line in answer.json["rounds"]] == [1, 2]
+    assert answer.json["totals"] == {"Ann": 18, "Bob": 0} and answer.json["rounds"][1]["dealer"] == "Bob"
+    again = client.post(restore_url(match_id, kept["id"]), json={"revision": answer.json["revision"]})
+    assert again.status_code == 409
+    assert again.json["error"] == "this earlier version of round 2 cannot be put back: round 2 holds this now"
+    assert len(client.get(match_url(match_id)).json["rounds"]) == 2
+
+
+def test_an_undone_round_whose_place_was_filled_again_is_refused(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    match = added(client, match_id, ROUND)
+    undone = client.delete(f"{match_url(match_id)}/rounds/1?revision={match['revision']}").json
+    version = undone["earlier_versions"][0]["id"]
+    filled = added(client, match_id, BOB_KNOCKS)
+    listed = filled["earlier_versions"][0]
+    assert listed["restore"] is None and "round 1 was entered again after this was undone" in listed["why_not"]
+    answer = client.post(restore_url(match_id, version), json={"revision": filled["revision"]})
+    assert answer.status_code == 409
+    assert answer.json["error"] == (
+        "this earlier version of round 1 cannot be put back: round 1 was entered again after this was undone, and"
+        " bringing this back would replace it (Edit changes round 1)"
+    )
+    assert answer.json["match"]["totals"] == {"Ann": 0, "Bob": 51}
+
+
+def test_rounds_undone_one_after_another_come_back_in_order(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    match = added(client, match_id, ROUND, BOB_KNOCKS)
+    match = client.delete(f"{match_url(match_id)}/rounds/2?revision={match['revision']}").json
+    match = client.delete(f"{match_url(match_id)}/rounds/1?revision={match['revision']}").json
+    first, second = match["earlier_versions"]  # newest first
+    assert (second["number"], second["restore"]) == (2, None)
+    assert second["why_not"] == "the sheet has no round 1: round 2 can only come back after it"
+    refused = client.post(restore_url(match_id, second["id"]), json={"revision": match["revision"]})
+    assert refused.status_code == 409 and "round 2 can only come back after it" in refused.json["error"]
+    match = client.post(restore_url(match_id, first["id"]), json={"revision": match["revision"]}).json
+    match = client.post(restore_url(match_id, second["id"]), json={"revision": match["revision"]}).json
+    assert match["totals"] == {"Ann": 18, "Bob": 51}
+
+
+def test_no_round_is_brought_back_once_the_match_is_won(client: FlaskClient) -> None:
+    match_id = new_match(client, options={"target": 20})
+    match = added(client, match_id, ROUND, {"draw": True})
+    match = client.delete(f"{match_url(match_id)}/rounds/2?revision={match['revision']}").json
+    version = match["earlier_versions"][0]["id"]
+    won = added(client, match_id, ROUND)
+    assert won["winner"] == "Ann"
+    match = client.delete(f"{match_url(match_id)}/rounds/2?revision={won['revision']}").json
+    bigger = ROUND | {
+        "hands": {"Ann": ANN.split(), "Bob": ["KH", "KD", "QC", "JD", "9S", "3D", "5H", "7S", "4D", "7D"]}
+    }
+    match = client.put(f"{match_url(match_id)}/rounds/1?revision={match['revision']}", json=bigger).json
+    assert match["winner"] == "Ann"  # round 1 alone wins the match now
+    listed = next(v for v in match["earlier_versions"] if v["id"] == version)
+    assert listed["why_not"] == "the match is over (Ann won), so no round can be added"
+    answer = client.post(restore_url(match_id, version), json={"revision": match["revision"]})
+    assert answer.status_code == 409 and len(answer.json["match"]["rounds"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "error"),
+    [
+        ({}, 400, 'send "revision"'),
+        ({"revision": True}, 400, 'send "revision"'),
+        ({"revision": -1}, 400, 'send "revision"'),
+        ({"revision": "3"}, 400, 'send "revision"'),
+        ({"revision": 2**63}, 400, 'send "revision"'),
+        ({"revision": 10**400}, 400, "not valid JSON"),
+    ],
+)
+def test_a_restore_names_the_revision_it_expects(client: FlaskClient, body: Any, status: int, error: str) -> None:
+    match_id, match = edited_into_a_draw(client)
+    data = json.dumps(body) if body != {"revision": 10**400} else '{"revision": ' + "9" * 5000 + "}"
+    answer = client.post(restore_url(match_id, match["earlier_versions"][0]["id"]), data=data,
+                         content_type="application/json")  # fmt: skip
+    assert answer.status_code == status and error in answer.json["error"]
+
+
+def test_unknown_versions_and_other_matches_versions_are_404(client: FlaskClient) -> None:
+    match_id, match = edited_into_a_draw(client)
+    _, other_match = edited_into_a_draw(client)
+    body = {"revision": match["revision"]}
+    for version in (999, 2**63, 2**80, other_match["earlier_versions"][0]["id"]):
+        answer = client.post(restore_url(match_id, version), json=body)
+        assert (answer.status_code, answer.json["error"]) == (404, f"match {match_id} has no earlier version {version}")
+    assert client.post(restore_url(2**80, 1), json=body).status_code == 404
+    assert client.post(restore_url(match_id, 1), data="{", content_type="application/json").status_code == 400
+    oversized = b'{"revision": 1, "x": "' + b"x" * (12 * 1024 * 1024) + b'"}'
+    assert client.post(restore_url(match_id, 1), data=oversized, content_type="application/json").status_code == 413
+    assert client.get(match_url(match_id)).json["totals"] == {"Ann": 0, "Bob": 0}
+
+
+def test_the_export_and_the_sheet_carry_the_earlier_versions(client: FlaskClient) -> None:
+    match_id, match = edited_into_a_draw(client)
+    exported = json.loads(client.get(f"/matches/{match_id}/export.json").get_data(as_text=True))
+    assert exported["earlier_versions"] == match["earlier_versions"]
+    assert client.get(f"/matches/{match_id}/export.csv").status_code == 200
+    version = match["earlier_versions"][0]["id"]
+    sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
+    assert "Earlier versions of round 1 (1)" in sheet and f'data-restore="{version}"' in sheet
+    assert (
+        f'data-revision="{match["revision"]}"' in sheet and 'aria-label="Put back round 1: Ann knocked, up KS"' in sheet
+    )
+    assert "Bob: QS QC QH 10S JS 3D 5H 7S AD 7D" in sheet
+    assert "Earlier versions" not in client.get(f"/matches/{match_id}/sheet-body").get_data(as_text=True)
+
+
+def test_a_version_3_database_is_upgraded_and_keeps_what_later_edits_replace(tmp_path: Path) -> None:
+    path = tmp_path / "v3.db"
+    with contextlib.closing(sqlite3.connect(path)) as old:
+        for migration in migrations()[:3]:
+            old.executescript(migration.sql)
+        old.execute("PRAGMA user_version = 3")
+        old.execute("INSERT INTO matches (id, created_at, rules_json, first_dealer) VALUES (7, 'then', '{}', 'Bob')")
+        old.executemany("INSERT INTO players VALUES (7, ?, ?)", [(1, "Ann"), (2, "Bob")])
+        old.execute("INSERT INTO rounds VALUES (7, 1, ?, 'then')", (json.dumps(ROUND),))
+        old.commit()
+    assert init_db(path) == len(migrations()) == 4
+    client = create_app({"DATA_DIR": str(tmp_path), "DATABASE": str(path)}).test_client()
+    match = client.get("/api/matches/7").json
+    assert match["earlier_versions"] == [] and match["totals"] == {"Ann": 18, "Bob": 0}
+    match = client.put(f"/api/matches/7/rounds/1?revision={match['revision']}", json={"draw": True}).json
+    with contextlib.closing(sqlite3.connect(path)) as upgraded:
+        (stored,) = upgraded.execute("SELECT match_id, number, input_json, replaced_by FROM earlier_versions")
+    assert stored == (7, 1, json.dumps(ROUND), "edited")  # exactly what the round held
+    back = client.post(restore_url(7, match["earlier_versions"][0]["id"]), json={"revision": match["revision"]})
+    assert back.json["totals"] == {"Ann": 18, "Bob": 0}
+
+
+def test_a_change_refused_at_commit_keeps_no_version(client: FlaskClient, app: Flask) -> None:
+    """The version is written in the change's transaction: a change that is not committed keeps nothing."""
+    match_id, match = edited_into_a_draw(client)
+    with contextlib.closing(sqlite3.connect(app.config["DATABASE"])) as db, db:
+        db.execute("CREATE TRIGGER refuse BEFORE UPDATE ON rounds BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    answer = client.put(f"{match_url(match_id)}/rounds/1?revision={match['revision']}", json=ROUND)
+    assert answer.status_code >= 500
+    with contextlib.closing(sqlite3.connect(app.config["DATABASE"])) as db:
+        assert db.execute("SELECT COUNT(*) FROM earlier_versions").fetchone()[0] == 1
+
+
+def version(number: int, entered: RoundInput, replaced_by: str = EDITED) -> EarlierVersion:
+    return EarlierVersion(1, number, entered, "2026-12-05T14:02:00+00:00", replaced_by)
+
+
+@pytest.mark.parametrize(
+    ("kept", "inputs", "winner", "expected"),
+    [
+        (version(1, KNOCK), [Draw()], None, Restore("edit")),
+        (version(1, KNOCK), [Draw()], "Ann", Restore("edit")),  # an edit of a won match may still be put back
+        (version(1, KNOCK), [KNOCK], None, Restore(None, "round 1 holds this now")),
+        (version(2, KNOCK, UNDONE), [Draw()], None, Restore("add")),
+        (version(2, KNOCK), [Draw()], None, Restore("add")),  # edited, then undone: it comes back as round 2
+        (version(2, KNOCK, UNDONE), [Draw()], "Ann",
+         Restore(None, "the match is over (Ann won), so no round can be added")),
+        (version(3, KNOCK, UNDONE), [Draw()], None,
+         Restore(None, "the sheet has no round 2: round 3 can only come back after it")),
+        (version(1, KNOCK, UNDONE), [Draw(), Draw()], None,
+         Restore(None, "round 1 was entered again after this was undone, and bringing this back would replace it"
+                       " (Edit changes round 1)")),
+    ],
+)  # fmt: skip
+def test_how_an_earlier_version_comes_back(
+    kept: EarlierVersion, inputs: list[RoundInput], winner: str | None, expected: Restore
+) -> None:
+    assert restore(kept, inputs, winner) == expected
+
+
+def test_a_version_of_the_same_round_in_another_order_of_hands_is_the_round_as_it_is() -> None:
+    reordered = parse_round_input(ROUND | {"hands": {"Bob": BOB, "Ann": ANN}})
+    assert isinstance(reordered, Knock)
+    assert restore(version(1, reordered), [KNOCK], None).how is None
