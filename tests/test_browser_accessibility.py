@@ -177,9 +177,11 @@ def test_no_serious_or_critical_axe_violations_on_any_page(tmp_path: Path, brows
 
         page.goto(base)
         check("setup, with matches to resume and finished")
+        page.goto(f"{base}/players")
+        check("players' records")
         page.close()
 
-    assert len(checked) == 14
+    assert len(checked) == 15
     assert not problems, "axe-core found serious or critical WCAG 2.1 A/AA violations:\n" + report(problems)
     assert not errors, errors
 

@@ -361,7 +361,7 @@ def test_an_edit_or_an_undo_made_by_mistake_is_put_back_from_the_sheet_after_a_r
     page.reload()
     versions = page.locator('#sheet-body details[data-versions="1"]')
     expect(versions.locator("summary")).to_have_text("Earlier versions of round 1 (1)")
-    expect(versions.locator("li")).to_contain_text("Bob: QS QC QH 10S JS 3D 5H 7S AD 7D")
+    expect(versions.locator("li")).to_contain_text("Bob: Q♠ Q♣ Q♥ 10♠ J♠ 3♦ 5♥ 7♠ A♦ 7♦")
     versions.locator("summary").click()
     no_sideways_scroll(page, "the sheet with a round's earlier versions open")
     assert small_tap_targets(page, "#sheet-body") == []

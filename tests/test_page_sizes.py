@@ -117,6 +117,10 @@ def test_every_page_fits_the_screen(base: str, browser: Any, size: dict, tmp_pat
         check(f"sheet-{players}-players")
         sheet_fits(page, f"{label} sheet {players} players")
 
+    page.goto(f"{base}/players")
+    expect(page.locator("table.records tbody tr")).to_have_count(4)
+    check("players")
+
     page.goto(f"{base}/matches/{match_id}")
     page.click('[data-pick="1"]')
     expect(page.locator("#card-grid")).to_be_visible()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -217,7 +218,7 @@ def test_the_export_and_the_sheet_carry_the_earlier_versions(client: FlaskClient
     assert (
         f'data-revision="{match["revision"]}"' in sheet and 'aria-label="Put back round 1: Ann knocked, up KS"' in sheet
     )
-    assert "Bob: QS QC QH 10S JS 3D 5H 7S AD 7D" in sheet
+    assert "Bob: Q♠ Q♣ Q♥ 10♠ J♠ 3♦ 5♥ 7♠ A♦ 7♦" in re.sub(r"<[^>]+>", "", sheet)  # cards shown as cards
     assert "Earlier versions" not in client.get(f"/matches/{match_id}/sheet-body").get_data(as_text=True)
 
 

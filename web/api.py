@@ -11,6 +11,7 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request
 
 from scorer.proposal import table_status
+from scorer.records import head_to_head, player_records
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, Rules
 from scorer.vision.images import MIME_TYPES
 from web import fields, matches
@@ -85,6 +86,18 @@ def create_match() -> tuple[Response, int]:
 @bp.get("/matches")
 def list_matches() -> Response:
     return jsonify(matches=[summary.to_dict() for summary in matches.list_matches()])
+
+
+@bp.get("/players")
+def players() -> Response:
+    """The players' records (``scorer.records``) over the most recent matches, up to ``RECORDS_MATCHES``."""
+    outlines = matches.match_outlines()
+    return jsonify(
+        players=[record.to_dict() for record in player_records(outlines)],
+        head_to_head=[pair.to_dict() for pair in head_to_head(outlines)],
+        matches_counted=len(outlines),
+        most_recent=matches.RECORDS_MATCHES,
+    )
 
 
 @bp.get("/matches/<int:match_id>")

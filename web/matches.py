@@ -36,6 +36,7 @@ from scorer.match import (
     RoundInputError,
     parse_round_input,
 )
+from scorer.records import MatchOutline
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, InvalidRulesError, Rules
 from web.db import get_db, snapshot, transaction
 from web.fields import MAX_ROW_ID, InputError
@@ -247,7 +248,19 @@ def _cached(cache: MatchCache, match_id: int) -> MatchRecord | None:
 
 
 def _replayed(cache: MatchCache, match_id: int) -> MatchRecord:
-    """The match rebuilt from its rows (read in one snapshot, so the revision is theirs), then cached."""
+    """The match rebuilt from its rows (``_rebuilt``), then cached."""
+    row, match, earlier = _rebuilt(match_id)
+    cache.put(match_id, row["revision"], match, earlier)
+    return MatchRecord(match_id, row["created_at"], row["revision"], match.copy(), earlier)
+
+
+def _rebuilt(match_id: int) -> tuple[sqlite3.Row, Match, tuple[EarlierVersion, ...]]:
+    """The match's row, the match rebuilt from its rounds and its earlier versions, all read in one snapshot (so
+    the row's revision is theirs).
+
+    :raises NotFoundError: for an unknown id.
+    :raises ConflictError: when the stored rounds no longer score.
+    """
     try:
         with snapshot() as db:
             row = db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
@@ -267,8 +280,7 @@ def _replayed(cache: MatchCache, match_id: int) -> MatchRecord:
         match.replay(inputs)
     except (*SCORING_ERRORS, InvalidRulesError, json.JSONDecodeError, MatchError, InvalidPlayersError) as error:
         raise ConflictError(f"match {match_id} cannot be rebuilt from what is stored: {error}") from error
-    cache.put(match_id, row["revision"], match, earlier)
-    return MatchRecord(match_id, row["created_at"], row["revision"], match.copy(), earlier)
+    return row, match, earlier
 
 
 def add_round(match_id: int, entered: RoundInput, number: int | None = None) -> tuple[MatchRecord, MatchRound]:
@@ -390,6 +402,52 @@ def list_matches(limit: int = 100) -> list[MatchSummary]:
         )
         for row in rows
     ]
+
+
+RECORDS_MATCHES = 200
+"""The players' records count the most recent matches, up to this many (each is scored once per revision)."""
+
+
+class OutlineCache:
+    """Matches' outlines (``scorer.records.MatchOutline``) by id, valid for one revision: the records page scores a
+    stored match once, not on every visit, and leaves the match cache to the matches being played."""
+
+    def __init__(self, size: int = 2 * RECORDS_MATCHES) -> None:
+        self._size = size
+        self._entries: collections.OrderedDict[int, tuple[int, MatchOutline]] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, match_id: int, revision: int) -> MatchOutline | None:
+        with self._lock:
+            entry = self._entries.get(match_id)
+            return entry[1] if entry is not None and entry[0] == revision else None
+
+    def put(self, match_id: int, revision: int, outline: MatchOutline) -> None:
+        with self._lock:
+            self._entries[match_id] = (revision, outline)
+            self._entries.move_to_end(match_id)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+
+def match_outlines() -> list[MatchOutline]:
+    """The outlines of the most recent ``RECORDS_MATCHES`` matches, oldest first (as ``scorer.records`` takes them);
+    a match that no longer scores (``ConflictError``) or was deleted meanwhile is left out."""
+    with snapshot() as db:
+        rows = db.execute("SELECT id, revision FROM matches ORDER BY id DESC LIMIT ?", (RECORDS_MATCHES,)).fetchall()
+    kept: OutlineCache = current_app.extensions.setdefault("okgin_outlines", OutlineCache())
+    outlines = []
+    for row in reversed(rows):
+        outline = kept.get(row["id"], row["revision"])
+        if outline is None:
+            try:
+                found, match, _ = _rebuilt(row["id"])
+            except (NotFoundError, ConflictError):
+                continue
+            outline = MatchOutline.of(match)
+            kept.put(row["id"], found["revision"], outline)
+        outlines.append(outline)
+    return outlines
 
 
 # --- internals

@@ -1,4 +1,4 @@
-"""Match set-up, resume and history, the score sheet, its print view and CSV/JSON exports."""
+"""Match set-up, resume and history, the players' records, the score sheet, its print view and CSV/JSON exports."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import json
 from typing import Any
 
 from flask import Blueprint, Response, redirect, render_template, request, url_for
+from markupsafe import Markup, escape
 from werkzeug.wrappers import Response as BaseResponse
 
 from scorer.match import Knock
+from scorer.records import head_to_head, player_records
 from scorer.rules import PRESETS, Rules
 from web import fields, matches
 
@@ -30,6 +32,24 @@ RULE_OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("shutout_doubles", "bool", "Shutout doubles"),
 )
 PLAYER_FIELDS = 4
+
+
+SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
+
+
+@bp.app_template_filter("card")
+def card_html(card: object) -> Markup:
+    """A card named in the sheet's words ("up 9♥"), as the page's script shows one in a sentence (cards.js
+    ``textWithCards``): rank and suit symbol on a small card face in the suit's colour. Anything else is text.
+
+    >>> str(card_html("10H")), str(card_html("<b>"))
+    ('<span class="card-text red">10♥</span>', '&lt;b&gt;')
+    """
+    code = str(card)
+    if len(code) not in (2, 3) or code[-1] not in SUIT_SYMBOLS:
+        return escape(code)
+    colour = "red" if code[-1] in "DH" else "black"
+    return Markup('<span class="card-text {}">{}{}</span>').format(colour, code[:-1], SUIT_SYMBOLS[code[-1]])
 
 
 def options_from_form(form: Any) -> dict[str, Any]:
@@ -95,6 +115,19 @@ def create() -> BaseResponse | tuple[str, int]:
     except fields.InputError as error:
         return setup_page(form, str(error)), 400
     return redirect(url_for("live.table", match_id=match_id), code=303)
+
+
+@bp.get("/players")
+def players() -> str:
+    """The players' records over the most recent matches: matches and rounds won, gins, undercuts, head to head."""
+    outlines = matches.match_outlines()
+    return render_template(
+        "players.html",
+        records=player_records(outlines),
+        pairs=head_to_head(outlines),
+        counted=len(outlines),
+        limit=matches.RECORDS_MATCHES,
+    )
 
 
 @bp.get("/matches/<int:match_id>/sheet")

@@ -1,0 +1,95 @@
+"""The players' records page and API: figures over the stored matches, kept up to date, names as typed."""
+
+from __future__ import annotations
+
+import pytest
+import web_fixtures
+from flask import Flask
+from flask.testing import FlaskClient
+from web_fixtures import ROUND, new_match
+
+from web import matches
+
+app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
+GIN = {  # Bob goes gin: 25 + Ann's 66
+    "upcard": "KS",
+    "knocker": "Bob",
+    "hands": {"Bob": "AS 2S 3S 4D 4H 4C 7C 8C 9C 10C", "Ann": "4S 5S KD QD JH 9H 8H 2H 2D 6C"},
+}
+
+
+def records(client: FlaskClient) -> dict:
+    answer = client.get("/api/players")
+    assert answer.status_code == 200, answer.json
+    return answer.json
+
+
+def test_the_records_count_every_match_and_round(client: FlaskClient) -> None:
+    won = new_match(client)
+    for body in (GIN, {"draw": True}, ROUND, GIN):
+        assert client.post(f"/api/matches/{won}/rounds", json=body).status_code == 201
+    going = new_match(client, players=["ann", "Cat"], dealer="Cat")
+    client.post(
+        f"/api/matches/{going}/rounds",
+        json={**ROUND, "hands": {"ann": ROUND["hands"]["Ann"], "Cat": ROUND["hands"]["Bob"]}, "knocker": "ann"},
+    )
+    found = records(client)
+    by_name = {record["name"]: record for record in found["players"]}
+    assert by_name["ann"] == dict(
+        name="ann", matches=2, finished=1, won=0, rounds=4, rounds_won=2, gins=0, undercuts=0, undercut=0, points=36
+    )
+    assert by_name["Bob"]["won"] == 1 and by_name["Bob"]["gins"] == 2 and by_name["Bob"]["points"] == 182
+    assert found["head_to_head"] == [dict(first="ann", second="Bob", matches=1, first_won=0, second_won=1)]
+    assert found["matches_counted"] == 2
+
+
+def test_an_undo_is_counted_at_once(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    assert {r["name"]: r["rounds_won"] for r in records(client)["players"]} == {"Ann": 1, "Bob": 0}
+    assert client.delete(f"/api/matches/{match_id}/rounds/1").status_code == 200
+    assert {r["name"]: r["rounds_won"] for r in records(client)["players"]} == {"Ann": 0, "Bob": 0}
+
+
+def test_only_the_most_recent_matches_are_counted(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(matches, "RECORDS_MATCHES", 2)
+    for players in (["Old", "Bob"], ["Ann", "Bob"], ["Ann", "Cat"]):
+        new_match(client, players=players, dealer="Bob" if "Bob" in players else "Cat")
+    found = records(client)
+    assert found["matches_counted"] == 2 and found["most_recent"] == 2
+    assert "Old" not in {record["name"] for record in found["players"]}
+    page = client.get("/players").get_data(as_text=True)
+    assert "Over the 2 most recent matches" in page
+
+
+def test_a_stored_match_that_no_longer_scores_is_left_out(app: Flask, client: FlaskClient) -> None:
+    broken, kept = new_match(client), new_match(client, players=["Ann", "Cat"], dealer="Cat")
+    client.post(f"/api/matches/{broken}/rounds", json=ROUND)
+    with app.app_context():
+        from web.db import transaction
+
+        with transaction() as db:
+            db.execute('UPDATE rounds SET input_json = \'{"upcard": "ZZ"}\' WHERE match_id = ?', (broken,))
+            db.execute("UPDATE matches SET revision = revision + 1 WHERE id = ?", (broken,))
+    assert kept and records(client)["matches_counted"] == 1
+
+
+def test_the_page_shows_names_as_text(client: FlaskClient) -> None:
+    match_id = new_match(client, players=["<b>Ann</b>", "Bob"], dealer="Bob")
+    body = {
+        **ROUND,
+        "knocker": "<b>Ann</b>",
+        "hands": {"<b>Ann</b>": ROUND["hands"]["Ann"], "Bob": ROUND["hands"]["Bob"]},
+    }
+    assert client.post(f"/api/matches/{match_id}/rounds", json=body).status_code == 201
+    page = client.get("/players")
+    assert page.status_code == 200
+    text = page.get_data(as_text=True)
+    assert "<b>Ann</b>" not in text and "&lt;b&gt;Ann&lt;/b&gt;" in text
+    assert "Over all 1 match kept here" in text
+    assert 'href="/players"' in client.get("/").get_data(as_text=True)
+
+
+def test_no_matches_yet(client: FlaskClient) -> None:
+    assert records(client) == {"players": [], "head_to_head": [], "matches_counted": 0, "most_recent": 200}
+    assert "No matches yet." in client.get("/players").get_data(as_text=True)
