@@ -104,6 +104,25 @@ SHAPED: dict[str, Any] = {
     "/api/matches/1/earlier-versions/1/restore": st.fixed_dictionaries({}, optional={"revision": scalars}),
     "/api/matches/1/rounds": round_bodies,
     "/api/matches/1/rounds/1": round_bodies,
+    "/api/matches/import": st.fixed_dictionaries(
+        {},
+        optional={
+            "players": st.lists(names, max_size=5) | scalars,
+            "rules": st.fixed_dictionaries({}, optional={"preset": rules}) | options | scalars,
+            "first_dealer": names,
+            "rounds": st.lists(st.fixed_dictionaries({}, optional={"input": round_bodies}) | scalars, max_size=3)
+            | scalars,
+            "earlier_versions": st.lists(
+                st.fixed_dictionaries(
+                    {},
+                    optional={"input": round_bodies, "number": scalars, "replaced_at": names, "replaced_by": names},
+                ),
+                max_size=2,
+            )
+            | scalars,
+            "totals": st.dictionaries(st.text(max_size=4), scalars, max_size=3) | scalars,
+        },
+    ),
     "/api/score": round_bodies,
     "/api/arrange": round_bodies,
     "/api/cards": st.fixed_dictionaries({}, optional={"text": st.text(max_size=40) | scalars}),

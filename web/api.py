@@ -19,6 +19,7 @@ from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
 from web.laydown import read_groups
 from web.request_json import json_object as json_body
+from web.transfer import read_match_file
 
 _SERVER_RUN = secrets.token_hex(6)
 """Tags a match's JSON with this run of the server: a restarted server (another database, a newer engine that
@@ -86,6 +87,14 @@ def create_match() -> tuple[Response, int]:
 @bp.get("/matches")
 def list_matches() -> Response:
     return jsonify(matches=[summary.to_dict() for summary in matches.list_matches()])
+
+
+@bp.post("/matches/import")
+def import_match() -> tuple[Response, int]:
+    """A match file (the JSON ``/matches/<id>/export.json`` writes) stored as a new match, its rounds scored again
+    (``web.transfer``): ``201 {"id", "notes"}``, notes saying where the file's totals differ from the rescored."""
+    imported = read_match_file(json_body())
+    return jsonify(id=matches.store_imported(imported), notes=list(imported.notes)), 201
 
 
 @bp.get("/players")

@@ -41,6 +41,7 @@ from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError
 from web.db import get_db, snapshot, transaction
 from web.fields import MAX_ROW_ID, InputError
 from web.round_history import EDITED, UNDONE, EarlierVersion, Restore, keep_replaced, read_history, restore
+from web.transfer import MatchFile
 
 CACHE_SIZE = 32
 WRITE_ATTEMPTS = 20
@@ -402,6 +403,36 @@ def list_matches(limit: int = 100) -> list[MatchSummary]:
         )
         for row in rows
     ]
+
+
+def store_imported(imported: MatchFile) -> int:
+    """Store a match read from a file (``web.transfer``) as a new match, its rounds and earlier versions with it,
+    in one transaction: an import is stored whole or not at all. Returns the new match's id."""
+    match, now = imported.match, _now()
+    with transaction() as db:
+        cursor = db.execute(
+            "INSERT INTO matches (created_at, rules_json, first_dealer, winner, finished_at) VALUES (?, ?, ?, ?, ?)",
+            (now, json.dumps(match.rules.to_dict()), match.first_dealer, match.winner, now if match.winner else None),
+        )
+        match_id = cursor.lastrowid
+        assert match_id is not None
+        db.executemany(
+            "INSERT INTO players (match_id, seat, name) VALUES (?, ?, ?)",
+            [(match_id, seat, name) for seat, name in enumerate(match.players, start=1)],
+        )
+        db.executemany(
+            "INSERT INTO rounds (match_id, number, input_json, created_at) VALUES (?, ?, ?, ?)",
+            [(match_id, line.number, json.dumps(line.entered.to_dict()), now) for line in match.rounds],
+        )
+        db.executemany(
+            "INSERT INTO earlier_versions (match_id, number, input_json, replaced_at, replaced_by)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [
+                (match_id, kept.number, json.dumps(kept.entered.to_dict()), kept.replaced_at, kept.replaced_by)
+                for kept in imported.earlier
+            ],
+        )
+    return match_id
 
 
 RECORDS_MATCHES = 200

@@ -67,18 +67,26 @@ def json_object() -> dict[str, Any]:
         raise ApiError(400, "the request body must be a JSON object (Content-Type: application/json)")
     if request.content_encoding not in (None, "", "identity"):
         raise ApiError(415, f"Content-Encoding {shown(request.content_encoding)} is not read: send the JSON as it is")
-    try:
-        body = current_app.json.loads(request.get_data(cache=True))
-    except json.JSONDecodeError as error:
-        where = f"line {error.lineno} column {error.colno}"
-        raise ApiError(400, f"the request body is not valid JSON: {error.msg} at {where}") from None
-    except UnicodeDecodeError:
-        raise ApiError(400, "the request body is not valid JSON: it is not UTF-8 text") from None
-    except ValueError as error:  # a number of more digits than Python reads (4,300)
-        raise ApiError(400, f"the request body is not valid JSON: {str(error).split(':')[0]}") from None
+    body = parse_json(request.get_data(cache=True))
     if not isinstance(body, dict):
         raise ApiError(400, f"the request body must be a JSON object, not {type(body).__name__} {shown(body)}")
     return body
+
+
+def parse_json(data: bytes, what: str = "the request body") -> Any:
+    """JSON text read by the app's provider (``DepthLimitedJSONProvider``), a body or an uploaded file (``what``).
+
+    :raises ApiError: 400 naming where the text is not JSON, or that it nests too deeply.
+    """
+    try:
+        return current_app.json.loads(data)
+    except json.JSONDecodeError as error:
+        where = f"line {error.lineno} column {error.colno}"
+        raise ApiError(400, f"{what} is not valid JSON: {error.msg} at {where}") from None
+    except UnicodeDecodeError:
+        raise ApiError(400, f"{what} is not valid JSON: it is not UTF-8 text") from None
+    except ValueError as error:  # a number of more digits than Python reads (4,300)
+        raise ApiError(400, f"{what} is not valid JSON: {str(error).split(':')[0]}") from None
 
 
 def pixel(value: object) -> float | None:

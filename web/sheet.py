@@ -15,6 +15,9 @@ from scorer.match import Knock
 from scorer.records import head_to_head, player_records
 from scorer.rules import PRESETS, Rules
 from web import fields, matches
+from web.errors import ApiError
+from web.request_json import parse_json
+from web.transfer import read_match_file
 
 bp = Blueprint("sheet", __name__)
 
@@ -80,8 +83,14 @@ def form_values(form: Any | None = None) -> dict[str, Any]:
     return values
 
 
-def setup_page(form: Any | None = None, error: str | None = None) -> str:
-    """The start page: the set-up form (blank, or as submitted with the error), resume and history lists."""
+def setup_page(
+    form: Any | None = None,
+    error: str | None = None,
+    import_error: str | None = None,
+    imported: tuple[int, tuple[str, ...]] | None = None,
+) -> str:
+    """The start page: the set-up form (blank, or as submitted with the error), resume and history lists, and
+    opening a match file (with why it could not be opened, or the match it made and what the import changed)."""
     summaries = matches.list_matches()
     return render_template(
         "index.html",
@@ -91,6 +100,8 @@ def setup_page(form: Any | None = None, error: str | None = None) -> str:
         values=form_values(form),
         max_name_length=fields.MAX_NAME_LENGTH,
         error=error,
+        import_error=import_error,
+        imported=imported,
     )
 
 
@@ -114,6 +125,23 @@ def create() -> BaseResponse | tuple[str, int]:
         match_id = matches.create_match(players, rules, dealer)
     except fields.InputError as error:
         return setup_page(form, str(error)), 400
+    return redirect(url_for("live.table", match_id=match_id), code=303)
+
+
+@bp.post("/matches/import")
+def import_file() -> BaseResponse | str | tuple[str, int]:
+    """Open a match file saved with "Export JSON" as a new match (``web.transfer``): its table page, or the start
+    page saying what the import changed, or why the file cannot be opened."""
+    upload = request.files.get("file")
+    try:
+        if upload is None or not upload.filename:
+            raise fields.InputError('choose a match file to open (one saved with "Export JSON")')
+        imported = read_match_file(parse_json(upload.read(), "the file"))
+        match_id = matches.store_imported(imported)
+    except (fields.InputError, ApiError) as error:
+        return setup_page(import_error=str(error)), 400
+    if imported.notes:
+        return setup_page(imported=(match_id, imported.notes))
     return redirect(url_for("live.table", match_id=match_id), code=303)
 
 

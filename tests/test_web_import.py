@@ -1,0 +1,169 @@
+"""Opening a match file: what "Export JSON" wrote comes back as a new match, scored again, with nothing lost."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import web_fixtures
+from flask.testing import FlaskClient
+from test_web_pages import form_token
+from web_fixtures import ROUND, new_match
+
+app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
+GIN = {  # Bob goes gin: 25 + Ann's 66
+    "upcard": "KS",
+    "knocker": "Bob",
+    "hands": {"Bob": "AS 2S 3S 4D 4H 4C 7C 8C 9C 10C", "Ann": "4S 5S KD QD JH 9H 8H 2H 2D 6C"},
+}
+KEPT = ("players", "rules", "goal", "first_dealer", "rounds", "totals", "winner", "finished", "final_totals")
+
+
+def exported(client: FlaskClient, match_id: int) -> dict[str, Any]:
+    answer = client.get(f"/matches/{match_id}/export.json")
+    assert answer.status_code == 200
+    return json.loads(answer.get_data())
+
+
+def match_count(client: FlaskClient) -> int:
+    return len(client.get("/api/matches").json["matches"])
+
+
+def played_match(client: FlaskClient) -> int:
+    """Ann and Bob: a knock, a draw, a round edited (kept as an earlier version), one undone, then Bob's gins."""
+    match_id = new_match(client)
+    for body in (ROUND, {"draw": True}, ROUND):
+        assert client.post(f"/api/matches/{match_id}/rounds", json=body).status_code == 201
+    assert client.put(f"/api/matches/{match_id}/rounds/3", json={"draw": True}).status_code == 200
+    assert client.delete(f"/api/matches/{match_id}/rounds/3").status_code == 200
+    for body in (GIN, GIN):
+        assert client.post(f"/api/matches/{match_id}/rounds", json=body).status_code == 201
+    return match_id
+
+
+def test_an_exported_match_comes_back_whole(client: FlaskClient) -> None:
+    original = exported(client, played_match(client))
+    assert original["winner"] == "Bob" and len(original["earlier_versions"]) == 2
+    answer = client.post("/api/matches/import", json=original)
+    assert answer.status_code == 201, answer.json
+    assert answer.json["notes"] == []
+    copy = exported(client, answer.json["id"])
+    assert copy["id"] != original["id"]
+    assert {key: copy[key] for key in KEPT} == {key: original[key] for key in KEPT}
+    drop = ("id", "restore", "why_not")
+    assert [{k: v for k, v in version.items() if k not in drop} for version in copy["earlier_versions"]] == [
+        {k: v for k, v in version.items() if k not in drop} for version in original["earlier_versions"]
+    ]
+    listed = {summary["id"]: summary for summary in client.get("/api/matches").json["matches"]}
+    assert listed[copy["id"]]["winner"] == "Bob" and listed[copy["id"]]["finished_at"]
+
+
+def test_an_imported_match_goes_on_like_any_other(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    client.put(f"/api/matches/{match_id}/rounds/1", json={"draw": True})
+    copy = client.post("/api/matches/import", json=exported(client, match_id)).json["id"]
+    match = client.get(f"/api/matches/{copy}").json
+    version = match["earlier_versions"][0]
+    assert version["restore"] == "edit"
+    put_back = client.post(f"/api/matches/{copy}/earlier-versions/{version['id']}/restore", json={"revision": 0})
+    assert put_back.status_code == 200 and put_back.json["totals"] == {"Ann": 18, "Bob": 0}
+    assert client.post(f"/api/matches/{copy}/rounds", json=GIN).json["match"]["totals"] == {"Ann": 18, "Bob": 91}
+
+
+def test_a_three_player_match_comes_back(client: FlaskClient) -> None:
+    match_id = new_match(client, players=["Ann", "Bob", "Cat"], rules="oklahoma-multi", dealer="Cat")
+    hands = {"Ann": "3C 4C 5C 6H 6S 6D 2H", "Bob": "KH KS QD JD 9S 8S 7H", "Cat": "AS AD 2S 9C 9D 10H QC"}
+    body = {"upcard": "KD", "knocker": "Ann", "hands": hands}
+    assert client.post(f"/api/matches/{match_id}/rounds", json=body).status_code == 201
+    original = exported(client, match_id)
+    copy = exported(client, client.post("/api/matches/import", json=original).json["id"])
+    assert {key: copy[key] for key in KEPT} == {key: original[key] for key in KEPT}
+
+
+def test_the_files_totals_never_score_a_round(client: FlaskClient) -> None:
+    original = exported(client, played_match(client))
+    original["totals"] = {"Ann": 500, "Bob": 0}
+    original["rounds"][0]["points"] = {"Ann": 500, "Bob": 0}
+    answer = client.post("/api/matches/import", json=original)
+    assert answer.status_code == 201
+    assert answer.json["notes"] == [
+        "the file's totals (Ann 500, Bob 0) were scored again by these rules: Ann 18, Bob 182"
+    ]
+    assert client.get(f"/api/matches/{answer.json['id']}").json["totals"] == {"Ann": 18, "Bob": 182}
+
+
+def test_a_file_that_is_not_a_match_is_refused_naming_why_and_nothing_is_stored(client: FlaskClient) -> None:
+    good = exported(client, played_match(client))
+    before = match_count(client)
+    cases: list[tuple[Any, str]] = [
+        ({"players": ["Ann", "Bob"]}, "it has no 'rules', 'first_dealer', 'rounds'"),
+        ({**good, "players": ["Ann", "Ann"]}, "player names must differ"),
+        ({**good, "players": ["Ann", "B\u0000b"]}, "printable text"),
+        ({**good, "rules": {"preset": "oklahoma", "gin_bonus": -5}}, "the file's rules or players"),
+        ({**good, "rules": "oklahoma"}, "rules must be an object"),
+        ({**good, "first_dealer": "Zed"}, "first dealer must be one of Ann, Bob"),
+        ({**good, "rounds": "all of them"}, "rounds must be a list"),
+        ({**good, "rounds": [{"points": 3}]}, 'entry 1 of the file\'s rounds has no "input"'),
+        ({**good, "rounds": [{"input": {"upcard": "ZZ"}}]}, "entry 1 of the file's rounds"),
+        ({**good, "rounds": [{"input": {"draw": True}}] * 5001}, "more than 5000"),
+        ({**good, "rounds": [good["rounds"][0], {"input": {**ROUND, "upcard": "AS"}}]}, "round 2 of the file does"),
+        (
+            {**good, "rounds": [*good["rounds"], {"input": ROUND}]},
+            "round 5 of the file does not score: the match was won by Bob in round 4",
+        ),
+        ({**good, "earlier_versions": [{"input": {"draw": True}, "number": 0}]}, "has no round number"),
+        ({**good, "earlier_versions": [{"input": {"draw": True}, "number": 1}]}, "was replaced by None"),
+    ]
+    for body, why in cases:
+        answer = client.post("/api/matches/import", json=body)
+        assert answer.status_code == 400, (why, answer.json)
+        assert why in answer.json["error"], (why, answer.json["error"])
+    assert match_count(client) == before
+
+
+def test_the_start_page_opens_a_match_file(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    data = client.get(f"/matches/{match_id}/export.json").get_data()
+    page = client.get("/").get_data(as_text=True)
+    assert 'enctype="multipart/form-data"' in page and 'name="file"' in page
+    token = form_token(client)
+    answer = client.post(
+        "/matches/import",
+        data={"csrf_token": token, "file": (io.BytesIO(data), "okgin-match-1.json")},
+        content_type="multipart/form-data",
+    )
+    assert answer.status_code == 303 and answer.location.endswith(f"/matches/{match_id + 1}")
+    tampered = json.loads(data) | {"totals": {"Ann": 1, "Bob": 2}}
+    noted = client.post(
+        "/matches/import",
+        data={"csrf_token": token, "file": (io.BytesIO(json.dumps(tampered).encode()), "m.json")},
+        content_type="multipart/form-data",
+    )
+    assert noted.status_code == 200
+    assert "Opened as" in noted.get_data(as_text=True) and "were scored again" in noted.get_data(as_text=True)
+
+
+def test_the_start_page_says_why_a_file_cannot_be_opened(client: FlaskClient) -> None:
+    token = form_token(client)
+    for content, why in (
+        (b"\xff\xfe not text", "the file is not valid JSON: it is not UTF-8 text"),
+        (b'{"players": ', "the file is not valid JSON"),
+        (b"[" * 5000 + b"]" * 5000, "nests deeper than 32 levels"),
+        (b"[1, 2]", "a match file is a JSON object"),
+    ):
+        answer = client.post(
+            "/matches/import",
+            data={"csrf_token": token, "file": (io.BytesIO(content), "m.json")},
+            content_type="multipart/form-data",
+        )
+        assert answer.status_code == 400 and why in answer.get_data(as_text=True), why
+    missing = client.post("/matches/import", data={"csrf_token": token}, content_type="multipart/form-data")
+    assert missing.status_code == 400 and "choose a match file" in missing.get_data(as_text=True)
+    no_token = client.post(
+        "/matches/import", data={"file": (io.BytesIO(b"{}"), "m.json")}, content_type="multipart/form-data"
+    )
+    assert no_token.status_code in (400, 403)
+    assert match_count(client) == 0

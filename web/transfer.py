@@ -1,0 +1,123 @@
+"""A match file read back: the JSON that "Export JSON" writes (``/matches/<id>/export.json``) becomes a new match.
+
+What a round holds is taken from each round's ``input`` (what was entered) and scored again, never from the file's
+points or totals: a file edited by hand, or written by an older engine, cannot put a score on the sheet that the
+rules do not give. Where the file's totals differ from the rescored ones, the import says so. What edits replaced
+and undos removed (``earlier_versions``) comes along, so that the copy loses nothing the original kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from scorer.errors import OkginError, shown
+from scorer.match import Match, RoundInput, RoundInputError, parse_round_input
+from scorer.rules import Rules
+from web.fields import MAX_ROW_ID, InputError, parse_players
+from web.round_history import EDITED, UNDONE
+
+MAX_IMPORTED_ROUNDS = 5_000
+"""More rounds than any match to 10,000 points plays: a file beyond it is not a match."""
+MAX_IMPORTED_VERSIONS = 5_000
+
+
+@dataclasses.dataclass(frozen=True)
+class KeptVersion:
+    """An earlier version from the file, to be stored with the new match (``web.round_history``)."""
+
+    number: int
+    entered: RoundInput
+    replaced_at: str
+    replaced_by: str
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchFile:
+    """A match file checked and scored again: the match, its earlier versions, and what the import changed."""
+
+    match: Match
+    earlier: tuple[KeptVersion, ...]
+    """Oldest first, as they are stored."""
+    notes: tuple[str, ...]
+
+
+def read_match_file(data: object) -> MatchFile:
+    """The match a file exported by okgin holds (``MatchRecord.to_dict()``), scored again round by round.
+
+    :raises InputError: naming what is missing or wrong, and the round that does not score.
+    """
+    if not isinstance(data, Mapping):
+        raise InputError('a match file is a JSON object with "players", "rules", "first_dealer" and "rounds"')
+    missing = [key for key in ("players", "rules", "first_dealer", "rounds") if key not in data]
+    if missing:
+        raise InputError(f"this is not a match file okgin exported: it has no {', '.join(map(repr, missing))}")
+    players = parse_players(data["players"])
+    if not isinstance(data["rules"], Mapping):
+        raise InputError(f"the file's rules must be an object of rule options, got {shown(data['rules'])}")
+    try:
+        rules = Rules.from_dict(data["rules"])
+        match = Match(players, rules, dealer=_first_dealer(data["first_dealer"], players))
+    except OkginError as error:  # rules the engine refuses, a dealer or player count they refuse
+        raise InputError(f"the file's rules or players: {error}") from None
+    for number, entered in enumerate(_inputs(data["rounds"], "rounds", MAX_IMPORTED_ROUNDS), start=1):
+        try:
+            match.record(entered)
+        except OkginError as error:
+            raise InputError(f"round {number} of the file does not score: {error}") from None
+    return MatchFile(match, _earlier_versions(data.get("earlier_versions")), _changed_totals(data, match))
+
+
+def _first_dealer(value: object, players: list[str]) -> str:
+    if not isinstance(value, str) or value.strip() not in players:
+        raise InputError(f"the file's first dealer must be one of {', '.join(players)}; got {shown(value)}")
+    return value.strip()
+
+
+def _inputs(rounds: object, what: str, limit: int) -> list[RoundInput]:
+    """Each entry's ``input`` read as a round input."""
+    if not isinstance(rounds, list):
+        raise InputError(f"the file's {what} must be a list, got {shown(rounds)}")
+    if len(rounds) > limit:
+        raise InputError(f"the file has {len(rounds)} {what}: more than {limit} is not a match okgin kept")
+    inputs = []
+    for number, entry in enumerate(rounds, start=1):
+        if not isinstance(entry, Mapping) or "input" not in entry:
+            raise InputError(f'entry {number} of the file\'s {what} has no "input" (what was entered)')
+        try:
+            inputs.append(parse_round_input(entry["input"]))
+        except RoundInputError as error:
+            raise InputError(f"entry {number} of the file's {what}: {error}") from None
+    return inputs
+
+
+def _earlier_versions(versions: object) -> tuple[KeptVersion, ...]:
+    """The file's earlier versions (newest first, as exported), oldest first; none when the file has none."""
+    if versions is None:
+        return ()
+    inputs = _inputs(versions, "earlier_versions", MAX_IMPORTED_VERSIONS)
+    assert isinstance(versions, list)  # _inputs refuses anything else
+    kept = []
+    for index, (version, entered) in enumerate(zip(versions, inputs, strict=True), start=1):
+        number, replaced_at, replaced_by = (version.get(key) for key in ("number", "replaced_at", "replaced_by"))
+        if type(number) is not int or not 1 <= number <= MAX_ROW_ID:
+            raise InputError(f"entry {index} of the file's earlier_versions has no round number: {shown(number)}")
+        if replaced_by not in (EDITED, UNDONE):
+            raise InputError(f"entry {index} of the file's earlier_versions was replaced by {shown(replaced_by)}")
+        if not isinstance(replaced_at, str) or not 0 < len(replaced_at) <= 40:
+            raise InputError(f"entry {index} of the file's earlier_versions has no time: {shown(replaced_at)}")
+        kept.append(KeptVersion(number, entered, replaced_at, replaced_by))
+    return tuple(reversed(kept))
+
+
+def _changed_totals(data: Mapping[str, Any], match: Match) -> tuple[str, ...]:
+    """Where the file's totals are not the rescored ones, a note saying both."""
+    stated = data.get("totals")
+    if not isinstance(stated, Mapping) or dict(stated) == match.totals:
+        return ()
+
+    def listed(totals: Mapping[str, Any]) -> str:
+        return ", ".join(f"{name} {shown(totals.get(name))}" for name in match.players)
+
+    return (f"the file's totals ({listed(stated)}) were scored again by these rules: {listed(match.totals)}",)
