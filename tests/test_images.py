@@ -38,6 +38,57 @@ def encoded(width: int, height: int, extension: str) -> bytes:
     return data.tobytes()
 
 
+def jpeg_segments(data: bytes) -> list[bytes]:
+    """The segments of a JPEG after its start marker, up to and including the first scan (with its data)."""
+    segments, offset = [], 2
+    while data[offset + 1] != 0xDA:
+        length = int.from_bytes(data[offset + 2 : offset + 4], "big")
+        segments.append(data[offset : offset + 2 + length])
+        offset += 2 + length
+    return [*segments, data[offset:]]
+
+
+def jpeg_hiding_its_frame(width: int, height: int) -> bytes:
+    """An 8x8 JPEG whose frame header libjpeg reads says ``width`` x ``height``: it follows 0xFF 0x00, which libjpeg
+    skips as stray bytes, and whose next two bytes a reader taking it for a segment reads as a length that jumps to
+    the 8x8 frame header inside an APP1 segment (which libjpeg skips)."""
+    segments = jpeg_segments(encoded(8, 8, ".jpg"))
+    small = next(segment for segment in segments if segment[1] == 0xC0)
+    large = small[:5] + struct.pack(">HH", height, width) + small[9:]
+    app1 = b"\xff\xe1" + (len(small) + 8).to_bytes(2, "big") + b"Exif\0\0"
+    hidden = large + app1
+    rest = b"".join(segment for segment in segments if segment[1] != 0xC0)
+    return b"\xff\xd8\xff\x00" + (len(hidden) + 2).to_bytes(2, "big") + hidden + small + rest
+
+
+def progressive_jpeg(scans: int, side: int = 6000) -> bytes:
+    """A grey ``side`` x ``side`` progressive JPEG of ``scans`` scans holding (almost) no data: a few bytes each
+    (for its header only: the Huffman tables of the AC scans are left out)."""
+    grey = np.random.default_rng(0).integers(0, 255, (64, 64), np.uint8)
+    ok, data = cv2.imencode(".jpg", grey, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])
+    assert ok
+    segments = jpeg_segments(data.tobytes())
+    frame = next(segment for segment in segments if segment[1] == 0xC2)
+    frame = frame[:5] + struct.pack(">HH", side, side) + frame[9:]
+    tables = b"".join(segment for segment in segments if segment[1] in (0xDB, 0xC4))
+    component = frame[10]
+    dc = b"\xff\xda\x00\x08\x01" + bytes([component, 0x00, 0, 0, 0x00]) + b"\x00"
+    ac = b"\xff\xda\x00\x08\x01" + bytes([component, 0x00, 1, 63, 0x00]) + b"\x00"
+    return b"\xff\xd8" + tables + frame + dc + ac * (scans - 1) + b"\xff\xd9"
+
+
+def tiff_in_one_tile(tile: int) -> bytes:
+    """A 2x2 grey TIFF stored in one ``tile`` x ``tile`` tile, uncompressed and cut short (only the header matters)."""
+    entries = [(256, 4, 2), (257, 4, 2), (258, 3, 8), (259, 3, 1), (262, 3, 1), (277, 3, 1)]
+    entries += [(322, 4, tile), (323, 4, tile), (324, 4, 200), (325, 4, tile * tile)]
+    directory = struct.pack("<H", len(entries)) + b"".join(
+        struct.pack("<HHI", tag, kind, 1)
+        + struct.pack("<I" if kind == 4 else "<HH", value, *([0] if kind == 3 else []))
+        for tag, kind, value in entries
+    )
+    return b"II*\x00" + struct.pack("<I", 8) + directory + b"\0" * 64
+
+
 @pytest.mark.parametrize(
     ("extension", "channels", "flags"),
     [
@@ -114,6 +165,41 @@ def test_a_decompression_bomb_is_refused_before_decoding(width: int, height: int
     with pytest.raises(ImageTooLargeError, match=re.escape(f"upload {message}")):
         decode_image(bomb, "upload")
     assert time.perf_counter() - started < 5  # nowhere near the seconds a 400 MP decode takes
+
+
+def test_a_frame_header_behind_stray_bytes_is_the_one_measured() -> None:
+    bomb = jpeg_hiding_its_frame(16000, 16000)  # 644 bytes; libjpeg decoded it into 1.6 GB in 9 s
+    assert len(bomb) < 1000
+    with pytest.raises(ImageTooLargeError, match=re.escape("upload is 16000x16000 (256.0 MP)")):
+        image_size(bomb, "upload")
+
+
+def test_stray_bytes_and_short_lengths_are_skipped_as_libjpeg_skips_them() -> None:
+    photo = encoded(64, 48, ".jpg")
+    first = 4 + int.from_bytes(photo[4:6], "big")  # after the first segment
+    stray = photo[:first] + b"\x00\x17\xff\x00" + photo[first:]  # libjpeg warns of "extraneous bytes", decodes it
+    assert image_size(stray) == (64, 48)
+    assert decode_image(stray).shape == (48, 64, 3)
+    short = photo[:first] + b"\xff\xfe\x00\x01" + photo[first:]  # a comment whose length counts less than itself
+    assert image_size(short) == (64, 48)
+
+
+def test_a_tiff_whose_tiles_are_a_bomb_is_refused_before_decoding() -> None:
+    # a 2x2 picture in one 11008x11008 tile, deflated to 0.9 MB, took 1 GB and 4 s to decode
+    with pytest.raises(ImageTooLargeError, match=re.escape("upload is stored in tiles of 11008x11008 (121.2 MP)")):
+        image_size(tiff_in_one_tile(11008), "upload")
+    assert image_size(tiff_in_one_tile(256)) == (2, 2)  # tiles larger than a small picture are common
+
+
+def test_a_jpeg_of_thousands_of_scans_is_refused_before_decoding() -> None:
+    bomb = progressive_jpeg(2000)  # 22 KB that took 11 s to decode: each scan passes over all 36 MP
+    assert len(bomb) < 30_000
+    started = time.perf_counter()
+    with pytest.raises(ImageError, match="it holds 2000 scans, each a pass over every pixel; okgin reads JPEGs of up"):
+        decode_image(bomb, "upload")
+    assert time.perf_counter() - started < 1
+    progressive = cv2.imencode(".jpg", np.full((48, 64, 3), 90, np.uint8), [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])[1]
+    assert decode_image(progressive.tobytes()).shape == (48, 64, 3)  # libjpeg's own progression: 10 scans
 
 
 def test_the_budget_is_a_parameter() -> None:

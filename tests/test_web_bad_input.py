@@ -10,7 +10,7 @@ import pytest
 import web_fixtures
 from flask import Flask
 from flask.testing import FlaskClient
-from test_images import png_claiming
+from test_images import jpeg_hiding_its_frame, png_claiming, progressive_jpeg, tiff_in_one_tile
 from web_fixtures import JSON_ROUTES, ROUND, FakeDetector, jpeg, new_match
 
 from scorer.errors import OkginError
@@ -62,6 +62,25 @@ def test_a_decompression_bomb_is_413_before_decoding(
     answer = client.post(route, data=png_claiming(width, height), content_type="image/png")
     assert answer.status_code == 413
     assert "okgin reads images up to 40.0 MP" in answer.json["error"]
+    assert detector.calls == 0
+
+
+@pytest.mark.parametrize("route", ["/api/detect", "/live/frame"])
+@pytest.mark.parametrize(
+    ("bomb", "status", "error"),
+    [
+        (jpeg_hiding_its_frame(16000, 16000), 413, "image is 16000x16000 (256.0 MP): okgin reads images up to 40.0 MP"),
+        (tiff_in_one_tile(11008), 413, "image is stored in tiles of 11008x11008 (121.2 MP), each decoded whole"),
+        (progressive_jpeg(2000), 400, "image: it holds 2000 scans, each a pass over every pixel"),
+    ],
+    ids=["jpeg-frame-behind-stray-bytes", "tiff-tile", "jpeg-scans"],
+)
+def test_bombs_that_once_passed_the_header_check_are_refused_before_decoding(
+    client: FlaskClient, detector: FakeDetector, route: str, bomb: bytes, status: int, error: str
+) -> None:
+    # the 2026-12-05 LAN probe: 644 bytes of JPEG took the server to 1.6 GB, 0.9 MB of TIFF to 1 GB, 22 KB of JPEG 11 s
+    answer = client.post(route, data=bomb, content_type="image/tiff" if bomb.startswith(b"II") else "image/jpeg")
+    assert answer.status_code == status and error in answer.json["error"]
     assert detector.calls == 0
 
 

@@ -35,6 +35,8 @@ MAX_PIXELS = 40_000_000
 """The largest picture decoded: 40 megapixels (a 7300x5500 photo), 120 MB as a BGR array."""
 MAX_FILE_BYTES = 200 * 1024 * 1024
 """The largest image file read from disk; no photo of a card table comes near it."""
+MAX_JPEG_SCANS = 100
+"""The most scans a JPEG may hold: a camera or an editor writes 1 to 3, or about 10 progressive ones."""
 MAX_CONCURRENT_DECODES = 2
 _decode_slots = threading.BoundedSemaphore(MAX_CONCURRENT_DECODES)
 
@@ -105,14 +107,21 @@ _JPEG_STANDALONE = frozenset({0x01, *range(0xD0, 0xD8)})
 
 
 def _jpeg_size(data: bytes) -> tuple[int, int]:
+    """The size in the frame header libjpeg reads: markers are found as it finds them (``next_marker``), so no
+    frame header can hide from this reader where libjpeg decodes it."""
     offset = 2
     while True:
-        while offset < len(data) and data[offset] == 0xFF:  # a marker, after any fill bytes
+        # libjpeg skips any bytes before a marker's 0xFF (warning of "extraneous bytes"), then fill 0xFFs, and
+        # takes 0xFF 0x00 for more of them: reading a length there skipped the frame header it decodes
+        offset = data.find(b"\xff", offset)
+        if offset < 0:
+            raise _Truncated
+        while offset < len(data) and data[offset] == 0xFF:
             offset += 1
-        if offset >= len(data) or data[offset - 1] != 0xFF:
+        if offset >= len(data):
             raise _Truncated
         marker, offset = data[offset], offset + 1
-        if marker in _JPEG_STANDALONE:
+        if marker == 0x00 or marker in _JPEG_STANDALONE:
             continue
         if marker in (0xD9, 0xDA):  # the end, or the pixels, before any frame header
             raise _Truncated
@@ -120,7 +129,15 @@ def _jpeg_size(data: bytes) -> tuple[int, int]:
         if marker in _JPEG_FRAMES:
             height, width = _unpack(">HH", data, offset + 3)
             return width, height
-        offset += length
+        offset += max(length, 2)  # a length under 2 counts its own two bytes only, as libjpeg skips it
+
+
+def _jpeg_scans(data: bytes) -> int:
+    """How many scans (start-of-scan markers) a JPEG holds, thumbnails' included. A progressive JPEG's decoder
+    passes over every block of the picture once per scan, so scans cost time as pixels cost memory: 2,000
+    empty scans of a 36 MP picture fit in 22 KB and took 11 s to decode. In the entropy-coded data an 0xFF byte
+    is always followed by 0x00 or a marker, so every 0xFF 0xDA there is one."""
+    return data.count(b"\xff\xda")
 
 
 def _webp_size(data: bytes) -> tuple[int, int]:
@@ -153,7 +170,12 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return _unpack(">II", data, 16)  # type: ignore[return-value]
 
 
-def _tiff_size(data: bytes) -> tuple[int, int]:
+_TIFF_WIDTH, _TIFF_LENGTH, _TIFF_TILE_WIDTH, _TIFF_TILE_LENGTH = 256, 257, 322, 323
+
+
+def _tiff_fields(data: bytes) -> dict[int, int]:
+    """The sides in the first TIFF directory (the page OpenCV decodes): image width and length, and tile width
+    and length for a tiled picture, each a SHORT or a LONG."""
     order = "<" if data.startswith(b"II") else ">"
     (version, directory) = _unpack(order + "HI", data, 2)
     if version != 42:  # BigTIFF and the like: not read here
@@ -162,11 +184,24 @@ def _tiff_size(data: bytes) -> tuple[int, int]:
     sides: dict[int, int] = {}
     for entry in range(entries):
         tag, kind, _count = _unpack(order + "HHI", data, directory + 2 + 12 * entry)
-        if tag in (256, 257):  # ImageWidth, ImageLength: a SHORT or a LONG
+        if tag in (_TIFF_WIDTH, _TIFF_LENGTH, _TIFF_TILE_WIDTH, _TIFF_TILE_LENGTH):
             (sides[tag],) = _unpack(order + ("H" if kind == 3 else "I"), data, directory + 2 + 12 * entry + 8)
-    if 256 not in sides or 257 not in sides:
+    return sides
+
+
+def _tiff_size(data: bytes) -> tuple[int, int]:
+    sides = _tiff_fields(data)
+    if _TIFF_WIDTH not in sides or _TIFF_LENGTH not in sides:
         raise _Truncated
-    return sides[256], sides[257]
+    return sides[_TIFF_WIDTH], sides[_TIFF_LENGTH]
+
+
+def _tiff_tile(data: bytes) -> tuple[int, int] | None:
+    """The tile sides of a tiled TIFF, or None. OpenCV decodes a tile at a time into a buffer of the tile's size,
+    whatever the picture's: a 2x2 picture in one 11008x11008 tile, deflated to 0.9 MB, took 1 GB to decode."""
+    sides = _tiff_fields(data)
+    tile = sides.get(_TIFF_TILE_WIDTH), sides.get(_TIFF_TILE_LENGTH)
+    return None if tile[0] is None or tile[1] is None else (tile[0], tile[1])
 
 
 _HEADER_READERS = {
@@ -193,8 +228,10 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
     ...
     scorer.vision.images.ImageTooLargeError: upload is 640x480 (0.3 MP): okgin reads images up to 0.3 MP
 
-    :raises ImageTooLargeError: when the header claims more than ``max_pixels`` pixels.
-    :raises ImageError: when the bytes are no JPEG, PNG, WebP, BMP or TIFF, or end before their size.
+    :raises ImageTooLargeError: when the header claims more than ``max_pixels`` pixels (or a TIFF's tiles do: each
+        is decoded whole).
+    :raises ImageError: when the bytes are no JPEG, PNG, WebP, BMP or TIFF, end before their size, or are a JPEG
+        of more than ``MAX_JPEG_SCANS`` scans.
     """
     kind = file_type(data)
     if kind is None:
@@ -205,9 +242,19 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
         raise ImageError(_undecodable(data, name)) from None
     if width <= 0 or height <= 0:
         raise ImageError(f"could not decode {name}: its header says it is {width}x{height}")
+    limit = f"okgin reads images up to {_megapixels(max_pixels)}"
     if width * height > max_pixels:
-        limit = f"okgin reads images up to {_megapixels(max_pixels)}"
         raise ImageTooLargeError(f"{name} is {width}x{height} ({_megapixels(width * height)}): {limit}")
+    tile = _tiff_tile(data) if sniff_format(data) == "TIFF" else None
+    if tile is not None and tile[0] * tile[1] > max_pixels:
+        tiles = f"{tile[0]}x{tile[1]} ({_megapixels(tile[0] * tile[1])})"
+        raise ImageTooLargeError(f"{name} is stored in tiles of {tiles}, each decoded whole: {limit}")
+    scans = _jpeg_scans(data) if sniff_format(data) == "JPEG" else 0
+    if scans > MAX_JPEG_SCANS:
+        raise ImageError(
+            f"could not decode {name}: it holds {scans} scans, each a pass over every pixel;"
+            f" okgin reads JPEGs of up to {MAX_JPEG_SCANS}"
+        )
     return width, height
 
 
