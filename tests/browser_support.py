@@ -102,6 +102,19 @@ def chromium(extra_args: Sequence[str] = ()) -> Iterator[Any]:
             browser.close()
 
 
+@contextmanager
+def camera_table(tmp_path: Path, detector: Any) -> Iterator[tuple[str, Any]]:
+    """The app served with ``detector`` for its camera (a database in ``tmp_path``), and Chromium whose camera is
+    its fake one: (the base URL, the browser)."""
+    from web import create_app
+
+    with (
+        live_server(create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": detector})) as base,
+        chromium(FAKE_CAMERA) as browser,
+    ):
+        yield base, browser
+
+
 def phone_page(browser: Any, errors: list[str], accept_dialogs: bool = True) -> Any:
     """A page in its own browser context (another device: its own cookies and storage) at a phone's size; its
     page errors go to ``errors``; with ``accept_dialogs``, "Undo round N?" and the like are answered yes."""

@@ -10,11 +10,9 @@ from typing import Any
 import pytest
 from browser_support import (
     CHROMIUM,
-    FAKE_CAMERA,
     PHONE,
     ScaledDetector,
-    chromium,
-    live_server,
+    camera_table,
     no_sideways_scroll,
     small_tap_targets,
 )
@@ -320,6 +318,17 @@ def test_a_confirmed_round_says_where_it_went_and_can_be_undone_there(base: str,
     assert not errors, errors
 
 
+def edit_round_1_into_a_draw(page: Any) -> None:
+    """The mistake: round 1, Ann's 18, edited into a draw from the sheet."""
+    from playwright.sync_api import expect
+
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    page.click('button[aria-label="Edit round 1"]')
+    page.check("#round-draw")
+    page.click('#round-editor button[value="save"]')
+    expect(page.locator(TOTALS).first).to_have_text("0")
+
+
 def test_an_edit_made_by_mistake_is_undone_from_its_notice(base: str, browser: Any) -> None:
     """A round edited into a draw by mistake lost its cards: the stored round is a draw, and only typing the hands
     again brought it back. The notice of the change now puts back what the round held."""
@@ -327,11 +336,7 @@ def test_an_edit_made_by_mistake_is_undone_from_its_notice(base: str, browser: A
 
     errors: list[str] = []
     page = knocked_and_confirmed(phone(browser, errors), base)
-    expect(page.locator(TOTALS).first).to_have_text("18")
-    page.click('button[aria-label="Edit round 1"]')
-    page.check("#round-draw")
-    page.click('#round-editor button[value="save"]')
-    expect(page.locator(TOTALS).first).to_have_text("0")
+    edit_round_1_into_a_draw(page)
     expect(page.locator("#notice")).to_contain_text("Round 1 changed on the sheet.")
     page.click("#notice >> text=Undo the change")
     expect(page.locator(TOTALS).first).to_have_text("18")
@@ -353,11 +358,7 @@ def test_an_edit_or_an_undo_made_by_mistake_is_put_back_from_the_sheet_after_a_r
 
     errors: list[str] = []
     page = knocked_and_confirmed(phone(browser, errors), base)
-    expect(page.locator(TOTALS).first).to_have_text("18")
-    page.click('button[aria-label="Edit round 1"]')
-    page.check("#round-draw")
-    page.click('#round-editor button[value="save"]')
-    expect(page.locator(TOTALS).first).to_have_text("0")
+    edit_round_1_into_a_draw(page)
     page.reload()
     versions = page.locator('#sheet-body details[data-versions="1"]')
     expect(versions.locator("summary")).to_have_text("Earlier versions of round 1 (1)")
@@ -417,17 +418,13 @@ def test_a_finger_held_on_a_box_of_the_live_camera_opens_its_card(tmp_path: Path
 
     from scorer.cards import parse_cards
     from scorer.vision.types import CardDetection
-    from web import create_app
 
     cards = [
         CardDetection(card, (60 + 95 * i, 520, 145 + 95 * i, 640), 0.95)
         for i, card in enumerate(parse_cards(KNOCK["Ann"]))
     ]
     detector = ScaledDetector(cards)
-    with (
-        live_server(create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": detector})) as base,
-        chromium(FAKE_CAMERA) as browser,
-    ):
+    with camera_table(tmp_path, detector) as (base, browser):
         errors: list[str] = []
         page = phone(browser, errors)
         page.goto(new_match(page, base))

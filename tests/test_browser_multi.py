@@ -10,11 +10,9 @@ from typing import Any
 import pytest
 from browser_support import (
     CHROMIUM,
-    FAKE_CAMERA,
     KNOCK_HANDS,
     ScaledDetector,
-    chromium,
-    live_server,
+    camera_table,
     no_sideways_scroll,
     phone_page,
 )
@@ -123,7 +121,6 @@ def test_the_cameras_lay_down_note_names_the_player_not_a_seat(tmp_path: Path) -
     from scorer.cards import parse_cards
     from scorer.vision.layout import TableLayout
     from scorer.vision.types import CardDetection
-    from web import create_app
 
     width, height = 1280, 720
     ann, bob = parse_cards(KNOCK["Ann"]), parse_cards(KNOCK["Bob"])
@@ -135,10 +132,7 @@ def test_the_cameras_lay_down_note_names_the_player_not_a_seat(tmp_path: Path) -
     cx, cy = sum(xs) / len(xs) * width, sum(ys) / len(ys) * height
     cards.append(CardDetection(parse_cards("KS")[0], (cx - 42, cy - 60, cx + 43, cy + 60), 0.95))
     detector = ScaledDetector(cards, width, height)
-    with (
-        live_server(create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": detector})) as base,
-        chromium(FAKE_CAMERA) as browser,
-    ):
+    with camera_table(tmp_path, detector) as (base, browser):
         errors: list[str] = []
         page = phone(browser, errors)
         url, _ = new_match(page, base, ["Ann", "Bob"])
@@ -160,7 +154,6 @@ def test_the_cameras_conflicts_and_notes_name_players_and_show_cards_as_cards(tm
 
     from scorer.cards import parse_cards
     from scorer.vision.types import CardDetection
-    from web import create_app
 
     ann, bob = parse_cards(KNOCK["Ann"]), parse_cards(KNOCK["Bob"])
     cards = [CardDetection(card, (60 + 48 * i, 540, 145 + 48 * i, 660), 0.95) for i, card in enumerate(ann)]  # a fan
@@ -168,10 +161,7 @@ def test_the_cameras_conflicts_and_notes_name_players_and_show_cards_as_cards(tm
     cards.append(CardDetection(bob[-1], (1100, 290, 1185, 410), 0.95))  # Bob's 7D, reaching into Ann's half
     cards.append(CardDetection(parse_cards("KS")[0], (858, 300, 943, 420), 0.95))  # in the upcard zone
     detector = ScaledDetector(cards)
-    with (
-        live_server(create_app({"DATA_DIR": str(tmp_path / "data"), "DETECTOR": detector})) as base,
-        chromium(FAKE_CAMERA) as browser,
-    ):
+    with camera_table(tmp_path, detector) as (base, browser):
         errors: list[str] = []
         page = phone(browser, errors)
         url, _ = new_match(page, base, ["Ann", "Bob"])
