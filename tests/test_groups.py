@@ -80,6 +80,65 @@ def test_a_card_seen_whole_in_a_squeezed_picture_still_sizes_the_cards() -> None
     assert card_size([*row("5S 6S 7S", 0, 0)[:2], squeezed], frame=1280) == (40.0, 84.0)
 
 
+def seen(card: str, box: tuple[float, float, float, float], seat: int = 1) -> CardDetection:
+    """A card read at ``box``, given in the view of the player at ``seat``, turned into the picture."""
+    return CardDetection(C(card), turned_box(box, -SEAT_TURNS[seat]), 0.9)
+
+
+@pytest.mark.parametrize("seat", [1, 2, 3, 4])
+def test_a_card_showing_only_its_bottom_right_index_joins_the_row_it_ends(seat: int) -> None:
+    # 8S lies on top at the row's end, but a stray covers its top-left: only its bottom-right index is read.
+    # Grown from that index as from a top-left it lay past the row, alone; grown up and left it lies level with it.
+    covered = [seen(card, (2 + 15 * k, 2, 10 + 15 * k, 22), seat) for k, card in enumerate(["5S", "6S", "7S"])]
+    cards = [*covered, seen("8S", (95, 62, 103, 82), seat)]  # 8S spans 45-105 across, 0-84 down
+    assert texts(group_cards(cards, SEAT_TURNS[seat], CARD)) == ["5S 6S 7S 8S"]
+
+
+@pytest.mark.parametrize(
+    ("lone", "expected"),
+    [
+        # 2C lies alone left of the row, its top-left under a stray: grown from its bottom-right index as from a
+        # top-left it reached into the row out of level with it; grown up and left it touches nothing.
+        (seen("2C", (50, 62, 58, 82)), ["2C", "5S 6S 7S"]),
+        # KD lies alone right of the row, its top-left index read: grown up and left from it, it would touch the
+        # row out of level, so it stays a top-left index, alone.
+        (seen("KD", (185, 2, 193, 22)), ["5S 6S 7S", "KD"]),
+    ],
+)
+def test_a_lone_card_beside_a_row_stays_alone_whichever_corner_shows(lone: CardDetection, expected: list[str]) -> None:
+    assert texts(group_cards([*row("5S 6S 7S", 75, 0), lone], 0, CARD)) == expected
+
+
+@pytest.mark.parametrize(
+    ("stray", "expected"),
+    [
+        # A stray lying askew above both rows, seen at two corners: 110 x 20, wider than any laid card's indices.
+        ((40, -30, 150, -10), [{"5S", "6S", "7S"}, {"9H"}, {"KD", "QD", "JD"}]),
+        # Turned the other way, 20 x 160, over the first row's end only: taller than a card.
+        ((80, -40, 100, 120), [{"5S", "6S", "7S", "9H"}, {"KD", "QD", "JD"}]),
+    ],
+)
+def test_a_stray_lying_askew_across_two_rows_lies_where_its_box_is(
+    stray: tuple[float, float, float, float], expected: list[set[str]]
+) -> None:
+    # Grown a card down and right from its top-left like a lone index, it reached into both rows and joined them.
+    cards = [*row("5S 6S 7S", 0, 0), seen("9H", stray), *row("KD QD JD", 112, 0)]
+    assert [set(text.split()) for text in texts(group_cards(cards, 0, CARD))] == expected
+
+
+def test_without_a_card_seen_whole_the_cards_spacing_sizes_them() -> None:
+    # A deck with small indices (12 x 9 on 88 x 123 cards) whose every card shows one index: sized from the
+    # indices for the deck with the largest ones, a card was 23 pixels wide, less than a row's step of 22 plus
+    # the overlap asked for, and every row fell apart into single cards.
+    def indices(cards: str, x: float) -> list[CardDetection]:
+        return [
+            CardDetection(C(card), (x + 22 * k, 500, x + 22 * k + 12, 509), 0.9) for k, card in enumerate(cards.split())
+        ]
+
+    reading = FrameReading({1: (*indices("AS 2S 3S 4S", 400), *indices("KD QD JD", 566))}, width=1280, height=720)
+    assert texts(group_reading(reading)[1]) == ["AS 2S 3S 4S", "KD QD JD"]
+
+
 # --- what the groups say was laid
 
 TWO = {1: "knocker", 2: "opponent"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -529,7 +530,7 @@ def test_the_sheet_and_the_exports_show_the_knockers_melds_as_laid(client: Flask
     played = client.post(f"/api/matches/{match_id}/rounds", json=knock | {"knocker_melds": melds, "number": 1})
     assert played.status_code == 201 and played.json["match"]["totals"] == {"K": 5, "O": 0}
     sheet = client.get(f"/matches/{match_id}/sheet").get_data(as_text=True)
-    assert "· as laid" in sheet and "laid JS QS KS | 4C 4D 4H 4S" in sheet
+    assert "· as laid" in sheet and "laid J♠ Q♠ K♠ | 4♣ 4♦ 4♥ 4♠" in re.sub(r"<[^>]+>", "", sheet)  # cards as cards
     exported = json.loads(client.get(f"/matches/{match_id}/export.json").get_data(as_text=True))
     assert exported["rounds"][0]["input"]["knocker_melds"] == melds
     assert "knocker melds JS QS KS | 4C 4D 4H 4S" in client.get(f"/matches/{match_id}/export.csv").get_data(

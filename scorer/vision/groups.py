@@ -7,7 +7,10 @@ indices only: a covered card shows its top-left index, the top card of a group u
 both corners. So each card's footprint is rebuilt in its player's own view (his cards
 upright, ``SEAT_TURNS``): from the top-left of its index box, one card wide and one card
 tall, the card's size measured on the cards seen whole. Cards whose footprints overlap
-are one group (``group_reading``).
+are one group (``group_reading``). A card whose top-left is hidden (a stray lies on it)
+shows its bottom-right index alone: it is placed from that corner when only so it lies
+level with the cards it touches (``_placed``). A box wider or taller than a card is no
+laid card's corner but a stray lying askew: it lies where its box is (``ASKEW``).
 
 ``read_laydown`` then proposes what was laid, for the engine to score as laid: the
 knocker's groups that are melds are his melds as laid; a group holding no meld is his
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import statistics
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -65,6 +69,24 @@ SMALLEST_CARD_IN_FRAME = 0.03
 """A card seen whole is at least this share of the picture's longer side long: a picture of a card table
 spans no more than about 30 cards. A box smaller than that is a lone corner index, however card-shaped
 (an index's rank over suit can be as wide as a card's 0.6-0.8), so it never sets a card's size."""
+
+ASKEW = 1.3
+"""A box not seen whole but more than this many cards wide or tall is not grown into a card: a player's cards lie
+upright in his view, so the indices of one of them span at most a card (1.3 leaves room for the card size erring
+small). Such a box is a stray lying askew, seen at two corners (or a card shaped unlike the cards measured, in a
+picture squeezed hard): it lies where its box is. Grown a card down from its top-left, a stray lying across two
+groups' indices joined them."""
+
+LEVEL = 0.3
+"""Cards of one group lie level: their tops within this share of a card's height of a neighbour's (a row, or a
+fan with its slope over one step), or their left edges within this share of a card's width (a cascade), with
+room for the card size erring small. A card that touches its neighbours only out of level is misplaced."""
+
+LARGEST_STEP = 0.5
+"""Each card of a group covers most of the one before, so two cards of a group lie less than half a card apart:
+a card is at least twice as long as the closest two of its player's cards lie apart. This bounds the card size
+from below when no card is seen whole, where the indices alone size it for the deck with the largest indices
+(``SMALLEST_CARD_PER_INDEX``), up to 4 times too small for a deck with small ones."""
 
 SET_ASIDE = 1.5
 """A lone card is the set-aside discard when it lies this many times further from the other groups
@@ -116,14 +138,39 @@ def card_size(cards: Sequence[CardDetection], frame: float = 0.0) -> tuple[float
     """
     if not cards:
         return (0.0, 0.0)
-    sides = [sorted((box[2] - box[0], box[3] - box[1])) for box in (card.box for card in cards)]
-    longest = max(long for _, long in sides)
-    least = SMALLEST_CARD_IN_FRAME * frame
-    whole = [(short, long) for short, long in sides if long >= least and _looks_whole(short, long, longest)]
+    whole = _whole_sides(cards, frame)
     if whole:
         return float(statistics.median(s for s, _ in whole)), float(statistics.median(long for _, long in whole))
-    diagonal = SMALLEST_CARD_PER_INDEX * statistics.median(long for _, long in sides)
+    diagonal = SMALLEST_CARD_PER_INDEX * statistics.median(max(_sides(card.box)) for card in cards)
     return 0.58 * diagonal, 0.81 * diagonal
+
+
+def _sides(box: Box) -> tuple[float, float]:
+    return box[2] - box[0], box[3] - box[1]
+
+
+def _whole_sides(cards: Sequence[CardDetection], frame: float) -> list[tuple[float, float]]:
+    """The (short, long) sides of the boxes of the cards seen whole (``card_size``)."""
+    sides = [sorted(_sides(card.box)) for card in cards]
+    longest = max((long for _, long in sides), default=0.0)
+    least = SMALLEST_CARD_IN_FRAME * frame
+    return [(short, long) for short, long in sides if long >= least and _looks_whole(short, long, longest)]
+
+
+def spaced_card_size(cards: Sequence[CardDetection], turn: int, size: tuple[float, float]) -> tuple[float, float]:
+    """``size``, enlarged (its shape kept) to at least twice the least distance between two of these cards.
+
+    For a player's cards when no card is seen whole (``LARGEST_STEP``): measured from the
+    top-left of each box in his view, where each card of a group shows its index.
+
+    >>> row = [CardDetection(Card.parse(c), (22 * k, 0, 22 * k + 8, 12), 0.9) for k, c in enumerate(["2S", "3S", "4S"])]
+    >>> spaced_card_size(row, 0, (20.0, 30.0))  # the cards of a row lie 22 apart: a card is at least 44 wide
+    (44.0, 66.0)
+    """
+    corners = [turned_box(card.box, turn)[:2] for card in cards]
+    least = min((math.dist(a, b) for a, b in itertools.combinations(corners, 2)), default=0.0)
+    scale = max(1.0, least / LARGEST_STEP / max(size[0], 1e-9))
+    return size[0] * scale, size[1] * scale
 
 
 def _looks_whole(short: float, long: float, longest: float) -> bool:
@@ -137,10 +184,64 @@ def _seen_whole(box: Box, card_height: float) -> bool:
     return long >= SEEN_WHOLE * card_height and _looks_whole(short, long, card_height)
 
 
-def _grown(box: Box, size: tuple[float, float]) -> Box:
-    """An upright box grown from its top-left to a whole card: a covered card shows its top-left index."""
+def _grown(box: Box, size: tuple[float, float], corner: str = "top-left") -> Box:
+    """An upright box grown to a whole card from its top-left (a covered card shows that index) or bottom-right."""
     x1, y1, x2, y2 = box
+    if corner == "bottom-right":
+        return (min(x1, x2 - size[0]), min(y1, y2 - size[1]), x2, y2)
     return (x1, y1, max(x2, x1 + size[0]), max(y2, y1 + size[1]))
+
+
+def _askew(box: Box, size: tuple[float, float]) -> bool:
+    """Whether a box not seen whole spans more than a card: no laid card's corner (``ASKEW``)."""
+    return box[2] - box[0] > ASKEW * size[0] or box[3] - box[1] > ASKEW * size[1]
+
+
+def _a_corner(box: Box, size: tuple[float, float]) -> bool:
+    """Whether a box is one corner index: short of a card both ways (a covered card's edge strip is a card long)."""
+    return box[2] - box[0] < SEEN_WHOLE * size[0] and box[3] - box[1] < SEEN_WHOLE * size[1]
+
+
+def _overlap(a: Box, b: Box, least: float) -> bool:
+    across, down = overlap_extent(a, b)
+    return across >= least and down >= least
+
+
+def _touching(footprint: Box, others: Sequence[Box], size: tuple[float, float]) -> tuple[bool, bool]:
+    """(whether a footprint overlaps any of the others, whether it lies level with one it overlaps: ``LEVEL``)."""
+    overlapped = [other for other in others if _overlap(footprint, other, OVERLAP_SHARE * size[0])]
+    level = any(
+        abs(footprint[1] - other[1]) <= LEVEL * size[1] or abs(footprint[0] - other[0]) <= LEVEL * size[0]
+        for other in overlapped
+    )
+    return bool(overlapped), level
+
+
+def _placed(upright: Sequence[Box], size: tuple[float, float]) -> list[Box]:
+    """Each card's footprint, upright: its box if seen whole or askew, else grown to a card from a corner.
+
+    A lone corner index is taken for a top-left one (grown right and down) unless, so
+    placed, the card lies level with none of the cards it touches (``LEVEL``). It is then
+    taken for a bottom-right one (grown left and up: its top-left is hidden, a stray lies on
+    it) if so it lies level with one, or if so it touches none where as a top-left it
+    touched some out of level (a card lying alone beside a group).
+    """
+    whole = [_seen_whole(box, size[1]) for box in upright]
+    askew = [not seen and _askew(box, size) for box, seen in zip(upright, whole, strict=True)]
+    first = [box if seen or skew else _grown(box, size) for box, seen, skew in zip(upright, whole, askew, strict=True)]
+    placed = list(first)
+    for i, box in enumerate(upright):
+        if whole[i] or askew[i] or not _a_corner(box, size):
+            continue
+        laid = [footprint for j, footprint in enumerate(first) if j != i and not askew[j]]
+        touches, level = _touching(first[i], laid, size)
+        if level:
+            continue
+        turned = _grown(box, size, "bottom-right")
+        touches_turned, level_turned = _touching(turned, laid, size)
+        if level_turned or (touches and not touches_turned):
+            placed[i] = turned
+    return placed
 
 
 def group_cards(cards: Sequence[CardDetection], turn: int, size: tuple[float, float]) -> tuple[LaidGroup, ...]:
@@ -148,7 +249,8 @@ def group_cards(cards: Sequence[CardDetection], turn: int, size: tuple[float, fl
 
     ``turn`` is how his cards are turned in the picture (``SEAT_TURNS``), ``size`` a card's
     upright (width, height) (``card_size``). A card seen whole lies where its box is; any
-    other is grown from the top-left of its box (its visible index) to a card's size.
+    other is grown from the top-left of its box (its visible index) to a card's size, or
+    from its bottom-right where only that lies level with its neighbours (``_placed``).
     Groups come in the player's left-to-right order.
 
     >>> row = [CardDetection(Card.parse(c), (x, 0, x + 10, 20), 0.9) for c, x in (("5S", 0), ("6S", 15), ("7S", 30))]
@@ -158,7 +260,7 @@ def group_cards(cards: Sequence[CardDetection], turn: int, size: tuple[float, fl
     """
     width, height = size
     upright = [turned_box(card.box, turn) for card in cards]
-    footprints = [box if _seen_whole(box, height) else _grown(box, size) for box in upright]
+    footprints = _placed(upright, size)
     group_of = list(range(len(cards)))
 
     def root(index: int) -> int:
@@ -167,10 +269,8 @@ def group_cards(cards: Sequence[CardDetection], turn: int, size: tuple[float, fl
             index = group_of[index]
         return index
 
-    least = OVERLAP_SHARE * width
     for i, j in itertools.combinations(range(len(cards)), 2):
-        across, down = overlap_extent(footprints[i], footprints[j])
-        if across >= least and down >= least:
+        if _overlap(footprints[i], footprints[j], OVERLAP_SHARE * width):
             group_of[root(i)] = root(j)
     members: dict[int, list[int]] = {}
     for index in range(len(cards)):
@@ -186,10 +286,21 @@ def group_cards(cards: Sequence[CardDetection], turn: int, size: tuple[float, fl
 
 
 def group_reading(reading: FrameReading) -> dict[int, tuple[LaidGroup, ...]]:
-    """Each seat's cards in laid groups, the card size measured over the whole picture."""
+    """Each seat's cards in laid groups, the card size measured over the whole picture.
+
+    Where no card is seen whole the size comes from the indices, and each seat's is at
+    least what its cards' spacing implies (``spaced_card_size``).
+    """
     every = [card for cards in reading.by_player.values() for card in cards]
-    size = card_size([*every, *reading.upcard, *reading.unassigned], max(reading.width, reading.height))
-    return {seat: group_cards(cards, SEAT_TURNS.get(seat, 0), size) for seat, cards in reading.by_player.items()}
+    shown = [*every, *reading.upcard, *reading.unassigned]
+    frame = max(reading.width, reading.height)
+    size = card_size(shown, frame)
+    measured = bool(_whole_sides(shown, frame))
+    groups = {}
+    for seat, cards in reading.by_player.items():
+        turn = SEAT_TURNS.get(seat, 0)
+        groups[seat] = group_cards(cards, turn, size if measured else spaced_card_size(cards, turn, size))
+    return groups
 
 
 def groups_json(groups: Mapping[int, Sequence[LaidGroup]]) -> dict[str, list[dict[str, Any]]]:
