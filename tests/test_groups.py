@@ -213,6 +213,14 @@ def test_with_three_players_the_short_seats_lay_off_in_turn() -> None:
     }
 
 
+def test_cards_missing_from_a_hand_that_no_meld_ends_in_are_not_read_as_layoffs() -> None:
+    knocker = [*row("5C 6C 7C", 0, 0), *row("QD QH QS", 120, 0), *row("2C", 240, 0), *row("9H", 360, 0)]
+    table = laid({1: knocker, 2: row("2H 5D 9S 10H JD KC", 0, 0, 2)}, 1, 7)
+    assert table.laydown.layoffs == () and table.notes == (
+        "seat 2 shows 1 too few, but none of the melds seat 1 laid ends in cards to lay off: layoffs not read",
+    )
+
+
 def test_counts_that_fit_no_lay_down_are_not_read() -> None:
     table = laid({1: row("5C 6C 7C 8C 9C 10C", 0, 0), 2: row("2H 3H 4D", 0, 0, 2)}, 1, 3)
     assert table.laydown.given is False and "not 3 each" in table.notes[0]

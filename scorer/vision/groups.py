@@ -438,8 +438,9 @@ def read_laydown(
     laid_off = sum(short.values())
     extra = len(cards[knocker]) - laid_off - hand_size
     if extra not in (0, 1):
-        shown = ", ".join(f"seat {seat} {len(found)}" for seat, found in cards.items())
-        note = f"the seats show {shown} cards: not {hand_size} each (the knocker one more), so the lay-down is not read"
+        (seat, found), *others = cards.items()
+        shown = f"seat {seat} shows {len(found)} cards" + "".join(f", seat {s} {len(f)}" for s, f in others)
+        note = f"{shown}: not {hand_size} each (the knocker one more), so the lay-down is not read"
         return LaidTable(own, LayDown(), _frozen(groups), (note,))
     notes: list[str] = []
     knocker_groups = [group.cards for group in groups.get(knocker, ())]
@@ -517,11 +518,8 @@ def _assign_layoffs(
         if len(legal) > 1:
             break
     if not legal:
-        missing = ", ".join(f"seat {seat} {count}" for seat, count in short.items())
-        notes.append(
-            f"cards are missing from seats ({missing}) but lie at the end of no meld of seat {knocker}:"
-            " layoffs not read"
-        )
+        missing = " and ".join(f"seat {seat} shows {count} too few" for seat, count in short.items())
+        notes.append(f"{missing}, but none of the melds seat {knocker} laid ends in cards to lay off: layoffs not read")
         return None
     if len(legal) > 1 and legal[1][0] == legal[0][0]:
         chosen, other = (format_layoffs_by_player(_named(way[2])) for way in legal[:2])
