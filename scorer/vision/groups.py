@@ -438,8 +438,8 @@ def read_laydown(
     laid_off = sum(short.values())
     extra = len(cards[knocker]) - laid_off - hand_size
     if extra not in (0, 1):
-        (seat, found), *others = cards.items()
-        shown = f"seat {seat} shows {len(found)} cards" + "".join(f", seat {s} {len(f)}" for s, f in others)
+        (first, first_cards), *others = cards.items()
+        shown = f"seat {first} shows {len(first_cards)} cards" + "".join(f", seat {s} {len(c)}" for s, c in others)
         note = f"{shown}: not {hand_size} each (the knocker one more), so the lay-down is not read"
         return LaidTable(own, LayDown(), _frozen(groups), (note,))
     notes: list[str] = []
