@@ -24,11 +24,10 @@ import os
 import re
 import socket
 import ssl
-import struct
 import subprocess
+import sys
 import tempfile
 import time
-import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -37,6 +36,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 from bench_web import HOST, free_port, okgin_command, start_server
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import image_bombs
+from image_bombs import jpeg_hiding_its_frame, progressive_jpeg, tiff_in_one_tile
 
 from web import create_app
 from web.request_json import json_routes
@@ -131,18 +135,8 @@ def closed_by_server(sock: socket.socket, within: float) -> bool:
 
 @functools.cache
 def png_claiming(width: int, height: int) -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    # real compressed rows of zeros, up to ~400 KB of them: what a decompression bomb looks like
-    compressor, rows, left = zlib.compressobj(9), b"", (width * 3 + 1) * height
-    zeros = b"\0" * 2**20
-    while left > 0 and len(rows) < 400_000:
-        rows += compressor.compress(zeros[: min(left, len(zeros))])
-        left -= len(zeros)
-    rows += compressor.flush()
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", rows) + chunk(b"IEND", b"")
+    """A PNG bomb carrying real compressed rows of zeros, up to ~400 KB of them (``tests/image_bombs.py``)."""
+    return image_bombs.png_claiming(width, height, body_bytes=400_000)
 
 
 def lan_address() -> str | None:
@@ -299,10 +293,57 @@ def decompression_bombs(plain: Client, pid: int) -> None:
     )
 
 
+def bombs_past_the_header_check(plain: Client, pid: int) -> None:
+    """The bombs a LAN probe found past the header check (commit 2646343), each thrown at both image routes."""
+    bombs = [
+        ("a JPEG whose 16000x16000 frame hides behind stray bytes", jpeg_hiding_its_frame(16000, 16000), 413),
+        ("a 2x2 TIFF in one 11008x11008 tile", tiff_in_one_tile(11008), 413),
+        ("a 6000x6000 progressive JPEG of 2000 scans", progressive_jpeg(2000), 400),
+    ]
+    for label, bomb, expected in bombs:
+        kind = "image/tiff" if bomb.startswith(b"II") else "image/jpeg"
+        before = peak_rss_mib(pid)
+        for route in ("/api/detect", "/live/frame"):
+            status, _, payload, elapsed = plain.request("POST", route, bomb, {"Content-Type": kind}, timeout=120)
+            error = json.loads(payload).get("error", "") if payload.startswith(b"{") else payload[:60].decode()
+            report(
+                f"{label} ({len(bomb):,} bytes) to {route}",
+                f"{status} in {elapsed * 1000:.0f} ms: {error[:70]}",
+                status == expected and elapsed < 1,
+            )
+        after = peak_rss_mib(pid)
+        report(f"{label}: the server's peak memory", f"{before:.0f} -> {after:.0f} MiB", after - before < 50)
+
+
+def decoding_flood(plain: Client, uploads: int) -> None:
+    """Many 40 MP pictures at once: two decode, a few wait, the rest are told at once the server is busy; the
+    score sheet's clients are served meanwhile (without a model every decoded upload ends in a 503 too)."""
+    ok, encoded = cv2.imencode(".jpg", np.full((5400, 7400, 3), (40, 90, 30), np.uint8))
+    assert ok
+    picture = encoded.tobytes()
+    with ThreadPoolExecutor(uploads) as pool:
+        sent = [
+            pool.submit(plain.request, "POST", "/api/detect", picture, {"Content-Type": "image/jpeg"}, 60)
+            for _ in range(uploads)
+        ]
+        other = []
+        while not all(future.done() for future in sent):
+            other.append(plain.request("GET", "/api/matches")[3])
+        answers = [future.result() for future in sent]
+    busy = [a for a in answers if a[0] == 503 and b"busy decoding" in a[2]]
+    decoded = [a for a in answers if a[0] == 503 and b"card recognition is unavailable" in a[2]]
+    report(
+        f"{uploads} uploads of a {len(picture) // 1024} KB 40 MP JPEG at once",
+        f"{len(decoded)} decoded (then 503 no model), {len(busy)} 503 busy in at most "
+        f"{max((a[3] for a in busy), default=0) * 1000:.0f} ms; another client at most {max(other) * 1000:.0f} ms",
+        len(busy) + len(decoded) == uploads and len(busy) > 0 and max(other) < 2,
+    )
+
+
 def bad_input(plain: Client, routes: list[tuple[str, str]]) -> None:
     deep = b"[" * 1000 + b"]" * 1000
     statuses = [plain.request(m, p, deep, {"Content-Type": "application/json"})[0] for m, p in routes]
-    report("JSON nested 1000 deep on every JSON route", f"statuses {statuses}", set(statuses) == {400})
+    report(f"JSON nested 1000 deep on all {len(routes)} JSON routes", f"statuses {statuses}", set(statuses) == {400})
     for route in ("/api/detect", "/live/frame"):
         for players in ("%C2%B2", "9" * 5000):
             status, _, _, elapsed = plain.request(
@@ -451,6 +492,7 @@ def main() -> int:
     parser.add_argument("--idle", type=int, default=300, help="idle connections to open (the limit is 250)")
     parser.add_argument("--viewers", type=int, default=8, help="camera viewers to open (the limit is 4)")
     parser.add_argument("--silent", type=int, default=5, help="silent TCP connections to the HTTPS server")
+    parser.add_argument("--uploads", type=int, default=12, help="40 MP pictures posted at once (6 decode or wait)")
     options = parser.parse_args()
     video_seconds = 12.0
     with tempfile.TemporaryDirectory(prefix="okgin-abuse-") as folder:
@@ -474,6 +516,8 @@ def main() -> int:
             silent_tls_clients(https, options.silent)
             idle_connections(plain, options.idle)
             decompression_bombs(plain, servers["plain"].pid)
+            bombs_past_the_header_check(plain, servers["plain"].pid)
+            decoding_flood(plain, options.uploads)
             bad_input(plain, json_routes(create_app({"DATA_DIR": str(workdir / "routes")})))
             probed_in_session_40(plain)
             rebinding(plain)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import FakeDetector, detection
-from test_images import png_claiming
+from image_bombs import png_claiming
 
 from scorer.cli import USAGE_ERROR, main
 from scorer.errors import OkginError

@@ -4,10 +4,9 @@ refused without spending the memory, and only a few decode at once."""
 from __future__ import annotations
 
 import re
-import struct
 import threading
 import time
-import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import cv2
@@ -15,78 +14,23 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from image_bombs import jpeg_hiding_its_frame, png_claiming, progressive_jpeg, tiff_in_one_tile
 
 from scorer.vision import images
-from scorer.vision.images import ImageError, ImageTooLargeError, decode_image, image_size, load_image
-
-
-def png_claiming(width: int, height: int) -> bytes:
-    """A valid PNG header for a ``width`` x ``height`` RGB picture, with almost no pixel data behind it."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 64)) + chunk(b"IEND", b"")
-    )
+from scorer.vision.images import (
+    DecodersBusyError,
+    ImageError,
+    ImageTooLargeError,
+    decode_image,
+    image_size,
+    load_image,
+)
 
 
 def encoded(width: int, height: int, extension: str) -> bytes:
     ok, data = cv2.imencode(extension, np.full((height, width, 3), 90, np.uint8))
     assert ok
     return data.tobytes()
-
-
-def jpeg_segments(data: bytes) -> list[bytes]:
-    """The segments of a JPEG after its start marker, up to and including the first scan (with its data)."""
-    segments, offset = [], 2
-    while data[offset + 1] != 0xDA:
-        length = int.from_bytes(data[offset + 2 : offset + 4], "big")
-        segments.append(data[offset : offset + 2 + length])
-        offset += 2 + length
-    return [*segments, data[offset:]]
-
-
-def jpeg_hiding_its_frame(width: int, height: int) -> bytes:
-    """An 8x8 JPEG whose frame header libjpeg reads says ``width`` x ``height``: it follows 0xFF 0x00, which libjpeg
-    skips as stray bytes, and whose next two bytes a reader taking it for a segment reads as a length that jumps to
-    the 8x8 frame header inside an APP1 segment (which libjpeg skips)."""
-    segments = jpeg_segments(encoded(8, 8, ".jpg"))
-    small = next(segment for segment in segments if segment[1] == 0xC0)
-    large = small[:5] + struct.pack(">HH", height, width) + small[9:]
-    app1 = b"\xff\xe1" + (len(small) + 8).to_bytes(2, "big") + b"Exif\0\0"
-    hidden = large + app1
-    rest = b"".join(segment for segment in segments if segment[1] != 0xC0)
-    return b"\xff\xd8\xff\x00" + (len(hidden) + 2).to_bytes(2, "big") + hidden + small + rest
-
-
-def progressive_jpeg(scans: int, side: int = 6000) -> bytes:
-    """A grey ``side`` x ``side`` progressive JPEG of ``scans`` scans holding (almost) no data: a few bytes each
-    (for its header only: the Huffman tables of the AC scans are left out)."""
-    grey = np.random.default_rng(0).integers(0, 255, (64, 64), np.uint8)
-    ok, data = cv2.imencode(".jpg", grey, [cv2.IMWRITE_JPEG_PROGRESSIVE, 1])
-    assert ok
-    segments = jpeg_segments(data.tobytes())
-    frame = next(segment for segment in segments if segment[1] == 0xC2)
-    frame = frame[:5] + struct.pack(">HH", side, side) + frame[9:]
-    tables = b"".join(segment for segment in segments if segment[1] in (0xDB, 0xC4))
-    component = frame[10]
-    dc = b"\xff\xda\x00\x08\x01" + bytes([component, 0x00, 0, 0, 0x00]) + b"\x00"
-    ac = b"\xff\xda\x00\x08\x01" + bytes([component, 0x00, 1, 63, 0x00]) + b"\x00"
-    return b"\xff\xd8" + tables + frame + dc + ac * (scans - 1) + b"\xff\xd9"
-
-
-def tiff_in_one_tile(tile: int) -> bytes:
-    """A 2x2 grey TIFF stored in one ``tile`` x ``tile`` tile, uncompressed and cut short (only the header matters)."""
-    entries = [(256, 4, 2), (257, 4, 2), (258, 3, 8), (259, 3, 1), (262, 3, 1), (277, 3, 1)]
-    entries += [(322, 4, tile), (323, 4, tile), (324, 4, 200), (325, 4, tile * tile)]
-    directory = struct.pack("<H", len(entries)) + b"".join(
-        struct.pack("<HHI", tag, kind, 1)
-        + struct.pack("<I" if kind == 4 else "<HH", value, *([0] if kind == 3 else []))
-        for tag, kind, value in entries
-    )
-    return b"II*\x00" + struct.pack("<I", 8) + directory + b"\0" * 64
 
 
 @pytest.mark.parametrize(
@@ -254,3 +198,59 @@ def test_no_more_than_two_pictures_decode_at_once(monkeypatch: pytest.MonkeyPatc
     for thread in threads:
         thread.join()
     assert most == images.MAX_CONCURRENT_DECODES == 2
+
+
+@pytest.fixture
+def decoders_busy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Both decoding slots held (by two uploads that take their time), a short wait for one."""
+    slots = threading.BoundedSemaphore(images.MAX_CONCURRENT_DECODES)
+    places = threading.BoundedSemaphore(images.MAX_CONCURRENT_DECODES + images.MAX_DECODES_WAITING)
+    monkeypatch.setattr(images, "_decode_slots", slots)
+    monkeypatch.setattr(images, "_decode_places", places)
+    monkeypatch.setattr(images, "DECODE_WAIT_SECONDS", 0.2)
+    for _ in range(images.MAX_CONCURRENT_DECODES):
+        places.acquire()
+        slots.acquire()
+    yield
+    for _ in range(images.MAX_CONCURRENT_DECODES):
+        slots.release()
+        places.release()
+
+
+def test_a_picture_waits_for_a_decoding_slot_only_so_long(decoders_busy: None) -> None:
+    outcome: list[BaseException] = []
+
+    def upload() -> None:
+        try:
+            decode_image(encoded(32, 32, ".png"), "upload")
+        except ImageError as error:
+            outcome.append(error)
+
+    waiting = threading.Thread(target=upload, daemon=True)  # it once waited for ever, holding a server thread
+    waiting.start()
+    waiting.join(5)
+    assert not waiting.is_alive()
+    assert [type(error) for error in outcome] == [DecodersBusyError]
+    assert (
+        str(outcome[0]) == "could not decode upload: the server is busy decoding other pictures; try again in a moment"
+    )
+
+
+def test_pictures_beyond_those_waiting_for_a_slot_are_refused_at_once(
+    decoders_busy: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(images, "DECODE_WAIT_SECONDS", 5.0)
+    data = encoded(32, 32, ".png")
+    waiting = [threading.Thread(target=decode_image, args=(data,)) for _ in range(images.MAX_DECODES_WAITING)]
+    for thread in waiting:
+        thread.start()
+    time.sleep(0.2)  # each now waits for a slot
+    started = time.perf_counter()
+    with pytest.raises(DecodersBusyError, match="busy decoding other pictures"):
+        decode_image(data)
+    assert time.perf_counter() - started < 2  # not the 5 s the waiting ones may wait
+    images._decode_slots.release()  # one upload finishes: the waiting ones decode in turn
+    for thread in waiting:
+        thread.join(5)
+    images._decode_slots.acquire()
+    assert not any(thread.is_alive() for thread in waiting)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 
 import pytest
 import web_fixtures
 from flask import Flask
 from flask.testing import FlaskClient
-from test_images import jpeg_hiding_its_frame, png_claiming, progressive_jpeg, tiff_in_one_tile
+from image_bombs import jpeg_hiding_its_frame, png_claiming, progressive_jpeg, tiff_in_one_tile
 from web_fixtures import JSON_ROUTES, ROUND, FakeDetector, jpeg, new_match
 
 from scorer.errors import OkginError
@@ -81,6 +82,26 @@ def test_bombs_that_once_passed_the_header_check_are_refused_before_decoding(
     # the 2026-12-05 LAN probe: 644 bytes of JPEG took the server to 1.6 GB, 0.9 MB of TIFF to 1 GB, 22 KB of JPEG 11 s
     answer = client.post(route, data=bomb, content_type="image/tiff" if bomb.startswith(b"II") else "image/jpeg")
     assert answer.status_code == status and error in answer.json["error"]
+    assert detector.calls == 0
+
+
+@pytest.mark.parametrize("route", ["/api/detect", "/live/frame"])
+def test_an_upload_waiting_too_long_for_a_decoder_is_503_busy(
+    client: FlaskClient, detector: FakeDetector, monkeypatch: pytest.MonkeyPatch, route: str
+) -> None:
+    from scorer.vision import images
+
+    monkeypatch.setattr(images, "_decode_slots", threading.Semaphore(0))  # every slot taken, by uploads that linger
+    monkeypatch.setattr(images, "DECODE_WAIT_SECONDS", 0.1)
+    answer: list = []
+    waiting = threading.Thread(
+        target=lambda: answer.append(client.post(route, data=jpeg(), content_type="image/jpeg")), daemon=True
+    )
+    waiting.start()
+    waiting.join(5)  # it once waited for a slot for ever, holding one of the server's threads
+    assert [(a.status_code, a.json["error"]) for a in answer] == [
+        (503, "could not decode image: the server is busy decoding other pictures; try again in a moment")
+    ]
     assert detector.calls == 0
 
 

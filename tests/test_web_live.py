@@ -285,3 +285,60 @@ def test_a_live_frame_that_is_not_an_image_is_400(client: FlaskClient) -> None:
     answer = client.post("/live/frame", data=b"GIF89a broken", content_type="image/jpeg")
     assert answer.status_code == 400 and "decode" in answer.json["error"]
     assert client.post("/live/frame?players=1", data=jpeg(), content_type="image/jpeg").status_code == 400
+
+
+def post_frame(client: FlaskClient) -> dict:
+    answer = client.post("/live/frame?players=2", data=jpeg(), content_type="image/jpeg")
+    assert answer.status_code == 200, answer.json
+    reading: dict = answer.json
+    return reading
+
+
+def seen_by_ann(reading: dict) -> int:
+    return len(reading["zones"]["1"])
+
+
+def test_a_table_posting_fast_pushes_out_only_its_own_frames(app: Flask) -> None:
+    from web.detection import FRAME_CACHE_SIZE
+
+    ours, flooding = app.test_client(), app.test_client()
+    kept = [post_frame(ours)["frame_id"] for _ in range(3)]  # a fourth agreeing frame shows Ann's cards
+    theirs = [post_frame(flooding)["frame_id"] for _ in range(FRAME_CACHE_SIZE + 16)]
+    assert all(ours.get(f"/live/frames/{frame_id}.jpg").status_code == 200 for frame_id in kept)
+    assert ours.post("/correct/examples", json=corrected_cards(kept[0])).status_code == 201
+    assert flooding.get(f"/live/frames/{theirs[0]}.jpg").status_code == 404  # its own oldest went
+    assert flooding.get(f"/live/frames/{theirs[-1]}.jpg").status_code == 200
+    assert seen_by_ann(post_frame(ours)) == 10  # our camera's reading went on from where it was, not reset
+
+
+def test_new_tables_never_push_out_tables_that_are_posting(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    from web import detection
+
+    ours = app.test_client()
+    kept = [post_frame(ours)["frame_id"] for _ in range(3)]
+    no_cookies = app.test_client(use_cookies=False)  # a new table each time
+    for _ in range(40):
+        post_frame(no_cookies)  # they take each other's places, never ours
+    assert all(ours.get(f"/live/frames/{frame_id}.jpg").status_code == 200 for frame_id in kept)
+    assert seen_by_ann(post_frame(ours)) == 10
+    for _ in range(detection.TABLES_KEPT - 1):  # every other place taken by a table that is posting
+        other = app.test_client()
+        post_frame(other)
+        post_frame(other)
+    refused = no_cookies.post("/live/frame?players=2", data=jpeg(), content_type="image/jpeg")
+    assert refused.status_code == 503
+    assert refused.json["error"].startswith("the server follows the cameras of 8 tables at once, and all are in use")
+    assert ours.get(f"/live/frames/{kept[0]}.jpg").status_code == 200
+    monkeypatch.setattr(detection, "TABLE_IDLE_SECONDS", 0.0)  # now every table has been quiet too long
+    post_frame(no_cookies)  # takes the place of the table that posted least recently: ours
+    assert ours.get(f"/live/frames/{kept[0]}.jpg").status_code == 404
+
+
+def test_frames_kept_for_a_table_are_bounded_in_bytes(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    from web import detection
+
+    frame = jpeg()
+    monkeypatch.setattr(detection, "FRAME_CACHE_BYTES", 3 * len(frame))
+    ours = app.test_client()
+    sent = [post_frame(ours)["frame_id"] for _ in range(5)]
+    assert [ours.get(f"/live/frames/{frame_id}.jpg").status_code for frame_id in sent] == [404, 404, 200, 200, 200]

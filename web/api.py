@@ -50,13 +50,15 @@ def uploaded_image() -> bytes:
 
 
 def decode(data: bytes) -> Any:
-    """Decode an uploaded image, answering 400 for anything that is not one."""
-    from scorer.vision.images import ImageError, ImageTooLargeError, decode_image
+    """Decode an uploaded image, answering 400 for anything that is not one (413 too large, 503 decoders busy)."""
+    from scorer.vision.images import DecodersBusyError, ImageError, ImageTooLargeError, decode_image
 
     try:
         return decode_image(data)
     except ImageTooLargeError as error:
         raise ApiError(413, str(error)) from error
+    except DecodersBusyError as error:
+        raise ApiError(503, str(error)) from error
     except ImageError as error:
         raise ApiError(400, str(error)) from error
 

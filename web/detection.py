@@ -3,8 +3,13 @@
 The model is loaded on the first detection request (unless a test passes ``DETECTOR``), so the server
 starts in a second and ``okgin serve`` without weights still serves the score sheet and typed hands.
 Inference is serialised (the backends already use every core); requests beyond ``DETECT_QUEUE`` waiting
-ones are refused instead of piling up. The service raises what went wrong (``ModelError``, ``DetectorBusy``);
-``init_app`` maps both to 503 answers at the edge.
+ones are refused instead of piling up. The service raises what went wrong (``ModelError``, ``DetectorBusy``,
+``TablesFull``); ``init_app`` maps them to 503 answers at the edge.
+
+Each table (browser session) has its own camera state: its pipelines and its most recent frames, bounded per
+table, so a table posting fast pushes out only its own frames. At most ``TABLES_KEPT`` tables are followed; a new
+table takes the place of one that has gone quiet (or never came back after its first frame), never of one that is
+posting, and is refused (503) when there is none.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from __future__ import annotations
 import collections
 import secrets
 import threading
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -24,11 +30,33 @@ from scorer.vision.types import CardDetection, Detector, FrameReading
 from web.errors import error_response
 
 FRAME_CACHE_SIZE = 24
+"""The most recent frames kept per table (and for the server camera), for corrections."""
+FRAME_CACHE_BYTES = 24 * 1024 * 1024
+"""The most bytes of frames kept per table; its newest frame is always kept (an upload is at most 10 MB)."""
+TABLES_KEPT = 8
+"""Tables whose camera state (pipelines, recent frames) the server keeps at once."""
+TABLE_IDLE_SECONDS = 120.0
+"""A table that has posted no frame for this long may give its place to a new table (its frames go with it)."""
 QUEUE_WAIT_SECONDS = 20.0
 
 
 class DetectorBusy(RuntimeError):
     """More frames wait for the detector than the queue holds, or one waited too long."""
+
+
+class TablesFull(RuntimeError):
+    """A new table's frame, while ``TABLES_KEPT`` tables are all posting: none of them is pushed out for it."""
+
+
+@dataclass
+class _Table:
+    """One table's camera state: its pipelines by player count and the ids of its recent frames (oldest first)."""
+
+    last_seen: float
+    frames_posted: int = 0
+    pipelines: dict[int, Any] = field(default_factory=dict)
+    frames: collections.OrderedDict[str, int] = field(default_factory=collections.OrderedDict)
+    frame_bytes: int = 0
 
 
 def unavailable(error: ModelError) -> str:
@@ -63,7 +91,7 @@ class CachedFrame:
 
 
 class DetectorService:
-    """Owns the detector, the per-table pipelines and the recent-frame cache for one app."""
+    """Owns the detector, and each table's pipelines and recent frames, for one app."""
 
     def __init__(self, detector: Detector | None, model_dir: str | None, queue_limit: int, wait_seconds: float) -> None:
         self._detector = detector
@@ -72,11 +100,11 @@ class DetectorService:
         self._build_lock = threading.Lock()
         self._inference_lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(queue_limit + 1)
-        self._frames: collections.OrderedDict[str, CachedFrame] = collections.OrderedDict()
+        self._tables: collections.OrderedDict[str, _Table] = collections.OrderedDict()  # least recently posting first
+        self._server_frames = _Table(last_seen=0.0)  # the server camera's (and frames kept for no table)
+        self._frames: dict[str, CachedFrame] = {}
         self._stems: dict[str, str] = {}
-        self._frames_lock = threading.Lock()
-        self._pipelines: collections.OrderedDict[tuple[str, int], Any] = collections.OrderedDict()
-        self._pipelines_lock = threading.Lock()
+        self._tables_lock = threading.Lock()
 
     def detector(self) -> Detector:
         """The detector, loading the model on first use.
@@ -113,42 +141,88 @@ class DetectorService:
             self._slots.release()
 
     def pipeline(self, table: str, players: int) -> Any:
-        """The stabilising pipeline of one table (browser session) and player count; a few are kept."""
-        key = (table, players)
-        with self._pipelines_lock:
-            if key in self._pipelines:
-                self._pipelines.move_to_end(key)
-                return self._pipelines[key]
-        from scorer.vision.pipeline import TablePipeline
-        from scorer.vision.stabilise import Stabiliser
+        """The stabilising pipeline of one table (browser session) and player count, for its next frame.
 
-        pipeline = TablePipeline(_GatedDetector(self), table_layout(players), Stabiliser())
-        with self._pipelines_lock:
-            self._pipelines[key] = pipeline
-            while len(self._pipelines) > 8:
-                self._pipelines.popitem(last=False)
+        :raises TablesFull: for a new table while ``TABLES_KEPT`` others are all posting.
+        """
+        with self._tables_lock:
+            state = self._admit(table)
+            state.frames_posted += 1
+            pipeline = state.pipelines.get(players)
+        if pipeline is None:
+            from scorer.vision.pipeline import TablePipeline
+            from scorer.vision.stabilise import Stabiliser
+
+            built = TablePipeline(_GatedDetector(self), table_layout(players), Stabiliser())
+            with self._tables_lock:
+                pipeline = state.pipelines.setdefault(players, built)
         return pipeline
 
-    def remember_frame(self, encoded: bytes, width: int, height: int) -> str:
-        """Keep a frame for a later correction; return its server-generated id."""
+    def _admit(self, table: str) -> _Table:
+        """The table's state, made now for a new table in the place of one that went quiet or never came back."""
+        now = time.monotonic()
+        state = self._tables.get(table)
+        if state is None:
+            if len(self._tables) >= TABLES_KEPT:
+                leaving = next(
+                    (
+                        key
+                        for key, other in self._tables.items()  # least recently posting first
+                        if other.frames_posted <= 1 or now - other.last_seen > TABLE_IDLE_SECONDS
+                    ),
+                    None,
+                )
+                if leaving is None:
+                    raise TablesFull(
+                        f"the server follows the cameras of {TABLES_KEPT} tables at once, and all are in use;"
+                        " try again in a minute or two, or type the cards"
+                    )
+                self._forget_table(leaving)
+            state = self._tables[table] = _Table(last_seen=now)
+        state.last_seen = now
+        self._tables.move_to_end(table)
+        return state
+
+    def _forget_table(self, table: str) -> None:
+        for frame_id in self._tables.pop(table).frames:
+            self._frames.pop(frame_id, None)
+            self._stems.pop(frame_id, None)
+
+    def remember_frame(self, encoded: bytes, width: int, height: int, table: str | None = None) -> str:
+        """Keep a frame of ``table`` (None: the server camera's) for a later correction; return its new id.
+
+        The table keeps its ``FRAME_CACHE_SIZE`` most recent frames, within ``FRAME_CACHE_BYTES``. A table that
+        lost its place since its frame was read keeps nothing (a correction of that frame answers 404).
+        """
         frame_id = secrets.token_hex(8)
-        with self._frames_lock:
+        with self._tables_lock:
+            state = self._server_frames if table is None else self._tables.get(table)
+            if state is None:
+                return frame_id
             self._frames[frame_id] = CachedFrame(encoded, width, height)
-            while len(self._frames) > FRAME_CACHE_SIZE:
-                dropped, _ = self._frames.popitem(last=False)
+            state.frames[frame_id] = len(encoded)
+            state.frame_bytes += len(encoded)
+            while len(state.frames) > FRAME_CACHE_SIZE or (
+                state.frame_bytes > FRAME_CACHE_BYTES and len(state.frames) > 1
+            ):
+                dropped, size = state.frames.popitem(last=False)
+                state.frame_bytes -= size
+                self._frames.pop(dropped, None)
                 self._stems.pop(dropped, None)
         return frame_id
 
     def frame(self, frame_id: str) -> CachedFrame | None:
-        with self._frames_lock:
+        with self._tables_lock:
             return self._frames.get(frame_id)
 
     def example_stem(self, frame_id: str, make: Callable[[], str]) -> str:
         """The file stem of a frame's training example: made once, so later corrections overwrite it."""
-        with self._frames_lock:
+        with self._tables_lock:
             stem = self._stems.get(frame_id)
             if stem is None:
-                stem = self._stems[frame_id] = make()
+                stem = make()
+                if frame_id in self._frames:  # kept while the frame is
+                    self._stems[frame_id] = stem
             return stem
 
 
@@ -173,6 +247,7 @@ def init_app(app: Flask) -> None:
     """Give the app its detector service, and answer its errors 503 (the server is fine, recognition is not)."""
     app.register_error_handler(ModelError, lambda error: error_response(503, unavailable(error)))
     app.register_error_handler(DetectorBusy, lambda error: error_response(503, str(error)))
+    app.register_error_handler(TablesFull, lambda error: error_response(503, str(error)))
     app.extensions["okgin_detector"] = DetectorService(
         app.config.get("DETECTOR"),
         app.config.get("MODEL_DIR"),

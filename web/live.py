@@ -125,7 +125,7 @@ def frame() -> Response:
         table_id = session["table"] = secrets.token_hex(8)
     stable = service().pipeline(table_id, count).process(image, time.monotonic())
     height, width = image.shape[:2]
-    frame_id = service().remember_frame(data, width, height)  # a JPEG, PNG, WEBP, BMP or TIFF file, as sent
+    frame_id = service().remember_frame(data, width, height, table_id)  # a JPEG, PNG, WEBP, BMP or TIFF file, as sent
     extra = {} if players is None else {"table": table_json(stable.reading, layout, players)}
     return jsonify(frame_id=frame_id, **stable.to_dict(), **extra)
 

@@ -6,13 +6,16 @@ web upload) goes through here, so a bad file always reads the same way to the us
 A picture is measured before it is decoded: a 400 KB PNG may claim 20000x20000 pixels and
 decode into 1.2 GB, so the size is read from the header first (a few bytes of it, read here) and
 anything over ``MAX_PIXELS`` is refused before a byte of it is decompressed. At most
-``MAX_CONCURRENT_DECODES`` pictures decode at once, so simultaneous uploads cannot add up either.
+``MAX_CONCURRENT_DECODES`` pictures decode at once, so simultaneous uploads cannot add up either, and a few
+more wait for a while (``MAX_DECODES_WAITING``, ``DECODE_WAIT_SECONDS``): past those a picture is refused as busy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +41,13 @@ MAX_FILE_BYTES = 200 * 1024 * 1024
 MAX_JPEG_SCANS = 100
 """The most scans a JPEG may hold: a camera or an editor writes 1 to 3, or about 10 progressive ones."""
 MAX_CONCURRENT_DECODES = 2
+MAX_DECODES_WAITING = 4
+"""Pictures that may wait for a decoding slot; one more is refused at once (``DecodersBusyError``): each waiting
+picture holds a server thread, so this bounds how many threads decoding can take."""
+DECODE_WAIT_SECONDS = 10.0
+"""The longest a picture waits for a slot (a 40 MP JPEG decodes in under 2 s on a busy 2-core machine)."""
 _decode_slots = threading.BoundedSemaphore(MAX_CONCURRENT_DECODES)
+_decode_places = threading.BoundedSemaphore(MAX_CONCURRENT_DECODES + MAX_DECODES_WAITING)
 
 
 class ImageError(OkginError):
@@ -47,6 +56,10 @@ class ImageError(OkginError):
 
 class ImageTooLargeError(ImageError):
     """A picture with more pixels than okgin decodes (``MAX_PIXELS``), refused before decoding."""
+
+
+class DecodersBusyError(ImageError):
+    """Every decoding slot is taken and enough pictures wait for one (or this one waited too long): try again."""
 
 
 def sniff_format(data: bytes) -> str | None:
@@ -266,6 +279,24 @@ def _undecodable(data: bytes, name: str) -> str:
     return f"could not decode {name}: {why}"
 
 
+@contextlib.contextmanager
+def _decode_slot(name: str) -> Iterator[None]:
+    """Hold one of the ``MAX_CONCURRENT_DECODES`` slots while decoding; wait among at most ``MAX_DECODES_WAITING``
+    others, for at most ``DECODE_WAIT_SECONDS``."""
+    busy = f"could not decode {name}: the server is busy decoding other pictures; try again in a moment"
+    if not _decode_places.acquire(blocking=False):
+        raise DecodersBusyError(busy)
+    try:
+        if not _decode_slots.acquire(timeout=DECODE_WAIT_SECONDS):
+            raise DecodersBusyError(busy)
+        try:
+            yield
+        finally:
+            _decode_slots.release()
+    finally:
+        _decode_places.release()
+
+
 def decode_image(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -> np.ndarray:
     """Decode encoded image bytes into a BGR ``uint8`` array of shape (height, width, 3).
 
@@ -274,6 +305,8 @@ def decode_image(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS)
     images decode at the same time.
 
     :raises ImageTooLargeError: for more than ``max_pixels`` pixels, before decoding.
+    :raises DecodersBusyError: when every slot is taken and ``MAX_DECODES_WAITING`` pictures wait already, or this
+        one waited ``DECODE_WAIT_SECONDS``.
     :raises ImageError: for empty data or bytes OpenCV cannot decode, naming ``name``.
     """
     import cv2
@@ -282,7 +315,7 @@ def decode_image(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS)
         raise ImageError(f"{name} is empty (0 bytes)")
     width, height = image_size(data, name, max_pixels)
     buffer = np.frombuffer(data, dtype=np.uint8)
-    with _decode_slots:
+    with _decode_slot(name):
         try:
             image = cv2.imdecode(buffer, cv2.IMREAD_COLOR)
         except cv2.error:
