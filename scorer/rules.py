@@ -146,7 +146,8 @@ class Rules:
     penalty_gin_multiplier: int = 2
     """Penalty scoring: on a gin the others lose this many times their deadwood."""
     rounds_limit: int | None = None
-    """Penalty scoring: an agreed number of rounds after which the match ends."""
+    """An agreed number of scored rounds (draws do not count) after which the match ends, in any scoring: the
+    leader wins, and a tie at the top plays on."""
 
     def __post_init__(self) -> None:
         if self.preset not in PRESETS:

@@ -1,4 +1,4 @@
-"""Opening a match file: what "Export JSON" wrote comes back as a new match, scored again, with nothing lost."""
+"""Opening a match file: what a match's JSON link saved comes back as a new match, scored again, with nothing lost."""
 
 from __future__ import annotations
 
@@ -115,12 +115,25 @@ def test_a_file_that_is_not_a_match_is_refused_naming_why_and_nothing_is_stored(
         ),
         ({**good, "earlier_versions": [{"input": {"draw": True}, "number": 0}]}, "has no round number"),
         ({**good, "earlier_versions": [{"input": {"draw": True}, "number": 1}]}, "was replaced by None"),
+        (  # the sheet shows when a version was replaced, in the players' clock: "Invalid Date" from a word
+            {**good, "earlier_versions": [{**good["earlier_versions"][0], "replaced_at": "yesterday"}]},
+            "entry 1 of the file's earlier_versions has no time: 'yesterday'",
+        ),
     ]
     for body, why in cases:
         answer = client.post("/api/matches/import", json=body)
         assert answer.status_code == 400, (why, answer.json)
         assert why in answer.json["error"], (why, answer.json["error"])
     assert match_count(client) == before
+
+
+def test_a_first_dealer_who_is_not_a_player_is_refused_in_one_sentence(client: FlaskClient) -> None:
+    """The refusal read "the file's rules or players: the file's first dealer must be ...": the dealer's own check was
+    caught again as the rules' refusal."""
+    good = exported(client, played_match(client))
+    answer = client.post("/api/matches/import", json={**good, "first_dealer": "Zed"})
+    assert answer.status_code == 400
+    assert answer.json["error"] == "the file's first dealer must be one of Ann, Bob; got 'Zed'"
 
 
 def test_the_start_page_opens_a_match_file(client: FlaskClient) -> None:

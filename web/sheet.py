@@ -130,12 +130,12 @@ def create() -> BaseResponse | tuple[str, int]:
 
 @bp.post("/matches/import")
 def import_file() -> BaseResponse | str | tuple[str, int]:
-    """Open a match file saved with "Export JSON" as a new match (``web.transfer``): its table page, or the start
-    page saying what the import changed, or why the file cannot be opened."""
+    """Open a match file (what a match's JSON link saves) as a new match (``web.transfer``): its table page, or the
+    start page saying what the import changed, or why the file cannot be opened."""
     upload = request.files.get("file")
     try:
         if upload is None or not upload.filename:
-            raise fields.InputError('choose a match file to open (one saved with "Export JSON")')
+            raise fields.InputError('choose a match file to open (one saved with a match\'s "JSON" link)')
         imported = read_match_file(parse_json(upload.read(), "the file"))
         match_id = matches.store_imported(imported)
     except (fields.InputError, ApiError) as error:

@@ -1,4 +1,4 @@
-"""A match file read back: the JSON that "Export JSON" writes (``/matches/<id>/export.json``) becomes a new match.
+"""A match file read back: the JSON a match's "JSON" link saves (``/matches/<id>/export.json``) becomes a new match.
 
 What a round holds is taken from each round's ``input`` (what was entered) and scored again, never from the file's
 points or totals: a file edited by hand, or written by an older engine, cannot put a score on the sheet that the
@@ -9,6 +9,7 @@ and undos removed (``earlier_versions``) comes along, so that the copy loses not
 from __future__ import annotations
 
 import dataclasses
+import datetime
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,12 +55,12 @@ def read_match_file(data: object) -> MatchFile:
     if missing:
         raise InputError(f"this is not a match file okgin exported: it has no {', '.join(map(repr, missing))}")
     players = parse_players(data["players"])
+    dealer = _first_dealer(data["first_dealer"], players)
     if not isinstance(data["rules"], Mapping):
         raise InputError(f"the file's rules must be an object of rule options, got {shown(data['rules'])}")
     try:
-        rules = Rules.from_dict(data["rules"])
-        match = Match(players, rules, dealer=_first_dealer(data["first_dealer"], players))
-    except OkginError as error:  # rules the engine refuses, a dealer or player count they refuse
+        match = Match(players, Rules.from_dict(data["rules"]), dealer=dealer)
+    except OkginError as error:  # rules the engine refuses, or a player count they refuse
         raise InputError(f"the file's rules or players: {error}") from None
     for number, entered in enumerate(_inputs(data["rounds"], "rounds", MAX_IMPORTED_ROUNDS), start=1):
         try:
@@ -105,10 +106,22 @@ def _earlier_versions(versions: object) -> tuple[KeptVersion, ...]:
             raise InputError(f"entry {index} of the file's earlier_versions has no round number: {shown(number)}")
         if replaced_by not in (EDITED, UNDONE):
             raise InputError(f"entry {index} of the file's earlier_versions was replaced by {shown(replaced_by)}")
-        if not isinstance(replaced_at, str) or not 0 < len(replaced_at) <= 40:
+        if not _a_time(replaced_at):
             raise InputError(f"entry {index} of the file's earlier_versions has no time: {shown(replaced_at)}")
         kept.append(KeptVersion(number, entered, replaced_at, replaced_by))
     return tuple(reversed(kept))
+
+
+def _a_time(value: object) -> bool:
+    """Whether ``value`` is a time as okgin writes one (ISO 8601, ``2026-12-05T14:02:00+00:00``): the sheet shows it
+    in the players' own clock."""
+    if not isinstance(value, str) or not 0 < len(value) <= 40:
+        return False
+    try:
+        datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _changed_totals(data: Mapping[str, Any], match: Match) -> tuple[str, ...]:
