@@ -159,6 +159,20 @@ def test_the_start_page_opens_a_match_file(client: FlaskClient) -> None:
     assert "Opened as" in noted.get_data(as_text=True) and "were scored again" in noted.get_data(as_text=True)
 
 
+def test_a_match_file_sent_twice_makes_one_match(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    data = client.get(f"/matches/{match_id}/export.json").get_data()
+    form = {"csrf_token": form_token(client), "once": "a-key-of-one-form-0"}
+    answers = [
+        client.post(
+            "/matches/import", data={**form, "file": (io.BytesIO(data), "m.json")}, content_type="multipart/form-data"
+        )
+        for _ in range(2)
+    ]
+    assert [answer.status_code for answer in answers] == [303, 303] and answers[0].location == answers[1].location
+    assert match_count(client) == 2
+
+
 def test_the_start_page_says_why_a_file_cannot_be_opened(client: FlaskClient) -> None:
     token = form_token(client)
     for content, why in (

@@ -54,6 +54,20 @@ def test_set_up_form_creates_a_match_with_its_options(client: FlaskClient) -> No
     assert "over 150 or 12 rounds" in client.get("/matches/1/sheet").get_data(as_text=True)
 
 
+def test_the_set_up_form_sent_twice_makes_one_match(client: FlaskClient) -> None:
+    """A double tap on "Start the match", or a browser sending the form again, made a second match."""
+    page = client.get("/").get_data(as_text=True)
+    keys = re.findall(r'name="once" value="([^"]+)"', page)
+    assert len(keys) == 2 and keys[0] != keys[1]  # the set-up form's and the match file's: one each
+    form = {"csrf_token": form_token(client), **SETUP, "once": keys[0]}
+    first, again = client.post("/matches", data=form), client.post("/matches", data=form)
+    assert first.status_code == again.status_code == 303 and first.location == again.location
+    assert client.post("/matches", data={**form, "once": "another-key-0123456"}).location != first.location
+    without = {key: value for key, value in form.items() if key != "once"}
+    assert client.post("/matches", data=without).location != client.post("/matches", data=without).location
+    assert len(client.get("/api/matches").json["matches"]) == 4
+
+
 def test_an_agreed_number_of_rounds_ends_the_match_and_draws_do_not_count(client: FlaskClient) -> None:
     """The rules page's "after an agreed number of rounds", offered on the set-up form (blank: no limit)."""
     answer = client.post(

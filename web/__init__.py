@@ -70,7 +70,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
 
     :raises web.db.DatabaseError: when the database cannot be created or upgraded.
     """
-    from web import api, correct, db, detection, errors, live, security, sheet
+    from web import api, correct, db, detection, errors, live, once, security, sheet
     from web.request_json import DepthLimitedJSONProvider
 
     app = Flask(__name__)
@@ -104,6 +104,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     correct.recover_corrections(Path(app.config["CORRECTIONS_DIR"]), Path(app.config["DATABASE"]))
     detection.init_app(app)
     security.init_app(app)
+    once.init_app(app)
     for blueprint in (sheet.bp, live.bp, correct.bp, api.bp):
         app.register_blueprint(blueprint)
 

@@ -16,6 +16,8 @@ from scorer.records import head_to_head, player_records
 from scorer.rules import PRESETS, Rules
 from web import fields, matches
 from web.errors import ApiError
+from web.once import FIELD as FORM_KEY
+from web.once import sent_forms
 from web.request_json import parse_json
 from web.transfer import read_match_file
 
@@ -122,7 +124,7 @@ def create() -> BaseResponse | tuple[str, int]:
         players = fields.parse_players([name for name in form.getlist("player") if name.strip()])
         rules = fields.parse_rules(form.get("preset", "oklahoma"), options_from_form(form))
         dealer = fields.parse_dealer_seat(form.get("dealer", ""), players)
-        match_id = matches.create_match(players, rules, dealer)
+        match_id = sent_forms().made(form.get(FORM_KEY), lambda: matches.create_match(players, rules, dealer))
     except fields.InputError as error:
         return setup_page(form, str(error)), 400
     return redirect(url_for("live.table", match_id=match_id), code=303)
@@ -137,7 +139,7 @@ def import_file() -> BaseResponse | str | tuple[str, int]:
         if upload is None or not upload.filename:
             raise fields.InputError('choose a match file to open (one saved with a match\'s "JSON" link)')
         imported = read_match_file(parse_json(upload.read(), "the file"))
-        match_id = matches.store_imported(imported)
+        match_id = sent_forms().made(request.form.get(FORM_KEY), lambda: matches.store_imported(imported))
     except (fields.InputError, ApiError) as error:
         return setup_page(import_error=str(error)), 400
     if imported.notes:
