@@ -386,6 +386,24 @@ def test_an_edit_or_an_undo_made_by_mistake_is_put_back_from_the_sheet_after_a_r
     assert not errors, errors
 
 
+def test_a_version_put_back_from_the_keyboard_keeps_the_focus_in_its_list(base: str, browser: Any) -> None:
+    """Put back from the keyboard redrew the sheet without the button that had the focus: the focus fell to the top
+    of the page, and the next Tab started over from the skip link. It now stays on the list the version was in."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = knocked_and_confirmed(phone(browser, errors), base)
+    edit_round_1_into_a_draw(page)
+    versions = page.locator('#sheet-body details[data-versions="1"]')
+    versions.locator("summary").click()
+    page.focus('#sheet-body button[aria-label="Put back round 1: Ann knocked, up KS"]')
+    page.keyboard.press("Enter")
+    expect(versions.locator("summary")).to_have_text("Earlier versions of round 1 (2)")
+    expect(versions.locator("summary")).to_be_focused()
+    expect(versions).to_have_attribute("open", "")
+    assert not errors, errors
+
+
 def test_the_round_editor_fits_a_finger(base: str, browser: Any) -> None:
     """The round editor's "This round was a draw" box was 31 px tall on a phone: every tap target there is 32 px."""
     from playwright.sync_api import expect

@@ -461,8 +461,12 @@ def test_a_won_match_offers_rematch_and_proposes_nothing(browser: Any, base: str
     expect(page.locator("#knock-1")).to_be_disabled()
     expect(page.locator("#proposal")).to_be_hidden()
     expect(page.locator("#record-draw")).to_be_disabled()
-    page.click("#rematch")
+    page.dblclick("#rematch")  # tapped twice, and on another phone too: one rematch
     page.wait_for_url(lambda url: not url.endswith(f"/matches/{match_id}"))
+    other = open_table(browser, base, match_id)
+    other.click("#rematch")
+    other.wait_for_url(page.url)
+    assert len(page.request.get(f"{base}/api/matches").json()["matches"]) == 2
     expect(page.locator("h1")).to_have_text("Ann vs Bob")
     expect(page.locator("#sheet-body")).to_contain_text("No rounds yet.")
     expect(page.locator("#match-over")).to_be_hidden()

@@ -555,3 +555,25 @@ def test_an_unchanged_match_is_not_sent_again(client: FlaskClient) -> None:
     client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
     changed = client.get(f"/api/matches/{match_id}", headers={"If-None-Match": tag})
     assert changed.status_code == 200 and changed.headers["ETag"] != tag and changed.json["totals"]["Ann"] == 18
+
+
+def test_a_match_asked_twice_with_one_idempotency_key_is_made_once(client: FlaskClient) -> None:
+    """Rematch tapped twice, or on two phones, made two matches: the page sends one key per rematch."""
+    body = {"players": ["Ann", "Bob"], "dealer": "Bob"}
+    key = {"Idempotency-Key": "rematch-of-match-1"}
+    first = client.post("/api/matches", json=body, headers=key)
+    again = client.post("/api/matches", json=body, headers=key)
+    assert first.status_code == again.status_code == 201 and first.json["id"] == again.json["id"]
+    other = client.post("/api/matches", json={**body, "players": ["Cat", "Dan"], "dealer": "Cat"}, headers=key)
+    assert other.status_code == 201 and other.json["id"] != first.json["id"]  # a key claimed by another request
+    assert client.post("/api/matches", json=body, headers=key).json["id"] == first.json["id"]
+    plain = [client.post("/api/matches", json=body).json["id"] for _ in range(2)]
+    assert plain[0] != plain[1]
+    short = [client.post("/api/matches", json=body, headers={"Idempotency-Key": "x"}).json["id"] for _ in range(2)]
+    assert short[0] != short[1]  # not a key okgin reads: a match each time
+    exported = client.get(f"/matches/{first.json['id']}/export.json").json
+    imports = [
+        client.post("/api/matches/import", json=exported, headers=key | {"Idempotency-Key": "import-0123456789"})
+    ]
+    imports.append(client.post("/api/matches/import", json=exported, headers={"Idempotency-Key": "import-0123456789"}))
+    assert imports[0].json["id"] == imports[1].json["id"]

@@ -5,7 +5,10 @@ Every failure answers 4xx/5xx with ``{"error": "..."}`` naming the problem (see 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
@@ -18,6 +21,7 @@ from web import fields, matches
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
 from web.laydown import read_groups
+from web.once import HEADER, sent_forms
 from web.request_json import json_object as json_body
 from web.transfer import read_match_file
 
@@ -76,13 +80,21 @@ def stand_alone_rules(body: dict[str, Any]) -> Rules | int:
     return fields.parse_rules(body.get("rules", "oklahoma"), body.get("options"))
 
 
+def made_once(make: Callable[[], int]) -> int:
+    """The match a request makes, made once per ``Idempotency-Key`` (``web.once``): the same request sent again
+    with the same key answers the match the first made. "The same" is the same JSON, whatever its keys' order
+    (two phones send a rematch from a match they read apart)."""
+    asked = json.dumps(json_body(), sort_keys=True, separators=(",", ":"))
+    return sent_forms().made(request.headers.get(HEADER), make, hashlib.sha256(asked.encode()).hexdigest())
+
+
 @bp.post("/matches")
 def create_match() -> tuple[Response, int]:
     body = json_body()
     players = fields.parse_players(body.get("players"))
     rules = fields.parse_rules(body.get("rules", "oklahoma"), body.get("options"))
     dealer = fields.parse_dealer(body.get("dealer"), players)
-    match_id = matches.create_match(players, rules, dealer)
+    match_id = made_once(lambda: matches.create_match(players, rules, dealer))
     return jsonify(id=match_id), 201
 
 
@@ -96,7 +108,7 @@ def import_match() -> tuple[Response, int]:
     """A match file (the JSON ``/matches/<id>/export.json`` writes) stored as a new match, its rounds scored again
     (``web.transfer``): ``201 {"id", "notes"}``, notes saying where the file's totals differ from the rescored."""
     imported = read_match_file(json_body())
-    return jsonify(id=matches.store_imported(imported), notes=list(imported.notes)), 201
+    return jsonify(id=made_once(lambda: matches.store_imported(imported)), notes=list(imported.notes)), 201
 
 
 @bp.get("/players")

@@ -11,8 +11,8 @@ export class ApiError extends Error {
   }
 }
 
-export async function request(method, url, body = undefined, { signal } = {}) {
-  const headers = { "X-CSRF-Token": csrfToken, Accept: "application/json" };
+export async function request(method, url, body = undefined, { signal, headers: extra = {} } = {}) {
+  const headers = { ...extra, "X-CSRF-Token": csrfToken, Accept: "application/json" };
   let payload;
   if (body instanceof Blob) {
     headers["Content-Type"] = body.type || "image/jpeg";
@@ -42,6 +42,6 @@ export async function request(method, url, body = undefined, { signal } = {}) {
 }
 
 export const get = (url) => request("GET", url);
-export const post = (url, body) => request("POST", url, body);
+export const post = (url, body, options = {}) => request("POST", url, body, options);
 export const put = (url, body) => request("PUT", url, body);
 export const del = (url) => request("DELETE", url);

@@ -367,10 +367,12 @@ async function refreshMatch() {
 
 /** A new match with the same players and rules, the next dealer dealing first. */
 async function rematch() {
-  const { players, rules, dealer } = store.state.match;
+  const { id, players, rules, dealer } = store.state.match;
   const { preset, ...options } = rules;
   try {
-    const created = await post("/api/matches", { players, rules: preset, options, dealer });
+    // one rematch of this match, however often (and on however many phones) Rematch is pressed: web/once.py
+    const once = { headers: { "Idempotency-Key": `rematch-of-match-${id}` } };
+    const created = await post("/api/matches", { players, rules: preset, options, dealer }, once);
     window.location.assign(`/matches/${created.id}`);
   } catch (error) {
     setError(error.message);
