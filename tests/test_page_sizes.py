@@ -121,6 +121,21 @@ def test_every_page_fits_the_screen(base: str, browser: Any, size: dict, tmp_pat
     expect(page.locator("table.records tbody tr")).to_have_count(4)
     check("players")
 
+    # four long one-word names: the sheet's columns wrap them, not the sheet (it was 520 px in 345)
+    long = ["Maximilianaxx", "Bartholomewxx", "Christabellax", "Wolfeschlegel"]
+    body = {"players": long, "rules": "oklahoma-multi", "dealer": long[0]}
+    long_match = page.request.post(f"{base}/api/matches", data=body).json()["id"]
+    hands = dict(zip(long, HANDS[4].values(), strict=True))
+    played = page.request.post(
+        f"{base}/api/matches/{long_match}/rounds", data={"upcard": UPCARD[4], "knocker": long[0], "hands": hands}
+    )
+    assert played.status == 201, played.text()
+    for where in (f"/matches/{long_match}", f"/matches/{long_match}/sheet"):
+        page.goto(base + where)
+        expect(page.locator(ROUND_ROWS)).to_have_count(1)
+        sheet_fits(page, f"{label} {where} with long names")
+        check(f"long-names-{where.count('/')}")
+
     page.goto(f"{base}/matches/{match_id}")
     page.click('[data-pick="1"]')
     expect(page.locator("#card-grid")).to_be_visible()

@@ -286,3 +286,13 @@ def test_a_version_of_the_same_round_in_another_order_of_hands_is_the_round_as_i
     reordered = parse_round_input(ROUND | {"hands": {"Bob": BOB, "Ann": ANN}})
     assert isinstance(reordered, Knock)
     assert restore(version(1, reordered), [KNOCK], None).how is None
+
+
+def test_a_round_edited_many_times_shows_its_newest_versions_and_keeps_all(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    for turn in range(25):
+        client.put(f"/api/matches/{match_id}/rounds/1", json={"draw": True} if turn % 2 == 0 else ROUND)
+    assert len(client.get(f"/api/matches/{match_id}").json["earlier_versions"]) == 25
+    sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
+    assert sheet.count("replaced by an edit") == 20 and "5 older kept in the match's JSON." in sheet

@@ -21,7 +21,8 @@ from web.round_history import EDITED, UNDONE
 
 MAX_IMPORTED_ROUNDS = 5_000
 """More rounds than any match to 10,000 points plays: a file beyond it is not a match."""
-MAX_IMPORTED_VERSIONS = 5_000
+MAX_IMPORTED_VERSIONS = 1_000
+"""Far more edits and undos than a match's players make by hand."""
 
 
 @dataclasses.dataclass(frozen=True)
