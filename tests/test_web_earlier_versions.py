@@ -15,7 +15,7 @@ import web_fixtures
 from flask import Flask
 from flask.testing import FlaskClient
 from test_web_rounds import run_together
-from web_fixtures import ANN, BOB, ROUND, new_match
+from web_fixtures import ANN, BOB, ROUND, database_at, new_match
 
 from scorer.match import Draw, Knock, RoundInput, parse_round_input
 from web import create_app
@@ -224,14 +224,8 @@ def test_the_export_and_the_sheet_carry_the_earlier_versions(client: FlaskClient
 
 def test_a_version_3_database_is_upgraded_and_keeps_what_later_edits_replace(tmp_path: Path) -> None:
     path = tmp_path / "v3.db"
-    with contextlib.closing(sqlite3.connect(path)) as old:
-        for migration in migrations()[:3]:
-            old.executescript(migration.sql)
-        old.execute("PRAGMA user_version = 3")
-        old.execute("INSERT INTO matches (id, created_at, rules_json, first_dealer) VALUES (7, 'then', '{}', 'Bob')")
-        old.executemany("INSERT INTO players VALUES (7, ?, ?)", [(1, "Ann"), (2, "Bob")])
+    with database_at(path, 3) as old:
         old.execute("INSERT INTO rounds VALUES (7, 1, ?, 'then')", (json.dumps(ROUND),))
-        old.commit()
     assert init_db(path) == len(migrations()) == 4
     client = create_app({"DATA_DIR": str(tmp_path), "DATABASE": str(path)}).test_client()
     match = client.get("/api/matches/7").json

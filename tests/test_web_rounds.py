@@ -14,10 +14,10 @@ import pytest
 import web_fixtures
 from flask import Flask
 from flask.testing import FlaskClient
-from web_fixtures import ANN, BOB, ROUND, new_match
+from web_fixtures import ANN, BOB, ROUND, database_at, new_match
 
 from web import create_app
-from web.db import init_db, migrations
+from web.db import init_db
 
 app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
 
@@ -189,16 +189,10 @@ def test_a_cached_match_follows_writes_made_by_another_app(tmp_path: Path) -> No
 
 def test_a_version_2_database_keeps_its_rounds_after_the_upgrade(tmp_path: Path) -> None:
     path = tmp_path / "v2.db"
-    with contextlib.closing(sqlite3.connect(path)) as old:
-        for migration in migrations()[:2]:
-            old.executescript(migration.sql)
-        old.execute("PRAGMA user_version = 2")
-        old.execute("INSERT INTO matches (id, created_at, rules_json, first_dealer) VALUES (7, 'then', '{}', 'Bob')")
-        old.executemany("INSERT INTO players VALUES (7, ?, ?)", [(1, "Ann"), (2, "Bob")])
+    with database_at(path, 2) as old:
         hands = json.dumps({"Ann": ANN, "Bob": BOB})
         old.execute("INSERT INTO rounds VALUES (7, 1, 0, 'KS', 'Ann', ?, '{\"stale\": 1}', 'then')", (hands,))
         old.execute("INSERT INTO rounds VALUES (7, 2, 1, NULL, NULL, NULL, NULL, 'then')")
-        old.commit()
     init_db(path)
     with contextlib.closing(sqlite3.connect(path)) as upgraded:
         columns = {row[1] for row in upgraded.execute("PRAGMA table_info(rounds)")}

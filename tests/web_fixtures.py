@@ -6,6 +6,8 @@ never load torch: the detector is a fake that returns canned detections.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -94,6 +96,22 @@ def client(app: Flask) -> FlaskClient:
 @pytest.fixture
 def runner(app: Flask) -> FlaskCliRunner:
     return app.test_cli_runner()
+
+
+@contextlib.contextmanager
+def database_at(path: Path, version: int) -> Iterator[sqlite3.Connection]:
+    """A database file as migration ``version`` left it, holding match 7 of Ann and Bob (Bob deals first), for a
+    test to add that version's rows to before an upgrade; committed at the end."""
+    from web.db import migrations
+
+    with contextlib.closing(sqlite3.connect(path)) as old:
+        for migration in migrations()[:version]:
+            old.executescript(migration.sql)
+        old.execute(f"PRAGMA user_version = {version}")
+        old.execute("INSERT INTO matches (id, created_at, rules_json, first_dealer) VALUES (7, 'then', '{}', 'Bob')")
+        old.executemany("INSERT INTO players VALUES (7, ?, ?)", [(1, "Ann"), (2, "Bob")])
+        yield old
+        old.commit()
 
 
 def new_match(client: FlaskClient, **extra: Any) -> int:
