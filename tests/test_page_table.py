@@ -401,6 +401,13 @@ def test_moving_a_card_out_of_another_hand_asks_first(browser: Any, base: str) -
     expect(page.locator("#notice")).to_contain_text("7♦ is in Bob's hand. Move it to Ann's hand?")
     expect(page.locator("#chips-2 .chip")).to_have_count(10)
     expect(page.locator("#chips-1 .chip")).to_have_count(10)
+    # the other answer was "OK", which dropped every card typed: now it keeps the card where it is, the rest typed
+    expect(page.locator("#notice button")).to_have_text(["Move", "Keep it there"])
+    page.click('#notice button:text-is("Keep it there")')
+    expect(page.locator("#notice")).to_be_hidden()
+    expect(page.locator("#chips-2 .chip")).to_have_count(10)
+    expect(page.locator("#hand-1")).to_have_value(ANN)
+    type_hand(page, 1, ANN + " 7D")
     page.click('#notice button:text-is("Move")')
     expect(page.locator("#chips-1 .chip")).to_have_count(11)
     expect(page.locator("#status-2")).to_have_class("status wrong-count")  # Bob is short now, in red

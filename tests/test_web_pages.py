@@ -262,3 +262,15 @@ def test_the_sheet_body_is_the_one_drawing_of_the_sheet(client: FlaskClient) -> 
     page = client.get(f"/matches/{match_id}").get_data(as_text=True)
     assert 'data-edit-round="1"' in page  # the table page starts with the same body, with its actions
     assert not (WEB / "static" / "js" / "sheet.js").read_text().count('createElement("tr"')
+
+
+def test_players_records_count_matches_won_of_those_finished(client: FlaskClient) -> None:
+    """A rematch (a match not played yet) made the records say Ann won "1 of 2" where head to head said 1 – 0."""
+    finished = new_match(client, options={"target": 10})
+    assert client.post(f"/api/matches/{finished}/rounds", json=ROUND).status_code == 201
+    assert client.get(f"/api/matches/{finished}").json["winner"] == "Ann"
+    new_match(client)
+    page = client.get("/players").get_data(as_text=True)
+    ann = re.search(r'<th scope="row">Ann</th>\s*<td>(.*?)</td>', page, re.S)
+    assert ann and " ".join(re.sub(r"<[^>]+>", "", ann.group(1)).split()) == "1 of 1"
+    assert 'title="Matches won of matches finished"' in page and "1 finished match together" in page

@@ -48,14 +48,19 @@ const notify = (text, extra = []) =>
 
 // ---------------------------------------------------------------- cards on the table
 
-/** Put exactly `cards` at `place`; cards held in another hand (or the upcard) move only after asking. */
+/** Put exactly `cards` at `place`; cards held in another hand (or the upcard) move only after asking, or stay
+ * where they are while the rest go to the hand (the upcard stays as it was). */
 function placeCards(place, cards) {
   const taken = clashes(store.state, place, cards);
-  const apply = () => update((state) => ({ ...setPlace(state, place, cards), notice: null, error: "" }));
-  if (!taken.length) return apply();
+  const placing = (typed) => () => update((state) => ({ ...setPlace(state, place, typed), notice: null, error: "" }));
+  if (!taken.length) return placing(cards)();
+  const rest = cards.filter((card) => !taken.some((entry) => entry.card === card));
   const where = taken.map((entry) => `${pretty(entry.card)} is in ${placeName(store.state, entry.place)}`).join("; ");
-  notify(`${where}. Move ${taken.length === 1 ? "it" : "them"} to ${placeName(store.state, place)}?`,
-    [{ label: "Move", primary: true, action: apply }]);
+  const them = taken.length === 1 ? "it" : "them";
+  const text = `${where}. Move ${them} to ${placeName(store.state, place)}?`;
+  const keep = place === UPCARD ? () => update((state) => ({ ...state, notice: null })) : placing(rest); // the upcard as it was
+  const answers = [{ label: "Move", primary: true, action: placing(cards) }, { label: `Keep ${them} there`, action: keep }];
+  update((state) => ({ ...state, notice: { text, actions: answers } }));
 }
 
 /** Cards typed in a box, read by the server (the one card reader: "QH 10S", "ace of spades"). */
