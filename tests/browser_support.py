@@ -155,10 +155,11 @@ def no_sideways_scroll(page: Any, what: str) -> None:
 
 
 def small_tap_targets(page: Any, scope: str = "body") -> list[str]:
-    """Visible buttons, links, inputs and selects under ``scope`` smaller than 32 x 32 CSS pixels."""
+    """Visible buttons, links, inputs, selects and fold-out summaries under ``scope`` smaller than 32 x 32 CSS
+    pixels."""
     found: list[str] = page.evaluate(
         """([scope, minimum]) => [...document.querySelectorAll(
-                ['button', 'a', 'input', 'select'].map((tag) => `${scope} ${tag}`).join(', '))]
+                ['button', 'a', 'input', 'select', 'summary'].map((tag) => `${scope} ${tag}`).join(', '))]
             .filter((node) => node.offsetParent !== null && !node.closest('.visually-hidden, .skip-link'))
             .map((node) => [node, (node.type === 'checkbox' && node.closest('label') || node).getBoundingClientRect()])
             .filter(([, r]) => r.width > 0 && (r.height < minimum || r.width < minimum))
