@@ -491,3 +491,20 @@ def test_a_finger_held_on_a_box_of_the_live_camera_opens_its_card(tmp_path: Path
             touch.click("#resume-live")
         browser.close()
     assert not errors, errors
+
+
+def test_the_round_editor_shows_each_hand_whole_on_a_phone(base: str, browser: Any) -> None:
+    """The Edit round dialog put a 10-card hand in a one-line box: at 390 px its last cards were out of sight."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = knocked_and_confirmed(phone(browser, errors), base)
+    page.click('button[aria-label="Edit round 1"]')
+    hand = page.locator("#round-hand-0")
+    expect(hand).to_have_value(KNOCK["Ann"])
+    seen = hand.evaluate("(box) => [box.scrollWidth, box.clientWidth, box.scrollHeight, box.clientHeight]")
+    assert seen[0] <= seen[1] and seen[2] <= seen[3], f"the hand's box scrolls: {seen}"
+    hand.fill("8C 9C 10C JC\n9H 10H JH 2S 2D AC")  # a line break between cards reads as a space
+    page.click('#round-editor button[value="save"]')
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    assert not errors, errors

@@ -189,7 +189,9 @@ export class RoundEditor {
     $("round-knocker").replaceChildren(...match.players.map((name) => el("option", { value: name, text: name, selected: line.knocker === name })));
     $("round-hands").replaceChildren(...match.players.map((name, i) => el("div", {},
       el("label", { for: `round-hand-${i}`, text: `${name}'s cards` }),
-      el("input", { id: `round-hand-${i}`, class: "card-input", value: (line.hands?.[name] ?? []).join(" "), autocomplete: "off" }))));
+      // a box of two lines: a hand of 10 or 11 cards is seen whole on a phone, not scrolled out of a one-line box
+      el("textarea", { id: `round-hand-${i}`, class: "card-input", rows: 2, autocomplete: "off", spellcheck: "false",
+        text: (line.hands?.[name] ?? []).join(" ") }))));
     // The lay-down given with the round is kept unless the players untick it (then the engine chooses).
     this.laid = line.draw ? null : givenLayDown(line);
     $("round-laid-row").hidden = !this.laid;
