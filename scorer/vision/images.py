@@ -246,11 +246,11 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
     :raises ImageError: when the bytes are no JPEG, PNG, WebP, BMP or TIFF, end before their size, or are a JPEG
         of more than ``MAX_JPEG_SCANS`` scans.
     """
-    kind = file_type(data)
-    if kind is None:
+    if file_type(data) is None:
         raise ImageError(_undecodable(data, name))
+    kind = sniff_format(data) or ""
     try:
-        width, height = _HEADER_READERS[sniff_format(data) or ""](data)
+        width, height = _HEADER_READERS[kind](data)
     except _Truncated:
         raise ImageError(_undecodable(data, name)) from None
     if width <= 0 or height <= 0:
@@ -258,11 +258,11 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
     limit = f"okgin reads images up to {_megapixels(max_pixels)}"
     if width * height > max_pixels:
         raise ImageTooLargeError(f"{name} is {width}x{height} ({_megapixels(width * height)}): {limit}")
-    tile = _tiff_tile(data) if sniff_format(data) == "TIFF" else None
+    tile = _tiff_tile(data) if kind == "TIFF" else None
     if tile is not None and tile[0] * tile[1] > max_pixels:
         tiles = f"{tile[0]}x{tile[1]} ({_megapixels(tile[0] * tile[1])})"
         raise ImageTooLargeError(f"{name} is stored in tiles of {tiles}, each decoded whole: {limit}")
-    scans = _jpeg_scans(data) if sniff_format(data) == "JPEG" else 0
+    scans = _jpeg_scans(data) if kind == "JPEG" else 0
     if scans > MAX_JPEG_SCANS:
         raise ImageError(
             f"could not decode {name}: it holds {scans} scans, each a pass over every pixel;"
