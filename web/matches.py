@@ -23,7 +23,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from flask import current_app
 
@@ -43,6 +43,7 @@ from web.fields import MAX_ROW_ID, InputError
 from web.round_history import EDITED, UNDONE, EarlierVersion, Restore, keep_replaced, read_history, restore
 from web.transfer import MatchFile
 
+Kept = TypeVar("Kept")
 CACHE_SIZE = 32
 WRITE_ATTEMPTS = 20
 STALE_BACKOFF_SECONDS = 0.002
@@ -149,6 +150,34 @@ class _Stale(Exception):
     """The match changed between computing a write and taking the write lock."""
 
 
+class ByRevision(Generic[Kept]):
+    """Values by match id, each valid for one revision of its match; the most recently used ``size`` are kept, and a
+    value for an older revision than the one kept is not (a slow reader must not put back what a writer replaced)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: collections.OrderedDict[int, tuple[int, Kept]] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, match_id: int, revision: int) -> Kept | None:
+        with self._lock:
+            entry = self._entries.get(match_id)
+            if entry is None or entry[0] != revision:
+                return None
+            self._entries.move_to_end(match_id)
+            return entry[1]
+
+    def put(self, match_id: int, revision: int, value: Kept) -> None:
+        with self._lock:
+            kept = self._entries.get(match_id)
+            if kept is not None and kept[0] > revision:
+                return
+            self._entries[match_id] = (revision, value)
+            self._entries.move_to_end(match_id)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+
 class MatchCache:
     """Rebuilt matches by id, valid for one revision; a few are kept, most recently used first.
 
@@ -158,11 +187,7 @@ class MatchCache:
     """
 
     def __init__(self, size: int = CACHE_SIZE, guards: int = 64) -> None:
-        self._size = size
-        self._entries: collections.OrderedDict[int, tuple[int, Match, tuple[EarlierVersion, ...]]] = (
-            collections.OrderedDict()
-        )
-        self._lock = threading.Lock()
+        self._entries: ByRevision[tuple[Match, tuple[EarlierVersion, ...]]] = ByRevision(size)
         self._guards = [threading.Lock() for _ in range(guards)]
         self._writers = [threading.Lock() for _ in range(guards)]
 
@@ -178,22 +203,11 @@ class MatchCache:
 
     def get(self, match_id: int, revision: int) -> tuple[Match, tuple[EarlierVersion, ...]] | None:
         """A copy of the match at this revision and its earlier versions, if kept."""
-        with self._lock:
-            entry = self._entries.get(match_id)
-            if entry is None or entry[0] != revision:
-                return None
-            self._entries.move_to_end(match_id)
-            return entry[1].copy(), entry[2]
+        entry = self._entries.get(match_id, revision)
+        return None if entry is None else (entry[0].copy(), entry[1])
 
     def put(self, match_id: int, revision: int, match: Match, earlier: tuple[EarlierVersion, ...]) -> None:
-        with self._lock:
-            kept = self._entries.get(match_id)
-            if kept is not None and kept[0] > revision:
-                return  # a newer revision is kept already
-            self._entries[match_id] = (revision, match.copy(), earlier)
-            self._entries.move_to_end(match_id)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
+        self._entries.put(match_id, revision, (match.copy(), earlier))
 
 
 def _cache() -> MatchCache:
@@ -439,34 +453,15 @@ RECORDS_MATCHES = 200
 """The players' records count the most recent matches, up to this many (each is scored once per revision)."""
 
 
-class OutlineCache:
-    """Matches' outlines (``scorer.records.MatchOutline``) by id, valid for one revision: the records page scores a
-    stored match once, not on every visit, and leaves the match cache to the matches being played."""
-
-    def __init__(self, size: int = 2 * RECORDS_MATCHES) -> None:
-        self._size = size
-        self._entries: collections.OrderedDict[int, tuple[int, MatchOutline]] = collections.OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, match_id: int, revision: int) -> MatchOutline | None:
-        with self._lock:
-            entry = self._entries.get(match_id)
-            return entry[1] if entry is not None and entry[0] == revision else None
-
-    def put(self, match_id: int, revision: int, outline: MatchOutline) -> None:
-        with self._lock:
-            self._entries[match_id] = (revision, outline)
-            self._entries.move_to_end(match_id)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-
-
 def match_outlines() -> list[MatchOutline]:
     """The outlines of the most recent ``RECORDS_MATCHES`` matches, oldest first (as ``scorer.records`` takes them);
     a match that no longer scores (``ConflictError``) or was deleted meanwhile is left out."""
     with snapshot() as db:
         rows = db.execute("SELECT id, revision FROM matches ORDER BY id DESC LIMIT ?", (RECORDS_MATCHES,)).fetchall()
-    kept: OutlineCache = current_app.extensions.setdefault("okgin_outlines", OutlineCache())
+    # outlines kept apart from the match cache, so that a records page leaves it to the matches being played
+    kept: ByRevision[MatchOutline] = current_app.extensions.setdefault(
+        "okgin_outlines", ByRevision[MatchOutline](2 * RECORDS_MATCHES)
+    )
     outlines = []
     for row in reversed(rows):
         outline = kept.get(row["id"], row["revision"])
