@@ -14,12 +14,19 @@ from typing import Any
 
 import cv2
 import numpy as np
+import pytest
 
 from scorer.cards import Card
 from scorer.vision.detector import Detections
 from scorer.vision.types import CardDetection
 
 CHROMIUM = "/usr/bin/chromium"
+BROWSER_TESTS = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium"),
+]
+"""A browser test module's marks (``pytestmark = BROWSER_TESTS``): run in CI, skipped without Debian's Chromium."""
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1366, "height": 768}
 MIN_TAP_PX = 32

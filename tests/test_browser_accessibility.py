@@ -11,15 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM, DESKTOP, PHONE, live_server
+from browser_support import BROWSER_TESTS, DESKTOP, PHONE, live_server
 from browser_support import KNOCK_HANDS as KNOCK
 
 AXE = Path(__file__).resolve().parents[1] / "node_modules" / "axe-core" / "axe.min.js"
 
 pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium"),
+    *BROWSER_TESTS,
     pytest.mark.skipif(not AXE.exists(), reason="needs axe-core from npm: run `npm ci` (node_modules/axe-core)"),
 ]
 

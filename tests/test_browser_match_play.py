@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from browser_support import (
-    CHROMIUM,
+    BROWSER_TESTS,
     PHONE,
     ScaledDetector,
     camera_table,
@@ -21,11 +20,7 @@ from browser_support import (
     phone_page as phone,
 )
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium"),
-]
+pytestmark = BROWSER_TESTS
 
 BOB_KNOCKS = {"Ann": "AS AH 9S 9D 4D JC QC 8H 6S 3S", "Bob": "2C 3C 4C 6D 7D 8D KH KS KC AD"}  # Bob 1, Ann 52: Bob +51
 TOTALS = "#sheet-body .total-points"

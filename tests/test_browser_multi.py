@@ -7,9 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from browser_support import (
-    CHROMIUM,
+    BROWSER_TESTS,
     KNOCK_HANDS,
     ScaledDetector,
     camera_table,
@@ -17,11 +16,7 @@ from browser_support import (
     phone_page,
 )
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium"),
-]
+pytestmark = BROWSER_TESTS
 
 ANN_KNOCKS = {"Ann": "7C 7D 7H 7S 8S 9S 2C", "Bob": "10S JS 4H 4D 4C KD 9D", "Cat": "QS 6S KH 3D 5H AD 6C"}
 """Under 5♣ Ann knocks with 2; Bob lays off 10♠ J♠ (19 left), Cat then Q♠ and 6♠ onto them (25 left): Ann +10,

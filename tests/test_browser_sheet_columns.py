@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
-from browser_support import CHROMIUM, no_sideways_scroll, phone_page
+from browser_support import BROWSER_TESTS, no_sideways_scroll, phone_page
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium"),
-]
+pytestmark = BROWSER_TESTS
 
 PLAYERS = ["Ann", "Bob", "Cy"]
 UNDERCUT = {  # Cy knocks with 9 under 10♦, Ann holds 8: "Cy · undercut by Ann · up 10♦", the sheet's longest line

@@ -9,14 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import CHROMIUM, DESKTOP, PHONE, live_server, no_sideways_scroll, screenshot_dir
+from browser_support import BROWSER_TESTS, DESKTOP, PHONE, live_server, no_sideways_scroll, screenshot_dir
 from browser_support import small_tap_targets as small_targets
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium"),
-]
+pytestmark = BROWSER_TESTS
 
 NAMES = ["Ann", "Bob", "Cat", "Dan"]
 HANDS = {

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from browser_support import (
-    CHROMIUM,
+    BROWSER_TESTS,
     DESKTOP,
     FAKE_CAMERA,
     MIN_TAP_PX,
@@ -31,11 +31,7 @@ from test_seating import BOTTOM, LEFT, RIGHT, TOP, UPCARD, cards_at
 from scorer.cards import parse_cards
 from scorer.vision.types import CardDetection
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.slow,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium"),
-]
+pytestmark = BROWSER_TESTS
 
 ANN = "8C 9C 10C JC 9H 10H JH 2S 2D AC"
 BOB = "QS QC QH 10S JS 3D 5H 7S AD 7D"
