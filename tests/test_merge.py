@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from scorer.cards import Card
@@ -79,3 +81,41 @@ def test_a_chain_of_near_corners_is_one_group() -> None:
     cards, conflicts = merge_corners([corner("9D", 0, 0), corner("9D", 150, 0), corner("9D", 300, 0)])
     assert len(cards) == 1
     assert [c.reason for c in conflicts] == ["9D: 3 corner indices spread wider than one card"]
+
+
+def small_index_card(card: str, x: float, apart: float, conf: float = 0.9) -> list[CornerDetection]:
+    """A card's two opposite corner indices (12 x 26 px) whose centres lie ``apart`` index sides (of 26 px) apart,
+    along a card's diagonal (63 x 88)."""
+    step = apart * 26 / math.hypot(63, 88)
+    return [corner(card, x, 0, conf), corner(card, x + 63 * step, 88 * step, conf)]
+
+
+def test_cards_of_a_small_index_deck_seen_alike_are_one_card_each() -> None:
+    # 9 index sides apart: beyond same_card_distance (7.56), as a deck with small indices prints them
+    seen = [*small_index_card("JD", 0, 9.0), *small_index_card("9C", 400, 8.4), *small_index_card("QD", 800, 8.8)]
+    cards, conflicts = merge_corners(seen)
+    assert conflicts == []
+    assert sorted(str(c.card) for c in cards) == ["9C", "JD", "QD"]
+    assert all(c.confidence == pytest.approx(0.99) for c in cards)  # each seen at two corners
+
+
+def test_one_card_so_far_apart_is_still_a_conflict() -> None:
+    # no other card of the picture vouches for a card this size: a misreading is as likely
+    _, conflicts = merge_corners(small_index_card("JD", 0, 9.0))
+    assert [c.reason for c in conflicts] == ["JD seen twice, far apart"]
+
+
+@pytest.mark.parametrize(("first", "second"), [(8.0, 11.0), (13.0, 13.2)])
+def test_cards_spread_unalike_or_further_than_any_card_stay_conflicts(first: float, second: float) -> None:
+    _, conflicts = merge_corners([*small_index_card("JD", 0, first), *small_index_card("9C", 600, second)])
+    assert sorted(c.reason for c in conflicts) == ["9C seen twice, far apart", "JD seen twice, far apart"]
+
+
+def test_four_small_indices_of_a_poker_card_are_one_card() -> None:
+    def four(card: str, x: float) -> list[CornerDetection]:  # indices 26 px tall at the corners of a 170 x 240 card
+        return [corner(card, x + dx, dy) for dx in (0, 170) for dy in (0, 240)]
+
+    cards, conflicts = merge_corners([*four("7S", 0), *four("8H", 500)])
+    assert len(cards) == 2 and conflicts == []
+    _, alone = merge_corners(four("7S", 0))
+    assert [c.reason for c in alone] == ["7S seen twice, far apart"]  # two pairs of corners, as two cards
