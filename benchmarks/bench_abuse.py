@@ -4,7 +4,8 @@ Two servers run from a temporary data directory: plain HTTP on all interfaces wi
 video as ``--camera``, and ``--https`` on loopback. Each row is one attack: what was sent, what came back
 (statuses, latencies, the server's memory), and whether it held (the server kept serving others and
 answered 4xx where the issue saw a 500). Requests from this machine never need the PIN, so the PIN rows
-reach the server through this machine's LAN address (skipped when it has none).
+reach the server through this machine's LAN address (skipped when it has none), as does the client that makes a new
+table with every other frame (this machine's own tables are not bounded per address).
 
     python benchmarks/bench_abuse.py [--idle 300] [--viewers 8]
 
@@ -40,7 +41,7 @@ from bench_web import HOST, free_port, okgin_command, start_server
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import image_bombs
-from image_bombs import jpeg_hiding_its_frame, progressive_jpeg, tiff_in_one_tile
+from image_bombs import jpeg_hiding_its_frame, progressive_jpeg, tiff_in_one_tile, tiff_of_zeros
 
 from web import create_app
 from web.request_json import json_routes
@@ -299,6 +300,7 @@ def bombs_past_the_header_check(plain: Client, pid: int) -> None:
         ("a JPEG whose 16000x16000 frame hides behind stray bytes", jpeg_hiding_its_frame(16000, 16000), 413),
         ("a 2x2 TIFF in one 11008x11008 tile", tiff_in_one_tile(11008), 413),
         ("a 6000x6000 progressive JPEG of 2000 scans", progressive_jpeg(2000), 400),
+        ("a 40 MP 16-bit RGBA TIFF in one strip", tiff_of_zeros(7300, 5479, bits=16, samples=4, whole=True), 413),
     ]
     for label, bomb, expected in bombs:
         kind = "image/tiff" if bomb.startswith(b"II") else "image/jpeg"
@@ -313,6 +315,31 @@ def bombs_past_the_header_check(plain: Client, pid: int) -> None:
             )
         after = peak_rss_mib(pid)
         report(f"{label}: the server's peak memory", f"{before:.0f} -> {after:.0f} MiB", after - before < 50)
+
+
+def tables_from_one_address(lan: Client, plain: Client) -> None:
+    """A LAN client that drops its cookie after every second frame, a new table each time (session 43's probe took
+    all 8 places so), then new tables from this machine: they must still be followed. Without a model every frame is
+    answered 503 "card recognition is unavailable", but only after its table was given a place."""
+    frame = cv2.imencode(".jpg", np.full((64, 64, 3), 90, np.uint8))[1].tobytes()
+
+    def post(client: Client, cookie: str, pin: bool) -> tuple[str, bytes]:
+        headers = {"Content-Type": "image/jpeg", **({"Cookie": cookie} if cookie else {})}
+        headers |= {"X-Okgin-Pin": PIN} if pin else {}
+        _, answer, payload, _ = client.request("POST", "/live/frame", frame, headers)
+        return answer.get("Set-Cookie", "").split(";")[0] or cookie, payload
+
+    for _ in range(20):
+        post(lan, post(lan, "", pin=True)[0], pin=True)
+    refused = 0
+    for _ in range(6):
+        cookie, _ = post(plain, "", pin=False)
+        refused += b"all are in use" in post(plain, cookie, pin=False)[1]
+    report(
+        "a LAN client making 20 tables (a new cookie every 2 frames)",
+        f"then {6 - refused} of 6 new tables from another address followed",
+        refused == 0,
+    )
 
 
 def decoding_flood(plain: Client, uploads: int) -> None:
@@ -527,7 +554,9 @@ def main() -> int:
             files_and_cli(workdir, plain_port, bomb)
             if lan is None:
                 report("PIN attacks from the LAN", "skipped: this machine has no LAN address", True)
+                report("tables from one LAN address", "skipped: this machine has no LAN address", True)
             else:
+                tables_from_one_address(Client(lan, plain_port), plain)
 
                 def restart(pin: str) -> None:
                     servers["plain"].terminate()

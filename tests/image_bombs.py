@@ -12,10 +12,14 @@ import zlib
 import cv2
 import numpy as np
 
+PNG_SAMPLES = {0: 1, 2: 3, 4: 2, 6: 4}
+"""Samples per pixel of the PNG colour types: grey, RGB, grey and alpha, RGBA."""
 
-def png_claiming(width: int, height: int, body_bytes: int = 0) -> bytes:
-    """A valid PNG header for a ``width`` x ``height`` RGB picture, with about ``body_bytes`` of its compressed rows
-    of zeros behind it (what a real bomb carries; a few bytes by default).
+
+def png_claiming(width: int, height: int, body_bytes: int = 0, depth: int = 8, colour: int = 2) -> bytes:
+    """A valid PNG header for a ``width`` x ``height`` picture of ``depth``-bit samples (RGB unless ``colour`` names
+    another colour type), with about ``body_bytes`` of its compressed rows of zeros behind it (what a real bomb
+    carries; a few bytes by default).
 
     >>> len(png_claiming(20000, 20000)) < 100, len(png_claiming(20000, 20000, body_bytes=1000)) > 1000
     (True, True)
@@ -24,8 +28,8 @@ def png_claiming(width: int, height: int, body_bytes: int = 0) -> bytes:
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    compressor, rows, left = zlib.compressobj(9), b"", (width * 3 + 1) * height
+    header = struct.pack(">IIBBBBB", width, height, depth, colour, 0, 0, 0)
+    compressor, rows, left = zlib.compressobj(9), b"", (width * PNG_SAMPLES[colour] * depth // 8 + 1) * height
     zeros = b"\0" * 2**20
     while left > 0 and len(rows) < body_bytes:
         rows += compressor.compress(zeros[: min(left, len(zeros))])
@@ -75,13 +79,56 @@ def progressive_jpeg(scans: int, side: int = 6000) -> bytes:
     return b"\xff\xd8" + tables + frame + dc + ac * (scans - 1) + b"\xff\xd9"
 
 
-def tiff_in_one_tile(tile: int) -> bytes:
-    """A 2x2 grey TIFF stored in one ``tile`` x ``tile`` tile, uncompressed and cut short (only the header matters)."""
-    entries = [(256, 4, 2), (257, 4, 2), (258, 3, 8), (259, 3, 1), (262, 3, 1), (277, 3, 1)]
-    entries += [(322, 4, tile), (323, 4, tile), (324, 4, 200), (325, 4, tile * tile)]
-    directory = struct.pack("<H", len(entries)) + b"".join(
-        struct.pack("<HHI", tag, kind, 1)
-        + struct.pack("<I" if kind == 4 else "<HH", value, *([0] if kind == 3 else []))
-        for tag, kind, value in entries
+_TIFF_SHORT, _TIFF_LONG = 3, 4
+
+
+def tiff_file(fields: dict[int, tuple[int, int | tuple[int, ...]]], body: bytes = b"") -> bytes:
+    """A little-endian TIFF of one directory: ``fields`` maps each tag to (its kind, SHORT or LONG, and its value or
+    values), ``body`` follows the directory and its out-of-line values (tag 273, the strip offsets, is set to point
+    at it when present).
+
+    >>> len(tiff_file({256: (4, 2), 257: (4, 2)}))  # the header, two entries, the end of the directory chain
+    38
+    """
+    entries = sorted(
+        (tag, kind, value if isinstance(value, tuple) else (value,)) for tag, (kind, value) in fields.items()
     )
-    return b"II*\x00" + struct.pack("<I", 8) + directory + b"\0" * 64
+    directory_end = 8 + 2 + 12 * len(entries) + 4
+    code = {_TIFF_SHORT: "H", _TIFF_LONG: "I"}
+    packed = {tag: struct.pack(f"<{len(values)}{code[kind]}", *values) for tag, kind, values in entries}
+    outside = {tag: data for tag, data in packed.items() if len(data) > 4}
+    body_at = directory_end + sum(map(len, outside.values()))
+    if 273 in packed:  # one strip: its offset fits the entry
+        packed[273] = struct.pack("<I", body_at)
+    directory, at = struct.pack("<H", len(entries)), directory_end
+    for tag, kind, values in entries:
+        if tag in outside:
+            directory += struct.pack("<HHII", tag, kind, len(values), at)
+            at += len(outside[tag])
+        else:
+            directory += struct.pack("<HHI", tag, kind, len(values)) + packed[tag].ljust(4, b"\0")
+    return b"II*\x00" + struct.pack("<I", 8) + directory + b"\0" * 4 + b"".join(outside.values()) + body
+
+
+def tiff_in_one_tile(tile: int, bits: int = 8, samples: int = 1) -> bytes:
+    """A 2x2 TIFF (grey, or RGB and alpha) stored in one ``tile`` x ``tile`` tile, uncompressed and cut short (only
+    the header matters)."""
+    fields = {256: (_TIFF_LONG, 2), 257: (_TIFF_LONG, 2), 258: (_TIFF_SHORT, (bits,) * samples), 259: (_TIFF_SHORT, 1)}
+    fields |= {262: (_TIFF_SHORT, 2 if samples >= 3 else 1), 277: (_TIFF_SHORT, samples)}
+    fields |= {322: (_TIFF_LONG, tile), 323: (_TIFF_LONG, tile)}
+    fields |= {324: (_TIFF_LONG, 200), 325: (_TIFF_LONG, tile * tile)}
+    return tiff_file(fields, b"\0" * 64)
+
+
+def tiff_of_zeros(width: int, height: int, bits: int = 16, samples: int = 4, whole: bool = False) -> bytes:
+    """A ``width`` x ``height`` TIFF of ``samples`` samples (RGB, then alpha) of ``bits`` bits each, in one
+    deflated strip of zeros: whole (a 40 MP 16-bit RGBA one is 0.3 MB, and decodes into a 320 MB strip buffer), or
+    cut short after its first bytes (only the header matters to a check before decoding)."""
+    row = b"\0" * (width * samples * bits // 8)
+    compressor = zlib.compressobj(9)
+    strip = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush() if whole else b"\0" * 64
+    fields = {256: (_TIFF_LONG, width), 257: (_TIFF_LONG, height), 258: (_TIFF_SHORT, (bits,) * samples)}
+    fields |= {259: (_TIFF_SHORT, 8), 262: (_TIFF_SHORT, 2 if samples >= 3 else 1), 273: (_TIFF_LONG, 0)}
+    fields |= {277: (_TIFF_SHORT, samples), 278: (_TIFF_LONG, height), 279: (_TIFF_LONG, len(strip))}
+    fields |= {284: (_TIFF_SHORT, 1)} | ({338: (_TIFF_SHORT, 2)} if samples in (2, 4) else {})
+    return tiff_file(fields, strip)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from image_bombs import jpeg_hiding_its_frame, png_claiming, progressive_jpeg, tiff_in_one_tile
+from image_bombs import jpeg_hiding_its_frame, png_claiming, progressive_jpeg, tiff_in_one_tile, tiff_of_zeros
 
 from scorer.vision import images
 from scorer.vision.images import (
@@ -133,6 +133,56 @@ def test_a_tiff_whose_tiles_are_a_bomb_is_refused_before_decoding() -> None:
     with pytest.raises(ImageTooLargeError, match=re.escape("upload is stored in tiles of 11008x11008 (121.2 MP)")):
         image_size(tiff_in_one_tile(11008), "upload")
     assert image_size(tiff_in_one_tile(256)) == (2, 2)  # tiles larger than a small picture are common
+
+
+@pytest.mark.parametrize(
+    ("bomb", "message"),
+    [
+        # 0.3 MB deflated, and 460 MiB to decode (one 320 MB strip), against 306 MiB for 8-bit RGBA of 40 MP
+        (tiff_of_zeros(7300, 5479, bits=16, samples=4), "upload is 7300x5479 of 64 bits a pixel (320 MB decoded)"),
+        (tiff_of_zeros(7300, 5479, bits=16, samples=3), "upload is 7300x5479 of 48 bits a pixel (240 MB decoded)"),
+        (tiff_of_zeros(5000, 5000, bits=32, samples=3), "upload is 5000x5000 of 96 bits a pixel (300 MB decoded)"),
+        (png_claiming(7300, 5479, depth=16, colour=6), "upload is 7300x5479 of 64 bits a pixel (320 MB decoded)"),
+        (png_claiming(7300, 5479, depth=16, colour=2), "upload is 7300x5479 of 48 bits a pixel (240 MB decoded)"),
+        (
+            tiff_in_one_tile(6000, bits=16, samples=4),
+            "upload is stored in tiles of 6000x6000 of 64 bits a pixel (288 MB decoded), each decoded whole",
+        ),
+    ],
+    ids=["tiff-16-bit-rgba", "tiff-16-bit-rgb", "tiff-32-bit-rgb", "png-16-bit-rgba", "png-16-bit-rgb", "tiff-tile"],
+)
+def test_a_picture_of_wide_samples_is_refused_by_its_decoded_bytes(bomb: bytes, message: str) -> None:
+    with pytest.raises(ImageTooLargeError, match=re.escape(message)) as refused:
+        decode_image(bomb, "upload")
+    assert str(refused.value).endswith(": okgin decodes images of up to 160 MB (40.0 MP of 8-bit RGBA)")
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        tiff_of_zeros(7300, 5479, bits=8, samples=3),  # an ordinary photo of 40 MP, with alpha or without
+        tiff_of_zeros(7300, 5479, bits=8, samples=4),
+        png_claiming(7300, 5479, depth=8, colour=6),
+        png_claiming(5160, 3875, depth=16, colour=6),  # 20 MP of 16-bit RGBA: 230 MiB to decode
+        tiff_of_zeros(5160, 3875, bits=16, samples=4),
+        tiff_in_one_tile(4096, bits=16, samples=4),
+    ],
+    ids=["tiff-8-bit-rgb", "tiff-8-bit-rgba", "png-8-bit-rgba", "png-16-bit-20-mp", "tiff-16-bit-20-mp", "tiff-tile"],
+)
+def test_pictures_within_the_byte_budget_are_measured(header: bytes) -> None:
+    assert image_size(header) > (1, 1)
+
+
+@pytest.mark.parametrize(("extension", "channels"), [(".png", 4), (".png", 3), (".tiff", 4), (".tiff", 1)])
+def test_the_bits_of_a_written_16_bit_picture_are_read(
+    extension: str, channels: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pixels = np.full((48, 64, channels), 9000, np.uint16)
+    data = cv2.imencode(extension, pixels if channels > 1 else pixels[:, :, 0])[1].tobytes()
+    assert decode_image(data).shape == (48, 64, 3)
+    monkeypatch.setattr(images, "MAX_DECODED_BYTES", 48 * 64 * channels * 2 - 1)  # one byte short of its samples
+    with pytest.raises(ImageTooLargeError, match=f"is 64x48 of {16 * channels} bits a pixel"):
+        decode_image(data)
 
 
 def test_a_jpeg_of_thousands_of_scans_is_refused_before_decoding() -> None:

@@ -154,6 +154,45 @@ def test_correcting_the_same_frame_again_overwrites_its_example(app: Flask, clie
     assert len(list((root / "images").iterdir())) == 1
 
 
+def test_a_full_corrections_folder_refuses_new_examples_and_keeps_the_saved_ones(
+    app: Flask, client: FlaskClient
+) -> None:
+    from web.detection import service
+
+    app.config["MAX_CORRECTIONS"] = 2
+    with app.app_context():
+        frames = [service().remember_frame(jpeg(1000, 500), 1000, 500) for _ in range(4)]
+    saved = [client.post("/correct/examples", json=corrected_cards(frame_id)).json["saved"] for frame_id in frames[:2]]
+    root = Path(app.config["CORRECTIONS_DIR"])
+    before = {path: path.read_bytes() for path in root.rglob("*") if path.is_file()}
+    refused = client.post("/correct/examples", json=corrected_cards(frames[2]))
+    assert refused.status_code == 507
+    assert refused.json["error"].startswith("the corrections folder is full: it holds 2 examples (")
+    assert "keeps at most 2 (2.0 GB); this correction was not saved" in refused.json["error"]
+    assert refused.json["error"].endswith(f"Move examples out of {root} (to train on them, say) to save more")
+    assert {path: path.read_bytes() for path in root.rglob("*") if path.is_file()} == before  # none deleted or added
+    again = corrected_cards(frames[0])
+    again["cards"] = again["cards"][:1]
+    assert client.post("/correct/examples", json=again).status_code == 201  # correcting a saved frame replaces it
+    for folder, suffix in (("images", ".jpg"), ("labels", ".txt"), ("meta", ".json")):  # moved out, to train on
+        (root / folder / f"{saved[1]}{suffix}").rename(root.parent / f"{saved[1]}{suffix}")
+    assert client.post("/correct/examples", json=corrected_cards(frames[3])).status_code == 201
+
+
+def test_the_corrections_folder_is_bounded_in_bytes(app: Flask, client: FlaskClient) -> None:
+    from web.detection import service
+
+    frame = jpeg(1000, 500)
+    with app.app_context():
+        frames = [service().remember_frame(frame, 1000, 500) for _ in range(3)]
+    assert client.post("/correct/examples", json=corrected_cards(frames[0])).status_code == 201
+    app.config["MAX_CORRECTIONS_BYTES"] = 2 * len(frame) - 1  # the images of two frames, less one byte
+    refused = client.post("/correct/examples", json=corrected_cards(frames[1]))
+    assert refused.status_code == 507 and "keeps at most 5000 (" in refused.json["error"]
+    app.config["MAX_CORRECTIONS_BYTES"] = 2 * len(frame)
+    assert client.post("/correct/examples", json=corrected_cards(frames[2])).status_code == 201
+
+
 @pytest.mark.parametrize(
     ("change", "status", "message"),
     [
@@ -332,6 +371,36 @@ def test_new_tables_never_push_out_tables_that_are_posting(app: Flask, monkeypat
     monkeypatch.setattr(detection, "TABLE_IDLE_SECONDS", 0.0)  # now every table has been quiet too long
     post_frame(no_cookies)  # takes the place of the table that posted least recently: ours
     assert ours.get(f"/live/frames/{kept[0]}.jpg").status_code == 404
+
+
+def test_one_address_holds_only_its_share_of_the_tables(app: Flask) -> None:
+    """A client that drops its cookie after every second frame (a new table each time, posting) once took all 8
+    places, and every new table of other players was refused; now it only ever replaces its own."""
+    from web import detection
+
+    def table_at(address: str) -> FlaskClient:
+        client = app.test_client()
+        client.environ_base["REMOTE_ADDR"] = address
+        return client
+
+    ours = table_at("192.168.1.20")
+    kept = [post_frame(ours)["frame_id"] for _ in range(2)]
+    flooded = []
+    for _ in range(3 * detection.TABLES_KEPT):
+        flooding = table_at("192.168.1.66")
+        post_frame(flooding)
+        flooded.append(post_frame(flooding)["frame_id"])
+    assert [ours.get(f"/live/frames/{frame_id}.jpg").status_code for frame_id in flooded[-3:]] == [404, 200, 200]
+    others = [table_at(f"192.168.1.{30 + n}") for n in range(detection.TABLES_KEPT - detection.TABLES_PER_ADDRESS - 1)]
+    for other in others:  # every new table at the table is followed
+        post_frame(other)
+        post_frame(other)
+    flooding = table_at("192.168.1.66")  # still served: it takes the place of its own least recently posting table
+    post_frame(flooding)
+    post_frame(flooding)
+    refused = table_at("192.168.1.99").post("/live/frame?players=2", data=jpeg(), content_type="image/jpeg")
+    assert refused.status_code == 503 and "all are in use" in refused.json["error"]  # 8 tables posting: full
+    assert all(ours.get(f"/live/frames/{frame_id}.jpg").status_code == 200 for frame_id in kept)
 
 
 def test_frames_kept_for_a_table_are_bounded_in_bytes(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,8 @@ through ``/api/score``; this blueprint saves the corrected frame. Layout of the 
     meta/<stem>.json     the corrected cards with pixel boxes and seats, and what the detector said
 
 File names are generated here (UTC time + random suffix); nothing from the request names a file.
+The folder is bounded (``MAX_CORRECTIONS`` examples, ``MAX_CORRECTIONS_BYTES``): once full, a new example is refused
+(507) until some are moved out of it; nothing saved is ever deleted here.
 A save is atomic with its database row: the files are written under partial names, the row commits,
 then the files take their names; ``recover_corrections`` finishes or clears what a kill interrupted.
 """
@@ -41,10 +43,58 @@ bp = Blueprint("correct", __name__, url_prefix="/correct")
 
 MAX_CARDS_PER_FRAME = 60
 PARTIAL_SUFFIX = ".partial"
+MAX_CORRECTIONS = 5000
+"""The most examples the corrections folder holds (``MAX_CORRECTIONS`` in the app config overrides it): thousands of
+corrected frames are more than a retraining takes, and any client on the LAN may save them. Beyond it a new example
+is refused, never made room for: the examples are the players' work, so only they move some out of the folder."""
+MAX_CORRECTIONS_BYTES = 2 * 1024**3
+"""The most bytes the corrections folder's images take (``MAX_CORRECTIONS_BYTES`` in the app config): a camera frame
+is about 200 KB, so 5,000 of them fit in 1 GB, but an uploaded frame may be 10 MB, and 200 of those reach 2 GB."""
 
 
 def corrections_dir() -> Path:
     return Path(current_app.config["CORRECTIONS_DIR"])
+
+
+def corrections_usage(root: Path) -> tuple[int, int]:
+    """How many examples the corrections folder holds and how many bytes their images take (their labels and meta
+    files are a few hundred bytes each, not worth a ``stat`` of each at every save).
+
+    Read from the folder at each save, so examples moved out of it count no more.
+    """
+    examples = size = 0
+    try:
+        with os.scandir(root / "images") as entries:
+            for entry in entries:
+                if entry.is_file(follow_symlinks=False):
+                    size += entry.stat(follow_symlinks=False).st_size
+                    examples += not entry.name.endswith(PARTIAL_SUFFIX)
+    except OSError:  # no folder yet (or none readable: writing it will say so)
+        pass
+    return examples, size
+
+
+def ensure_room(root: Path, adding: int) -> None:
+    """Refuse a new example of ``adding`` bytes when the folder holds ``MAX_CORRECTIONS`` examples, or would pass
+    ``MAX_CORRECTIONS_BYTES`` with it. Nothing is deleted to make room. (Saves at the same moment may each pass the
+    check, so the folder may go past its limits by as many examples as there are server threads.)
+
+    :raises ApiError: 507 naming what the folder holds, its limits, and the folder to move examples out of.
+    """
+    most = int(current_app.config.get("MAX_CORRECTIONS", MAX_CORRECTIONS))
+    most_bytes = int(current_app.config.get("MAX_CORRECTIONS_BYTES", MAX_CORRECTIONS_BYTES))
+    examples, size = corrections_usage(root)
+    if examples >= most or size + adding > most_bytes:
+        raise ApiError(
+            507,
+            f"the corrections folder is full: it holds {examples} examples ({_file_size(size)}) and keeps at most"
+            f" {most} ({_file_size(most_bytes)}); this correction was not saved. Move examples out of {root}"
+            " (to train on them, say) to save more",
+        )
+
+
+def _file_size(size: int) -> str:
+    return f"{size / 1024**3:.1f} GB" if size >= 1024**3 else f"{size / 1024**2:.1f} MB"
 
 
 def parse_corrected_cards(value: object, width: int, height: int) -> list[dict[str, Any]]:
@@ -122,6 +172,8 @@ def save_example() -> tuple[Response, int]:
         ],
     }
     root = corrections_dir()
+    if not (root / "images" / f"{stem}{frame.suffix}").exists():  # correcting a saved frame again replaces it
+        ensure_room(root, len(frame.encoded))
     files: dict[Path, Callable[[Path], object]] = {  # meta last: recovery reads it to tell a committed save
         root / "images" / f"{stem}{frame.suffix}": lambda path: path.write_bytes(frame.encoded),
         root / "labels" / f"{stem}.txt": lambda path: write_label_file(path, lines),

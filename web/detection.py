@@ -9,7 +9,9 @@ ones are refused instead of piling up. The service raises what went wrong (``Mod
 Each table (browser session) has its own camera state: its pipelines and its most recent frames, bounded per
 table, so a table posting fast pushes out only its own frames. At most ``TABLES_KEPT`` tables are followed; a new
 table takes the place of one that has gone quiet (or never came back after its first frame), never of one that is
-posting, and is refused (503) when there is none.
+posting, and is refused (503) when there is none. One client address holds at most ``TABLES_PER_ADDRESS`` of the
+places: its next new table takes the place of its own least recently posting one, so a client that makes a new table
+with every cookie it drops cannot fill the places that other tables need.
 """
 
 from __future__ import annotations
@@ -35,6 +37,13 @@ FRAME_CACHE_BYTES = 24 * 1024 * 1024
 """The most bytes of frames kept per table; its newest frame is always kept (an upload is at most 10 MB)."""
 TABLES_KEPT = 8
 """Tables whose camera state (pipelines, recent frames) the server keeps at once."""
+TABLES_PER_ADDRESS = 2
+"""The places one client address may hold. A phone or laptop at the table is one browser session, so one table; a
+second browser on it (or a private window) makes two. A client that makes more (a new cookie, so a new table, for each
+frame) only replaces its own: with 8 places, 6 stay for the other addresses. On a LAN each device has its own address;
+the server's own machine (loopback) is not counted, as it needs no PIN either, so a proxy or tunnel on this machine,
+which shows every table as 127.0.0.1, keeps all the places. The address is the connection's (``remote_addr``):
+``X-Forwarded-For`` is not read, as any client could write one, so a proxy on another machine gets 2 places."""
 TABLE_IDLE_SECONDS = 120.0
 """A table that has posted no frame for this long may give its place to a new table (its frames go with it)."""
 QUEUE_WAIT_SECONDS = 20.0
@@ -53,6 +62,7 @@ class _Table:
     """One table's camera state: its pipelines by player count and the ids of its recent frames (oldest first)."""
 
     last_seen: float
+    address: str | None = None
     frames_posted: int = 0
     pipelines: dict[int, Any] = field(default_factory=dict)
     frames: collections.OrderedDict[str, int] = field(default_factory=collections.OrderedDict)
@@ -140,13 +150,16 @@ class DetectorService:
         finally:
             self._slots.release()
 
-    def pipeline(self, table: str, players: int) -> Any:
+    def pipeline(self, table: str, players: int, address: str | None = None) -> Any:
         """The stabilising pipeline of one table (browser session) and player count, for its next frame.
+
+        ``address`` is the client's (None: not counted, the server's own machine): it holds at most
+        ``TABLES_PER_ADDRESS`` places.
 
         :raises TablesFull: for a new table while ``TABLES_KEPT`` others are all posting.
         """
         with self._tables_lock:
-            state = self._admit(table)
+            state = self._admit(table, address)
             state.frames_posted += 1
             pipeline = state.pipelines.get(players)
         if pipeline is None:
@@ -158,12 +171,17 @@ class DetectorService:
                 pipeline = state.pipelines.setdefault(players, built)
         return pipeline
 
-    def _admit(self, table: str) -> _Table:
-        """The table's state, made now for a new table in the place of one that went quiet or never came back."""
+    def _admit(self, table: str, address: str | None) -> _Table:
+        """The table's state, made now for a new table in the place of its address's own least recently posting
+        table when that address holds ``TABLES_PER_ADDRESS``, else of one that went quiet or never came back."""
         now = time.monotonic()
         state = self._tables.get(table)
         if state is None:
-            if len(self._tables) >= TABLES_KEPT:
+            own = [key for key, other in self._tables.items() if other.address == address] if address else []
+            if len(own) >= TABLES_PER_ADDRESS:  # least recently posting first: its quietest give way
+                for quietest in own[: len(own) - TABLES_PER_ADDRESS + 1]:
+                    self._forget_table(quietest)
+            elif len(self._tables) >= TABLES_KEPT:
                 leaving = next(
                     (
                         key
@@ -179,7 +197,7 @@ class DetectorService:
                     )
                 self._forget_table(leaving)
             state = self._tables[table] = _Table(last_seen=now)
-        state.last_seen = now
+        state.last_seen, state.address = now, address  # a table keeps its place when its device's address changes
         self._tables.move_to_end(table)
         return state
 

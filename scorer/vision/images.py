@@ -5,7 +5,8 @@ web upload) goes through here, so a bad file always reads the same way to the us
 
 A picture is measured before it is decoded: a 400 KB PNG may claim 20000x20000 pixels and
 decode into 1.2 GB, so the size is read from the header first (a few bytes of it, read here) and
-anything over ``MAX_PIXELS`` is refused before a byte of it is decompressed. At most
+anything over ``MAX_PIXELS`` is refused before a byte of it is decompressed; so is a PNG or TIFF whose samples
+(16 bits each, say) would take more than ``MAX_DECODED_BYTES`` as stored, as decoders hold them. At most
 ``MAX_CONCURRENT_DECODES`` pictures decode at once, so simultaneous uploads cannot add up either, and a few
 more wait for a while (``MAX_DECODES_WAITING``, ``DECODE_WAIT_SECONDS``): past those a picture is refused as busy.
 """
@@ -36,6 +37,13 @@ _SIGNATURES: tuple[tuple[bytes, str], ...] = (
 SUPPORTED_FORMATS = "JPEG, PNG, BMP, WEBP or TIFF"
 MAX_PIXELS = 40_000_000
 """The largest picture decoded: 40 megapixels (a 7300x5500 photo), 120 MB as a BGR array."""
+MAX_DECODED_BYTES = 4 * MAX_PIXELS
+"""The most bytes a picture's samples may take as stored (160 MB): every 8-bit picture of up to ``MAX_PIXELS``, grey to
+RGBA, fits, and a 16-bit RGBA one of up to 20 MP. OpenCV reads a TIFF strip or tile whole before converting it to
+8-bit BGR: a 40 MP 16-bit RGBA TIFF in one strip (0.3 MB deflated) took 460 MiB to decode, an 8-bit RGBA one
+306 MiB and a 20 MP 16-bit RGBA one 230 MiB (``tests/image_bombs.py`` ``tiff_of_zeros``, peak RSS). PNG is held to
+the same budget, though OpenCV's libpng takes 16-bit rows down to 8 bits as it reads them (a 40 MP 16-bit RGBA PNG
+took the 230 MiB of an 8-bit one): the rule is what the header says, not what one decoder build does with it."""
 MAX_FILE_BYTES = 200 * 1024 * 1024
 """The largest image file read from disk; no photo of a card table comes near it."""
 MAX_JPEG_SCANS = 100
@@ -55,7 +63,8 @@ class ImageError(OkginError):
 
 
 class ImageTooLargeError(ImageError):
-    """A picture with more pixels than okgin decodes (``MAX_PIXELS``), refused before decoding."""
+    """A picture with more pixels (``MAX_PIXELS``) or bytes (``MAX_DECODED_BYTES``) than okgin decodes, refused before
+    decoding."""
 
 
 class DecodersBusyError(ImageError):
@@ -183,38 +192,64 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return _unpack(">II", data, 16)  # type: ignore[return-value]
 
 
-_TIFF_WIDTH, _TIFF_LENGTH, _TIFF_TILE_WIDTH, _TIFF_TILE_LENGTH = 256, 257, 322, 323
+_PNG_SAMPLES = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
+"""Samples per pixel of each PNG colour type: grey, RGB, palette index, grey and alpha, RGBA."""
 
 
-def _tiff_fields(data: bytes) -> dict[int, int]:
-    """The sides in the first TIFF directory (the page OpenCV decodes): image width and length, and tile width
-    and length for a tiled picture, each a SHORT or a LONG."""
+def _png_pixel_bits(data: bytes) -> int:
+    """Bits per pixel as stored: the IHDR bit depth (1 to 16) times the colour type's samples (4 for an unknown one,
+    which libpng refuses anyway)."""
+    depth, colour = _unpack(">BB", data, 24)
+    return depth * _PNG_SAMPLES.get(colour, 4)
+
+
+_TIFF_WIDTH, _TIFF_LENGTH, _TIFF_BITS, _TIFF_SAMPLES, _TIFF_TILE_WIDTH, _TIFF_TILE_LENGTH = 256, 257, 258, 277, 322, 323
+_TIFF_SIZE_TAGS = frozenset({_TIFF_WIDTH, _TIFF_LENGTH, _TIFF_BITS, _TIFF_SAMPLES, _TIFF_TILE_WIDTH, _TIFF_TILE_LENGTH})
+_TIFF_VALUES_READ = 8
+"""The most values read of one field: bits per sample has one value per sample, and a pixel has a few samples."""
+
+
+def _tiff_fields(data: bytes) -> dict[int, tuple[int, ...]]:
+    """The fields of the first TIFF directory (the page OpenCV decodes) that say how much it decodes into: image
+    width and length, bits per sample and samples per pixel, and tile width and length for a tiled picture. Each is
+    SHORTs or LONGs, held in the entry when they fit in its four bytes, else where the entry points."""
     order = "<" if data.startswith(b"II") else ">"
     (version, directory) = _unpack(order + "HI", data, 2)
     if version != 42:  # BigTIFF and the like: not read here
         raise _Truncated
     (entries,) = _unpack(order + "H", data, directory)
-    sides: dict[int, int] = {}
+    fields: dict[int, tuple[int, ...]] = {}
     for entry in range(entries):
-        tag, kind, _count = _unpack(order + "HHI", data, directory + 2 + 12 * entry)
-        if tag in (_TIFF_WIDTH, _TIFF_LENGTH, _TIFF_TILE_WIDTH, _TIFF_TILE_LENGTH):
-            (sides[tag],) = _unpack(order + ("H" if kind == 3 else "I"), data, directory + 2 + 12 * entry + 8)
-    return sides
+        at = directory + 2 + 12 * entry
+        tag, kind, count = _unpack(order + "HHI", data, at)
+        if tag in _TIFF_SIZE_TAGS and count > 0:
+            code = "H" if kind == 3 else "I"
+            values_at = at + 8 if count * struct.calcsize(code) <= 4 else _unpack(order + "I", data, at + 8)[0]
+            fields[tag] = _unpack(f"{order}{min(count, _TIFF_VALUES_READ)}{code}", data, values_at)
+    return fields
 
 
 def _tiff_size(data: bytes) -> tuple[int, int]:
-    sides = _tiff_fields(data)
-    if _TIFF_WIDTH not in sides or _TIFF_LENGTH not in sides:
+    fields = _tiff_fields(data)
+    if _TIFF_WIDTH not in fields or _TIFF_LENGTH not in fields:
         raise _Truncated
-    return sides[_TIFF_WIDTH], sides[_TIFF_LENGTH]
+    return fields[_TIFF_WIDTH][0], fields[_TIFF_LENGTH][0]
+
+
+def _tiff_pixel_bits(data: bytes) -> int:
+    """Bits per pixel as stored: bits per sample (libtiff wants one value for all samples; the largest is taken)
+    times samples per pixel, each 1 when absent as the TIFF standard says."""
+    fields = _tiff_fields(data)
+    return max(fields.get(_TIFF_BITS, (1,))) * fields.get(_TIFF_SAMPLES, (1,))[0]
 
 
 def _tiff_tile(data: bytes) -> tuple[int, int] | None:
     """The tile sides of a tiled TIFF, or None. OpenCV decodes a tile at a time into a buffer of the tile's size,
     whatever the picture's: a 2x2 picture in one 11008x11008 tile, deflated to 0.9 MB, took 1 GB to decode."""
-    sides = _tiff_fields(data)
-    tile = sides.get(_TIFF_TILE_WIDTH), sides.get(_TIFF_TILE_LENGTH)
-    return None if tile[0] is None or tile[1] is None else (tile[0], tile[1])
+    fields = _tiff_fields(data)
+    if _TIFF_TILE_WIDTH not in fields or _TIFF_TILE_LENGTH not in fields:
+        return None
+    return fields[_TIFF_TILE_WIDTH][0], fields[_TIFF_TILE_LENGTH][0]
 
 
 _HEADER_READERS = {
@@ -224,6 +259,9 @@ _HEADER_READERS = {
     "BMP": _bmp_size,
     "TIFF": _tiff_size,
 }
+_PIXEL_BITS_READERS = {"PNG": _png_pixel_bits, "TIFF": _tiff_pixel_bits}
+"""The formats whose samples may be wider than 8 bits; the others hold at most four 8-bit samples a pixel, which
+``MAX_PIXELS`` keeps within ``MAX_DECODED_BYTES``."""
 
 
 def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -> tuple[int, int]:
@@ -233,7 +271,8 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
     decoder allocates it: JPEG frame headers, the PNG IHDR, the three WebP kinds, BMP and the first
     TIFF directory (the page OpenCV decodes).
 
-    >>> png = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + (640).to_bytes(4, "big") + (480).to_bytes(4, "big")
+    >>> ihdr = bytes.fromhex("89504e470d0a1a0a0000000d49484452")  # the signature, then IHDR: sides, depth, colour
+    >>> png = ihdr + (640).to_bytes(4, "big") + (480).to_bytes(4, "big") + bytes([8, 2])
     >>> image_size(png)
     (640, 480)
     >>> image_size(png, "upload", max_pixels=300_000)
@@ -242,7 +281,7 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
     scorer.vision.images.ImageTooLargeError: upload is 640x480 (0.3 MP): okgin reads images up to 0.3 MP
 
     :raises ImageTooLargeError: when the header claims more than ``max_pixels`` pixels (or a TIFF's tiles do: each
-        is decoded whole).
+        is decoded whole), or samples taking more than ``MAX_DECODED_BYTES`` (a 16-bit PNG or TIFF of 40 MP).
     :raises ImageError: when the bytes are no JPEG, PNG, WebP, BMP or TIFF, end before their size, or are a JPEG
         of more than ``MAX_JPEG_SCANS`` scans.
     """
@@ -251,17 +290,15 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
     kind = sniff_format(data) or ""
     try:
         width, height = _HEADER_READERS[kind](data)
+        pixel_bits = _PIXEL_BITS_READERS[kind](data) if kind in _PIXEL_BITS_READERS else None
     except _Truncated:
         raise ImageError(_undecodable(data, name)) from None
     if width <= 0 or height <= 0:
         raise ImageError(f"could not decode {name}: its header says it is {width}x{height}")
-    limit = f"okgin reads images up to {_megapixels(max_pixels)}"
-    if width * height > max_pixels:
-        raise ImageTooLargeError(f"{name} is {width}x{height} ({_megapixels(width * height)}): {limit}")
+    _ensure_within(f"{name} is", width, height, pixel_bits, max_pixels)
     tile = _tiff_tile(data) if kind == "TIFF" else None
-    if tile is not None and tile[0] * tile[1] > max_pixels:
-        tiles = f"{tile[0]}x{tile[1]} ({_megapixels(tile[0] * tile[1])})"
-        raise ImageTooLargeError(f"{name} is stored in tiles of {tiles}, each decoded whole: {limit}")
+    if tile is not None:
+        _ensure_within(f"{name} is stored in tiles of", *tile, pixel_bits, max_pixels, ", each decoded whole")
     scans = _jpeg_scans(data) if kind == "JPEG" else 0
     if scans > MAX_JPEG_SCANS:
         raise ImageError(
@@ -269,6 +306,24 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
             f" okgin reads JPEGs of up to {MAX_JPEG_SCANS}"
         )
     return width, height
+
+
+def _ensure_within(
+    lead: str, width: int, height: int, pixel_bits: int | None, max_pixels: int, trail: str = ""
+) -> None:
+    """Refuse a picture (or one of its tiles) of more than ``max_pixels`` pixels, or whose samples, ``pixel_bits`` a
+    pixel as stored (None: at most four 8-bit ones), take more than ``MAX_DECODED_BYTES``.
+
+    :raises ImageTooLargeError: ``"{lead} {its size}{trail}: {the limit}"``.
+    """
+    if width * height > max_pixels:
+        size = f"{width}x{height} ({_megapixels(width * height)})"
+        raise ImageTooLargeError(f"{lead} {size}{trail}: okgin reads images up to {_megapixels(max_pixels)}")
+    decoded = 0 if pixel_bits is None else (width * height * pixel_bits + 7) // 8
+    if decoded > MAX_DECODED_BYTES:
+        size = f"{width}x{height} of {pixel_bits} bits a pixel ({decoded / 1e6:.0f} MB decoded)"
+        limit = f"{MAX_DECODED_BYTES / 1e6:.0f} MB ({_megapixels(MAX_DECODED_BYTES // 4)} of 8-bit RGBA)"
+        raise ImageTooLargeError(f"{lead} {size}{trail}: okgin decodes images of up to {limit}")
 
 
 def _undecodable(data: bytes, name: str) -> str:
@@ -304,7 +359,7 @@ def decode_image(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS)
     checked from the header first (``image_size``), and at most ``MAX_CONCURRENT_DECODES``
     images decode at the same time.
 
-    :raises ImageTooLargeError: for more than ``max_pixels`` pixels, before decoding.
+    :raises ImageTooLargeError: for more than ``max_pixels`` pixels or ``MAX_DECODED_BYTES`` bytes, before decoding.
     :raises DecodersBusyError: when every slot is taken and ``MAX_DECODES_WAITING`` pictures wait already, or this
         one waited ``DECODE_WAIT_SECONDS``.
     :raises ImageError: for empty data or bytes OpenCV cannot decode, naming ``name``.
