@@ -140,6 +140,59 @@ def test_an_undone_round_whose_place_was_filled_again_is_refused(client: FlaskCl
     assert answer.json["match"]["totals"] == {"Ann": 0, "Bob": 51}
 
 
+def edited_undone_and_dealt_again(client: FlaskClient) -> tuple[int, dict[str, Any]]:
+    """A new match whose round 1 was Ann's knock (A), edited into a draw (B), undone, then entered as another deal,
+    Bob's knock (C); the match as that last round left it, with A (edited) and B (undone) kept."""
+    match_id, match = edited_into_a_draw(client)
+    assert client.delete(f"{match_url(match_id)}/rounds/1?revision={match['revision']}").status_code == 200
+    return match_id, added(client, match_id, BOB_KNOCKS)
+
+
+def test_a_correction_of_a_deal_undone_is_not_put_over_the_deal_entered_in_its_place(client: FlaskClient) -> None:
+    """It was: the knock that an edit replaced went back "into round 1" over Bob's knock, a deal entered after round
+    1 was undone, which it never was a version of (the undone draw was already refused there)."""
+    match_id, match = edited_undone_and_dealt_again(client)
+    draw, knock = match["earlier_versions"]  # newest first: the draw undone, the knock the edit replaced
+    assert (knock["replaced_by"], knock["input"], draw["replaced_by"]) == ("edited", KNOCK.to_dict(), "undone")
+    assert knock["deal"] == draw["deal"] != match["deals"][0]
+    why = (
+        "round 1 was undone and entered again (another deal) after this was replaced, and bringing this back would"
+        " replace it (Edit changes round 1)"
+    )
+    assert (knock["restore"], knock["why_not"]) == (None, why)
+    answer = client.post(restore_url(match_id, knock["id"]), json={"revision": match["revision"]})
+    assert answer.status_code == 409
+    assert answer.json["error"] == f"this earlier version of round 1 cannot be put back: {why}"
+    after = client.get(match_url(match_id)).json
+    assert after["totals"] == {"Ann": 0, "Bob": 51} and after["revision"] == match["revision"]
+    sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
+    assert f"Kept for the record: {why}." in sheet
+
+
+def test_a_deal_brought_back_takes_its_corrections_back_too(client: FlaskClient) -> None:
+    """An undone round brought back is the deal it was: what its edits replaced can go back into it."""
+    match_id, match = edited_into_a_draw(client)
+    match = client.delete(f"{match_url(match_id)}/rounds/1?revision={match['revision']}").json
+    draw, knock = match["earlier_versions"]
+    assert (draw["restore"], knock["restore"]) == ("add", "add")
+    match = client.post(restore_url(match_id, draw["id"]), json={"revision": match["revision"]}).json
+    assert match["deals"][0] == draw["deal"] == knock["deal"]
+    assert next(v for v in match["earlier_versions"] if v["id"] == knock["id"])["restore"] == "edit"
+    match = client.post(restore_url(match_id, knock["id"]), json={"revision": match["revision"]}).json
+    assert match["totals"] == {"Ann": 18, "Bob": 0} and match["deals"][0] == knock["deal"]
+
+
+def test_each_round_entered_is_a_deal_of_its_own_and_an_edit_keeps_it(client: FlaskClient) -> None:
+    match_id = new_match(client)
+    match = added(client, match_id, ROUND, {"draw": True})
+    assert match["deals"] == [1, 2]
+    match = client.put(f"{match_url(match_id)}/rounds/1?revision={match['revision']}", json=BOB_KNOCKS).json
+    assert match["deals"] == [1, 2] and match["earlier_versions"][0]["deal"] == 1
+    match = client.delete(f"{match_url(match_id)}/rounds/2?revision={match['revision']}").json
+    match = added(client, match_id, {"draw": True})  # the same draw, entered again: a new entry, a new deal
+    assert match["deals"] == [1, 3]
+
+
 def test_rounds_undone_one_after_another_come_back_in_order(client: FlaskClient) -> None:
     match_id = new_match(client)
     match = added(client, match_id, ROUND, BOB_KNOCKS)
@@ -226,7 +279,7 @@ def test_a_version_3_database_is_upgraded_and_keeps_what_later_edits_replace(tmp
     path = tmp_path / "v3.db"
     with database_at(path, 3) as old:
         old.execute("INSERT INTO rounds VALUES (7, 1, ?, 'then')", (json.dumps(ROUND),))
-    assert init_db(path) == len(migrations()) == 4
+    assert init_db(path) == len(migrations())
     client = create_app({"DATA_DIR": str(tmp_path), "DATABASE": str(path)}).test_client()
     match = client.get("/api/matches/7").json
     assert match["earlier_versions"] == [] and match["totals"] == {"Ann": 18, "Bob": 0}
@@ -236,6 +289,30 @@ def test_a_version_3_database_is_upgraded_and_keeps_what_later_edits_replace(tmp
     assert stored == (7, 1, json.dumps(ROUND), "edited")  # exactly what the round held
     back = client.post(restore_url(7, match["earlier_versions"][0]["id"]), json={"revision": match["revision"]})
     assert back.json["totals"] == {"Ann": 18, "Bob": 0}
+
+
+def test_a_version_4_database_keeps_what_its_versions_could_be_put_back_over(tmp_path: Path) -> None:
+    """Rows from before deals were told apart are the deal numbered as their round: an edit's earlier version goes
+    back into its round as before the upgrade, and a deal entered after the upgrade is one of its own."""
+    path = tmp_path / "v4.db"
+    with database_at(path, 4) as old:
+        old.execute("INSERT INTO rounds VALUES (7, 1, '{\"draw\": true}', 'then')")
+        old.executemany(
+            "INSERT INTO earlier_versions (match_id, number, input_json, replaced_at, replaced_by)"
+            " VALUES (7, ?, ?, ?, ?)",
+            [(1, json.dumps(ROUND), "2026-12-05T14:02:00+00:00", EDITED),
+             (2, json.dumps(BOB_KNOCKS), "2026-12-05T14:03:00+00:00", UNDONE)],
+        )  # fmt: skip
+    assert init_db(path) == len(migrations())
+    client = create_app({"DATA_DIR": str(tmp_path), "DATABASE": str(path)}).test_client()
+    match = client.get("/api/matches/7").json
+    versions = [(v["number"], v["deal"], v["restore"]) for v in match["earlier_versions"]]
+    assert versions == [(2, 2, "add"), (1, 1, "edit")] and match["deals"] == [1]
+    match = client.delete(f"/api/matches/7/rounds/1?revision={match['revision']}").json
+    match = added(client, 7, BOB_KNOCKS)
+    assert match["deals"][0] == 3  # after every deal the match had
+    knock = next(v for v in match["earlier_versions"] if v["input"] == KNOCK.to_dict())
+    assert knock["restore"] is None and "round 1 was undone and entered again" in knock["why_not"]
 
 
 def test_a_change_refused_at_commit_keeps_no_version(client: FlaskClient, app: Flask) -> None:
@@ -249,8 +326,14 @@ def test_a_change_refused_at_commit_keeps_no_version(client: FlaskClient, app: F
         assert db.execute("SELECT COUNT(*) FROM earlier_versions").fetchone()[0] == 1
 
 
-def version(number: int, entered: RoundInput, replaced_by: str = EDITED) -> EarlierVersion:
-    return EarlierVersion(1, number, entered, "2026-12-05T14:02:00+00:00", replaced_by)
+def version(number: int, entered: RoundInput, replaced_by: str = EDITED, deal: int | None = None) -> EarlierVersion:
+    """A version of round ``number``, of the deal numbered as the round (as ``restore_on`` deals) or of ``deal``."""
+    return EarlierVersion(1, number, entered, "2026-12-05T14:02:00+00:00", replaced_by, deal or number)
+
+
+def restore_on(kept: EarlierVersion, inputs: list[RoundInput], winner: str | None) -> Restore:
+    """``restore`` on a sheet whose rounds are the deals numbered as them: none entered again after an undo."""
+    return restore(kept, inputs, range(1, len(inputs) + 1), winner)
 
 
 @pytest.mark.parametrize(
@@ -268,18 +351,22 @@ def version(number: int, entered: RoundInput, replaced_by: str = EDITED) -> Earl
         (version(1, KNOCK, UNDONE), [Draw(), Draw()], None,
          Restore(None, "round 1 was entered again after this was undone, and bringing this back would replace it"
                        " (Edit changes round 1)")),
+        (version(1, KNOCK, deal=7), [Draw(), Draw()], None,  # a correction of another deal than round 1's now
+         Restore(None, "round 1 was undone and entered again (another deal) after this was replaced, and bringing"
+                       " this back would replace it (Edit changes round 1)")),
+        (version(3, KNOCK, deal=7), [Draw(), Draw()], None, Restore("add")),  # comes back as that deal, round 3
     ],
 )  # fmt: skip
 def test_how_an_earlier_version_comes_back(
     kept: EarlierVersion, inputs: list[RoundInput], winner: str | None, expected: Restore
 ) -> None:
-    assert restore(kept, inputs, winner) == expected
+    assert restore_on(kept, inputs, winner) == expected
 
 
 def test_a_version_of_the_same_round_in_another_order_of_hands_is_the_round_as_it_is() -> None:
     reordered = parse_round_input(ROUND | {"hands": {"Bob": BOB, "Ann": ANN}})
     assert isinstance(reordered, Knock)
-    assert restore(version(1, reordered), [KNOCK], None).how is None
+    assert restore_on(version(1, reordered), [KNOCK], None).how is None
 
 
 def test_a_round_edited_many_times_shows_its_newest_versions_and_keeps_all(client: FlaskClient) -> None:
@@ -287,6 +374,7 @@ def test_a_round_edited_many_times_shows_its_newest_versions_and_keeps_all(clien
     client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
     for turn in range(25):
         client.put(f"/api/matches/{match_id}/rounds/1", json={"draw": True} if turn % 2 == 0 else ROUND)
-    assert len(client.get(f"/api/matches/{match_id}").json["earlier_versions"]) == 25
+    client.put(f"/api/matches/{match_id}/rounds/1", json=BOB_KNOCKS)  # none of the 26 kept is what it holds now
+    assert len(client.get(f"/api/matches/{match_id}").json["earlier_versions"]) == 26
     sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
-    assert sheet.count("replaced by an edit") == 20 and "5 older kept in the match's JSON." in sheet
+    assert sheet.count("replaced by an edit") == 20 and "6 older kept in the match's JSON." in sheet

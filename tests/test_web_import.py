@@ -72,6 +72,41 @@ def test_an_imported_match_goes_on_like_any_other(client: FlaskClient) -> None:
     assert client.post(f"/api/matches/{copy}/rounds", json=GIN).json["match"]["totals"] == {"Ann": 18, "Bob": 91}
 
 
+def test_a_copy_keeps_the_deals_and_what_each_version_can_be_put_back_over(client: FlaskClient) -> None:
+    """played_match's round 3 was edited, undone and dealt again: its edit's earlier version is not put over the new
+    deal, in the copy as in the original (the file carries each round's deal and each version's)."""
+    original = exported(client, played_match(client))
+    assert original["deals"] == [1, 2, 4, 5]
+    assert [(v["number"], v["deal"]) for v in original["earlier_versions"]] == [(3, 3), (3, 3)]
+    copy = exported(client, client.post("/api/matches/import", json=original).json["id"])
+    assert copy["deals"] == [1, 2, 4, 5]
+    assert [(v["deal"], v["restore"], v["why_not"]) for v in copy["earlier_versions"]] == [
+        (v["deal"], v["restore"], v["why_not"]) for v in original["earlier_versions"]
+    ]
+    assert "round 3 was undone and entered again" in copy["earlier_versions"][1]["why_not"]
+
+
+def test_a_file_saved_before_deals_were_told_apart_is_read_as_before(client: FlaskClient) -> None:
+    """Without deals, each round and version is the deal numbered as its round (as an upgraded database reads its
+    rows): an edit's earlier version goes back into its round."""
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    client.post(f"/api/matches/{match_id}/rounds", json=GIN)
+    client.put(f"/api/matches/{match_id}/rounds/2", json={"draw": True})
+    old = exported(client, match_id)
+    del old["origin"], old["deals"]
+    for version in old["earlier_versions"]:
+        del version["deal"]
+    answer = client.post("/api/matches/import", json=old)
+    assert answer.status_code == 201, answer.json
+    copy = client.get(f"/api/matches/{answer.json['id']}").json
+    assert copy["deals"] == [1, 2]
+    (version,) = copy["earlier_versions"]
+    assert (version["deal"], version["restore"]) == (2, "edit")
+    added = client.post(f"/api/matches/{copy['id']}/rounds", json=ROUND).json["match"]
+    assert added["deals"][2] == 3
+
+
 def test_a_three_player_match_comes_back(client: FlaskClient) -> None:
     match_id = new_match(client, players=["Ann", "Bob", "Cat"], rules="oklahoma-multi", dealer="Cat")
     hands = {"Ann": "3C 4C 5C 6H 6S 6D 2H", "Bob": "KH KS QD JD 9S 8S 7H", "Cat": "AS AD 2S 9C 9D 10H QC"}
@@ -113,6 +148,20 @@ def test_a_file_that_is_not_a_match_is_refused_naming_why_and_nothing_is_stored(
             {**good, "rounds": [*good["rounds"], {"input": ROUND}]},
             "round 5 of the file does not score: the match was won by Bob in round 4",
         ),
+        ({**good, "deals": [1, 2, 4]}, "the file's deals must list one deal id per round (4), got [1, 2, 4]"),
+        ({**good, "deals": "1 2 4 5"}, "the file's deals must list one deal id per round"),
+        ({**good, "deals": [1, 2, 0, 5]}, "the file's deal for round 3 is no deal id (1 to 9007199254740991): 0"),
+        ({**good, "deals": [1, 2, 2**53, 5]}, "the file's deal for round 3 is no deal id"),
+        ({**good, "deals": [1, 2, True, 5]}, "the file's deal for round 3 is no deal id"),
+        (
+            {**good, "earlier_versions": [{**good["earlier_versions"][0], "deal": "3"}]},
+            "entry 1 of the file's earlier_versions is no deal id",
+        ),
+        (
+            {**good, "earlier_versions": [{**good["earlier_versions"][0], "deal": 1}]},
+            "the file names deal 1 as round 1's and as round 3's",
+        ),
+        ({**good, "origin": {"id": 1}}, 'the file\'s origin must be {"id": a match id, "created_at": a time}'),
         ({**good, "earlier_versions": [{"input": {"draw": True}, "number": 0}]}, "has no round number"),
         ({**good, "earlier_versions": [{"input": {"draw": True}, "number": 1}]}, "was replaced by None"),
         (  # the sheet shows when a version was replaced, in the players' clock: "Invalid Date" from a word

@@ -93,3 +93,67 @@ def test_the_page_shows_names_as_text(client: FlaskClient) -> None:
 def test_no_matches_yet(client: FlaskClient) -> None:
     assert records(client) == {"players": [], "head_to_head": [], "matches_counted": 0, "most_recent": 200}
     assert "No matches yet." in client.get("/players").get_data(as_text=True)
+
+
+def exported(client: FlaskClient, match_id: int) -> dict:
+    answer = client.get(f"/matches/{match_id}/export.json")
+    assert answer.status_code == 200
+    return answer.json
+
+
+def imported(client: FlaskClient, data: dict) -> int:
+    answer = client.post("/api/matches/import", json=data)
+    assert answer.status_code == 201, answer.json
+    copy: int = answer.json["id"]
+    return copy
+
+
+def test_a_match_opened_again_from_its_file_is_counted_once(client: FlaskClient) -> None:
+    """It was counted twice: the copy is another match in the database, with the same games."""
+    original = new_match(client)
+    for body in (GIN, GIN):
+        client.post(f"/api/matches/{original}/rounds", json=body)
+    alone = records(client)
+    copy = imported(client, exported(client, original))
+    assert client.get(f"/api/matches/{copy}").json["origin"] == {
+        "id": original,
+        "created_at": client.get(f"/api/matches/{original}").json["created_at"],
+    }
+    assert records(client) == alone
+    assert alone["matches_counted"] == 1 and {r["name"]: r["won"] for r in alone["players"]} == {"Bob": 1, "Ann": 0}
+    # a copy of the copy is still that match, and so is a copy saved before files named their origin
+    imported(client, exported(client, copy))
+    assert records(client) == alone
+    assert client.get(f"/api/matches/{copy}").json["origin"]["id"] == original
+    old_file = exported(client, copy)
+    del old_file["origin"]
+    assert client.get(f"/api/matches/{imported(client, old_file)}").json["origin"]["id"] == original
+    assert records(client) == alone
+    assert len(client.get("/api/matches").json["matches"]) == 4  # every copy is kept, and listed
+
+
+def test_copies_of_a_match_kept_elsewhere_are_one_match(client: FlaskClient) -> None:
+    """A file from another okgin names a match not stored here: opened twice, it is still one match, counted as
+    the first copy (played on since or not)."""
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=GIN)
+    elsewhere = exported(client, match_id) | {"id": 9000, "created_at": "2020-01-01T10:00:00+00:00"}
+    client.post("/api/matches/import", json=exported(client, match_id) | {"id": None})  # names no match: its own
+    first, second = imported(client, elsewhere), imported(client, elsewhere)
+    client.post(f"/api/matches/{second}/rounds", json=GIN)
+    found = records(client)
+    assert found["matches_counted"] == 3
+    assert {r["name"]: r["rounds_won"] for r in found["players"]} == {"Bob": 3, "Ann": 0}
+    assert client.get(f"/api/matches/{first}").json["origin"] == {"id": 9000, "created_at": elsewhere["created_at"]}
+
+
+def test_matches_alike_are_each_counted(client: FlaskClient) -> None:
+    """Two matches of the same players with the same rounds, each begun here, are two matches."""
+    for _ in range(2):
+        match_id = new_match(client)
+        client.post(f"/api/matches/{match_id}/rounds", json=GIN)
+    new_match(client)
+    new_match(client)
+    found = records(client)
+    assert found["matches_counted"] == 4
+    assert {r["name"]: (r["matches"], r["rounds_won"]) for r in found["players"]} == {"Bob": (4, 2), "Ann": (4, 0)}

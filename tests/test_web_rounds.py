@@ -196,7 +196,7 @@ def test_a_version_2_database_keeps_its_rounds_after_the_upgrade(tmp_path: Path)
     init_db(path)
     with contextlib.closing(sqlite3.connect(path)) as upgraded:
         columns = {row[1] for row in upgraded.execute("PRAGMA table_info(rounds)")}
-    assert columns == {"match_id", "number", "input_json", "created_at"}  # no breakdown_json any more
+    assert columns == {"match_id", "number", "input_json", "created_at", "deal"}  # no breakdown_json any more
     state = create_app({"DATA_DIR": str(tmp_path), "DATABASE": str(path)}).test_client().get("/api/matches/7").json
     assert [line["draw"] for line in state["rounds"]] == [False, True]
     assert state["rounds"][0]["input"]["hands"] == {"Ann": ANN.split(), "Bob": BOB.split()}

@@ -41,7 +41,7 @@ from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError
 from web.db import get_db, snapshot, transaction
 from web.fields import MAX_ROW_ID, InputError
 from web.round_history import EDITED, UNDONE, EarlierVersion, Restore, keep_replaced, read_history, restore
-from web.transfer import MatchFile
+from web.transfer import MatchFile, Origin
 
 Kept = TypeVar("Kept")
 CACHE_SIZE = 32
@@ -70,36 +70,46 @@ class BusyError(RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class MatchRecord:
-    """A stored match: its id, creation time and revision (count of changes), the rebuilt match, and what edits
-    replaced and undos removed (``earlier``, newest first)."""
+    """A stored match: its id, creation time and revision (count of changes), the rebuilt match, each round's deal
+    (``deals``, in round order: ``web.round_history``), what edits replaced and undos removed (``earlier``, newest
+    first), and the match it is a copy of (``origin``: None unless it was imported from a file that says)."""
 
     id: int
     created_at: str
     revision: int
     match: Match
+    deals: tuple[int, ...]
     earlier: tuple[EarlierVersion, ...] = ()
+    origin: Origin | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``Match.to_dict()`` plus ``id``, ``created_at``, ``revision`` (what a client names when it
-        changes a round, so that a request sent twice, or arriving late, changes nothing) and ``earlier_versions``
+        changes a round, so that a request sent twice, or arriving late, changes nothing), ``origin``
+        (``Origin.to_dict()`` or null), ``deals`` (each round's, in round order) and ``earlier_versions``
         (``EarlierVersion.to_dict()`` each, newest first, with ``restore``: ``"edit"``, ``"add"`` or null, and
         ``why_not``: why it cannot be put back, or null)."""
-        inputs = self.match.inputs()
         earlier = []
         for version in self.earlier:
-            how = restore(version, inputs, self.match.winner)
+            how = self.restore_of(version)
             earlier.append(version.to_dict() | {"restore": how.how, "why_not": how.why_not})
         return {
             "id": self.id,
             "created_at": self.created_at,
             "revision": self.revision,
+            "origin": None if self.origin is None else self.origin.to_dict(),
             **self.match.to_dict(),
+            "deals": list(self.deals),
             "earlier_versions": earlier,
         }
 
     def restore_of(self, version: EarlierVersion) -> Restore:
         """How an earlier version of this match can be put back (``web.round_history.restore``)."""
-        return restore(version, self.match.inputs(), self.match.winner)
+        return restore(version, self.match.inputs(), self.deals, self.match.winner)
+
+    @property
+    def new_deal(self) -> int:
+        """The deal a round entered now is: one more than any of the match's, on the sheet or kept."""
+        return 1 + max((*self.deals, *(version.deal for version in self.earlier)), default=0)
 
     def check_revision(self, revision: int | None) -> None:
         """Refuse a change asked of an earlier revision of the match than this one (None: asked of any).
@@ -141,9 +151,9 @@ class MatchSummary:
         return dataclasses.asdict(self)
 
 
-Changed = tuple[Match, Callable[[sqlite3.Connection], EarlierVersion | None]]
-"""A write computed on a private copy of a match: the changed match, and the SQL that stores the change (which
-answers the earlier version it kept, if it replaced or removed a round)."""
+Changed = tuple[Match, tuple[int, ...], Callable[[sqlite3.Connection], EarlierVersion | None]]
+"""A write computed on a private copy of a match: the changed match, its rounds' deals, and the SQL that stores the
+change (which answers the earlier version it kept, if it replaced or removed a round)."""
 
 
 class _Stale(Exception):
@@ -187,7 +197,7 @@ class MatchCache:
     """
 
     def __init__(self, size: int = CACHE_SIZE, guards: int = 64) -> None:
-        self._entries: ByRevision[tuple[Match, tuple[EarlierVersion, ...]]] = ByRevision(size)
+        self._entries: ByRevision[MatchRecord] = ByRevision(size)
         self._guards = [threading.Lock() for _ in range(guards)]
         self._writers = [threading.Lock() for _ in range(guards)]
 
@@ -201,13 +211,13 @@ class MatchCache:
         """The lock for rebuilding or changing this match in this process (shared by a few ids)."""
         return self._guards[match_id % len(self._guards)]
 
-    def get(self, match_id: int, revision: int) -> tuple[Match, tuple[EarlierVersion, ...]] | None:
-        """A copy of the match at this revision and its earlier versions, if kept."""
-        entry = self._entries.get(match_id, revision)
-        return None if entry is None else (entry[0].copy(), entry[1])
+    def get(self, match_id: int, revision: int) -> MatchRecord | None:
+        """The match at this revision, if kept, with a copy of its ``Match`` (the caller's to change)."""
+        record = self._entries.get(match_id, revision)
+        return None if record is None else dataclasses.replace(record, match=record.match.copy())
 
-    def put(self, match_id: int, revision: int, match: Match, earlier: tuple[EarlierVersion, ...]) -> None:
-        self._entries.put(match_id, revision, (match.copy(), earlier))
+    def put(self, record: MatchRecord) -> None:
+        self._entries.put(record.id, record.revision, dataclasses.replace(record, match=record.match.copy()))
 
 
 def _cache() -> MatchCache:
@@ -255,23 +265,22 @@ def load_match(match_id: int) -> MatchRecord:
 
 
 def _cached(cache: MatchCache, match_id: int) -> MatchRecord | None:
-    row = get_db().execute("SELECT id, created_at, revision FROM matches WHERE id = ?", (match_id,)).fetchone()
+    row = get_db().execute("SELECT revision FROM matches WHERE id = ?", (match_id,)).fetchone()
     if row is None:
         raise NotFoundError(f"no match with id {match_id}")
-    kept = cache.get(match_id, row["revision"])
-    return None if kept is None else MatchRecord(match_id, row["created_at"], row["revision"], *kept)
+    return cache.get(match_id, row["revision"])
 
 
 def _replayed(cache: MatchCache, match_id: int) -> MatchRecord:
     """The match rebuilt from its rows (``_rebuilt``), then cached."""
-    row, match, earlier = _rebuilt(match_id)
-    cache.put(match_id, row["revision"], match, earlier)
-    return MatchRecord(match_id, row["created_at"], row["revision"], match.copy(), earlier)
+    record = _rebuilt(match_id)
+    cache.put(record)
+    return record
 
 
-def _rebuilt(match_id: int) -> tuple[sqlite3.Row, Match, tuple[EarlierVersion, ...]]:
-    """The match's row, the match rebuilt from its rounds and its earlier versions, all read in one snapshot (so
-    the row's revision is theirs).
+def _rebuilt(match_id: int) -> MatchRecord:
+    """The match rebuilt from its row, its rounds and its earlier versions, all read in one snapshot (so the
+    revision is theirs).
 
     :raises NotFoundError: for an unknown id.
     :raises ConflictError: when the stored rounds no longer score.
@@ -284,18 +293,20 @@ def _rebuilt(match_id: int) -> tuple[sqlite3.Row, Match, tuple[EarlierVersion, .
             players = [
                 r["name"] for r in db.execute("SELECT name FROM players WHERE match_id = ? ORDER BY seat", (match_id,))
             ]
-            texts = [
-                r["input_json"]
-                for r in db.execute("SELECT input_json FROM rounds WHERE match_id = ? ORDER BY number", (match_id,))
-            ]
+            rounds = db.execute(
+                "SELECT input_json, COALESCE(deal, number) AS deal FROM rounds WHERE match_id = ? ORDER BY number",
+                (match_id,),
+            ).fetchall()
             earlier = read_history(db, match_id)
         rules = Rules.from_dict(json.loads(row["rules_json"]))
-        inputs = [parse_round_input(json.loads(text)) for text in texts]
+        inputs = [parse_round_input(json.loads(line["input_json"])) for line in rounds]
         match = Match(players, rules, dealer=row["first_dealer"])
         match.replay(inputs)
     except (*SCORING_ERRORS, InvalidRulesError, json.JSONDecodeError, MatchError, InvalidPlayersError) as error:
         raise ConflictError(f"match {match_id} cannot be rebuilt from what is stored: {error}") from error
-    return row, match, earlier
+    origin = None if row["origin_id"] is None else Origin(row["origin_id"], row["origin_created_at"])
+    deals = tuple(line["deal"] for line in rounds)
+    return MatchRecord(match_id, row["created_at"], row["revision"], match, deals, earlier, origin)
 
 
 def add_round(match_id: int, entered: RoundInput, number: int | None = None) -> tuple[MatchRecord, MatchRound]:
@@ -305,7 +316,7 @@ def add_round(match_id: int, entered: RoundInput, number: int | None = None) -> 
     :raises InputError: when the round cannot be scored.
     :raises ConflictError: for a number already taken or out of turn, or a match already won.
     """
-    record = _write(match_id, lambda record: _added(record, entered, number))
+    record = _write(match_id, lambda record: _added(record, entered, number, record.new_deal))
     return record, record.match.rounds[-1]
 
 
@@ -334,11 +345,11 @@ def undo_round(match_id: int, number: int | None = None, revision: int | None = 
         removed = match.undo_last()
 
         def write(db: sqlite3.Connection) -> EarlierVersion:
-            kept = keep_replaced(db, match_id, removed, UNDONE, _now())
+            kept = keep_replaced(db, match_id, removed, record.deals[-1], UNDONE, _now())
             db.execute("DELETE FROM rounds WHERE match_id = ? AND number = ?", (match_id, last))
             return kept
 
-        return match, write
+        return match, record.deals[:-1], write
 
     return _write(match_id, change)
 
@@ -380,8 +391,8 @@ def restore_version(match_id: int, version_id: int, revision: int) -> MatchRecor
         how = record.restore_of(version)
         if how.how == "edit":
             return _edited(record, version.number, version.entered)
-        if how.how == "add":
-            return _added(record, version.entered, version.number)
+        if how.how == "add":  # the deal it was a version of comes back
+            return _added(record, version.entered, version.number, version.deal)
         raise ConflictError(
             f"this earlier version of round {version.number} cannot be put back: {how.why_not}",
             {"match": record.to_dict()},
@@ -421,12 +432,30 @@ def list_matches(limit: int = 100) -> list[MatchSummary]:
 
 def store_imported(imported: MatchFile) -> int:
     """Store a match read from a file (``web.transfer``) as a new match, its rounds and earlier versions with it,
-    in one transaction: an import is stored whole or not at all. Returns the new match's id."""
-    match, now = imported.match, _now()
+    in one transaction: an import is stored whole or not at all. It is a copy of the match the file was saved from:
+    of that match's origin when that match is stored here and is itself a copy. Returns the new match's id."""
+    match, now, source = imported.match, _now(), imported.source
     with transaction() as db:
+        origin = source
+        if source is not None:  # a file saved before copies named their origin may be a copy's
+            found = db.execute(
+                "SELECT origin_id, origin_created_at FROM matches"
+                " WHERE id = ? AND created_at = ? AND origin_id IS NOT NULL",
+                (source.id, source.created_at),
+            ).fetchone()
+            origin = source if found is None else Origin(found["origin_id"], found["origin_created_at"])
         cursor = db.execute(
-            "INSERT INTO matches (created_at, rules_json, first_dealer, winner, finished_at) VALUES (?, ?, ?, ?, ?)",
-            (now, json.dumps(match.rules.to_dict()), match.first_dealer, match.winner, now if match.winner else None),
+            "INSERT INTO matches (created_at, rules_json, first_dealer, winner, finished_at, origin_id,"
+            " origin_created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                now,
+                json.dumps(match.rules.to_dict()),
+                match.first_dealer,
+                match.winner,
+                now if match.winner else None,
+                None if origin is None else origin.id,
+                None if origin is None else origin.created_at,
+            ),
         )
         match_id = cursor.lastrowid
         assert match_id is not None
@@ -435,14 +464,24 @@ def store_imported(imported: MatchFile) -> int:
             [(match_id, seat, name) for seat, name in enumerate(match.players, start=1)],
         )
         db.executemany(
-            "INSERT INTO rounds (match_id, number, input_json, created_at) VALUES (?, ?, ?, ?)",
-            [(match_id, line.number, json.dumps(line.entered.to_dict()), now) for line in match.rounds],
+            "INSERT INTO rounds (match_id, number, input_json, created_at, deal) VALUES (?, ?, ?, ?, ?)",
+            [
+                (match_id, line.number, json.dumps(line.entered.to_dict()), now, deal)
+                for line, deal in zip(match.rounds, imported.deals, strict=True)
+            ],
         )
         db.executemany(
-            "INSERT INTO earlier_versions (match_id, number, input_json, replaced_at, replaced_by)"
-            " VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO earlier_versions (match_id, number, input_json, replaced_at, replaced_by, deal)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (match_id, kept.number, json.dumps(kept.entered.to_dict()), kept.replaced_at, kept.replaced_by)
+                (
+                    match_id,
+                    kept.number,
+                    json.dumps(kept.entered.to_dict()),
+                    kept.replaced_at,
+                    kept.replaced_by,
+                    kept.deal,
+                )
                 for kept in imported.earlier
             ],
         )
@@ -455,9 +494,22 @@ RECORDS_MATCHES = 200
 
 def match_outlines() -> list[MatchOutline]:
     """The outlines of the most recent ``RECORDS_MATCHES`` matches, oldest first (as ``scorer.records`` takes them);
-    a match that no longer scores (``ConflictError``) or was deleted meanwhile is left out."""
+    a match that no longer scores (``ConflictError``) or was deleted meanwhile is left out.
+
+    A match is counted once, however many copies of it were imported (``store_imported``): as the first of them stored
+    here, the original itself when it is here. A copy played on after it was opened is not counted: the match it was
+    copied from is. Matches alike that no file tied together (two empty matches of Ann and Bob) are two matches.
+    """
     with snapshot() as db:
-        rows = db.execute("SELECT id, revision FROM matches ORDER BY id DESC LIMIT ?", (RECORDS_MATCHES,)).fetchall()
+        rows = db.execute(
+            "SELECT id, revision FROM matches AS m WHERE m.origin_id IS NULL OR NOT EXISTS ("
+            "  SELECT 1 FROM matches AS o"
+            "  WHERE o.id = m.origin_id AND o.created_at = m.origin_created_at AND o.origin_id IS NULL"
+            "  UNION ALL SELECT 1 FROM matches AS o"
+            "  WHERE o.origin_id = m.origin_id AND o.origin_created_at = m.origin_created_at AND o.id < m.id)"
+            " ORDER BY id DESC LIMIT ?",
+            (RECORDS_MATCHES,),
+        ).fetchall()
     # outlines kept apart from the match cache, so that a records page leaves it to the matches being played
     kept: ByRevision[MatchOutline] = current_app.extensions.setdefault(
         "okgin_outlines", ByRevision[MatchOutline](2 * RECORDS_MATCHES)
@@ -467,11 +519,11 @@ def match_outlines() -> list[MatchOutline]:
         outline = kept.get(row["id"], row["revision"])
         if outline is None:
             try:
-                found, match, _ = _rebuilt(row["id"])
+                found = _rebuilt(row["id"])
             except (NotFoundError, ConflictError):
                 continue
-            outline = MatchOutline.of(match)
-            kept.put(row["id"], found["revision"], outline)
+            outline = MatchOutline.of(found.match)
+            kept.put(row["id"], found.revision, outline)
         outlines.append(outline)
     return outlines
 
@@ -490,7 +542,7 @@ def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchReco
     with cache.writer(match_id):  # without it, 16 writers at once starved one of them into a 503
         for attempt in range(WRITE_ATTEMPTS):
             record = load_match(match_id)
-            match, write = change(record)  # ``record.match`` is a private copy: changing it is safe
+            match, deals, write = change(record)  # ``record.match`` is a private copy: changing it is safe
             try:
                 with cache.guard(match_id):  # readers that miss the cache wait for this write's entry
                     with transaction() as db:
@@ -506,18 +558,21 @@ def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchReco
                             (winner, winner, _now(), match_id),
                         )
                     earlier = record.earlier if kept is None else (kept, *record.earlier)
-                    # after COMMIT: never a revision not stored
-                    cache.put(match_id, record.revision + 1, match, earlier)
+                    changed = dataclasses.replace(
+                        record, revision=record.revision + 1, match=match, deals=deals, earlier=earlier
+                    )
+                    cache.put(changed)  # after COMMIT: never a revision not stored
             except _Stale:
                 # another process wrote meanwhile: back off a random, growing while before computing again
                 time.sleep(random.uniform(0, STALE_BACKOFF_SECONDS * 2 ** min(attempt, 6)))
                 continue
-            return MatchRecord(match_id, record.created_at, record.revision + 1, match, earlier)
+            return changed
     raise BusyError(f"match {match_id} kept changing while this change was saved; try again")
 
 
-def _added(record: MatchRecord, entered: RoundInput, number: int | None) -> Changed:
-    """The next round scored and stored (``add_round``); ``number``: the round the client believes it adds.
+def _added(record: MatchRecord, entered: RoundInput, number: int | None, deal: int) -> Changed:
+    """The next round scored and stored (``add_round``), as deal ``deal``; ``number``: the round the client believes
+    it adds.
 
     :raises InputError: when the round cannot be scored.
     :raises ConflictError: for a number already taken or out of turn, or a match already won.
@@ -545,15 +600,16 @@ def _added(record: MatchRecord, entered: RoundInput, number: int | None) -> Chan
 
     def write(db: sqlite3.Connection) -> None:
         db.execute(
-            "INSERT INTO rounds (match_id, number, input_json, created_at) VALUES (?, ?, ?, ?)",
-            (record.id, new.number, json.dumps(new.entered.to_dict()), _now()),
+            "INSERT INTO rounds (match_id, number, input_json, created_at, deal) VALUES (?, ?, ?, ?, ?)",
+            (record.id, new.number, json.dumps(new.entered.to_dict()), _now(), deal),
         )
 
-    return match, write
+    return match, (*record.deals, deal), write
 
 
 def _edited(record: MatchRecord, number: int, entered: RoundInput) -> Changed:
-    """Round ``number`` replaced and stored (``edit_round``); what it held is kept, unless it held this already.
+    """Round ``number`` replaced and stored (``edit_round``), the same deal; what it held is kept, unless it held this
+    already.
 
     :raises NotFoundError: when the round does not exist.
     :raises InputError: when the round cannot be scored.
@@ -575,11 +631,12 @@ def _edited(record: MatchRecord, number: int, entered: RoundInput) -> Changed:
 
     def write(db: sqlite3.Connection) -> EarlierVersion | None:
         unchanged = replaced.entered.to_dict() == edited.entered.to_dict()
-        kept = None if unchanged else keep_replaced(db, record.id, replaced, EDITED, _now())
+        deal = record.deals[number - 1]
+        kept = None if unchanged else keep_replaced(db, record.id, replaced, deal, EDITED, _now())
         db.execute("UPDATE rounds SET input_json = ? WHERE match_id = ? AND number = ?", (text, record.id, number))
         return kept
 
-    return match, write
+    return match, record.deals, write
 
 
 def _preset_and_title(rules_json: str) -> tuple[str, str]:

@@ -1,12 +1,17 @@
 """Earlier versions of a match's rounds: what an edit replaced or an undo removed, kept so that a mistake can be
 put back at any later time (a round edited into a draw, or undone, by mistake need not be typed again).
 
+Each version keeps the *deal* it was a version of: a round entry's id in its match, kept by every edit of the round
+and new for each round entered (the match's largest + 1), so that a correction of one deal is never put over another
+deal entered in its place. Rows stored before deals were told apart have none, and are read as the deal numbered as
+their round (migration 0005): what they could be put back over is what it was.
+
 Putting one back makes its round hold it again, where that keeps the match as it was played (``restore``):
 
-- a version an edit replaced goes back into its round while the round is on the sheet: it was a correction of
-  the round in that place, and what it replaces is kept in turn;
+- a version an edit replaced goes back into its round while the round holds the same deal: it was a correction
+  of that deal, and what it replaces is kept in turn. Not over a new deal entered after the round was undone;
 - a version of the round after the sheet's last (that round was undone, or edited and then undone) comes back as
-  that round, the next one, while the match goes on;
+  that round, the next one, and as the deal it was, while the match goes on;
 - an undone round whose place the sheet has filled again (round N entered after round N was undone) is not put
   over the deal entered there: Edit changes that round. A round further on comes back only after the rounds
   before it.
@@ -28,23 +33,26 @@ EDITED, UNDONE = "edited", "undone"
 
 @dataclasses.dataclass(frozen=True)
 class EarlierVersion:
-    """What round ``number`` held before it was ``replaced_by`` an edit or an undo, and when (``replaced_at``)."""
+    """What round ``number`` held before it was ``replaced_by`` an edit or an undo, and when (``replaced_at``);
+    ``deal``: which entry of the round it was a version of."""
 
     id: int
     number: int
     entered: RoundInput
     replaced_at: str
     replaced_by: str
+    deal: int
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``id``, ``number``, ``input`` (a round input, as ``MatchRound.to_dict()`` writes it),
-        ``replaced_at`` and ``replaced_by`` (``"edited"`` or ``"undone"``)."""
+        ``replaced_at``, ``replaced_by`` (``"edited"`` or ``"undone"``) and ``deal``."""
         return {
             "id": self.id,
             "number": self.number,
             "input": self.entered.to_dict(),
             "replaced_at": self.replaced_at,
             "replaced_by": self.replaced_by,
+            "deal": self.deal,
         }
 
 
@@ -57,14 +65,15 @@ class Restore:
     why_not: str | None = None
 
 
-def restore(version: EarlierVersion, inputs: Sequence[RoundInput], winner: str | None) -> Restore:
-    """How ``version`` can be put back into a match whose rounds hold ``inputs`` (``winner``: the match's, once won).
+def restore(version: EarlierVersion, inputs: Sequence[RoundInput], deals: Sequence[int], winner: str | None) -> Restore:
+    """How ``version`` can be put back into a match whose rounds hold ``inputs``, as the deals ``deals`` (``winner``:
+    the match's, once won).
 
     >>> from scorer.match import Draw
-    >>> undone = EarlierVersion(1, 2, Draw(), "2026-12-05T14:02:00+00:00", UNDONE)
-    >>> restore(undone, [Draw()], None)
+    >>> undone = EarlierVersion(1, 2, Draw(), "2026-12-05T14:02:00+00:00", UNDONE, deal=2)
+    >>> restore(undone, [Draw()], [1], None)
     Restore(how='add', why_not=None)
-    >>> restore(undone, [], None).why_not
+    >>> restore(undone, [], [], None).why_not
     'the sheet has no round 1: round 2 can only come back after it'
     """
     number, played = version.number, len(inputs)
@@ -77,6 +86,12 @@ def restore(version: EarlierVersion, inputs: Sequence[RoundInput], winner: str |
                 f"round {number} was entered again after this was undone, and bringing this back would replace it"
                 f" (Edit changes round {number})",
             )
+        if deals[number - 1] != version.deal:
+            return Restore(
+                None,
+                f"round {number} was undone and entered again (another deal) after this was replaced, and bringing"
+                f" this back would replace it (Edit changes round {number})",
+            )
         return Restore("edit")
     if number > played + 1:
         return Restore(None, f"the sheet has no round {number - 1}: round {number} can only come back after it")
@@ -86,17 +101,17 @@ def restore(version: EarlierVersion, inputs: Sequence[RoundInput], winner: str |
 
 
 def keep_replaced(
-    db: sqlite3.Connection, match_id: int, replaced: MatchRound, replaced_by: str, when: str
+    db: sqlite3.Connection, match_id: int, replaced: MatchRound, deal: int, replaced_by: str, when: str
 ) -> EarlierVersion:
-    """Keep round ``replaced.number`` as it is stored, before an edit replaces it or an undo removes it: run in the
-    change's own transaction, so the change is never committed without it."""
+    """Keep round ``replaced.number`` (deal ``deal``) as it is stored, before an edit replaces it or an undo removes
+    it: run in the change's own transaction, so the change is never committed without it."""
     cursor = db.execute(
-        "INSERT INTO earlier_versions (match_id, number, input_json, replaced_at, replaced_by)"
-        " SELECT match_id, number, input_json, ?, ? FROM rounds WHERE match_id = ? AND number = ?",
-        (when, replaced_by, match_id, replaced.number),
+        "INSERT INTO earlier_versions (match_id, number, input_json, replaced_at, replaced_by, deal)"
+        " SELECT match_id, number, input_json, ?, ?, ? FROM rounds WHERE match_id = ? AND number = ?",
+        (when, replaced_by, deal, match_id, replaced.number),
     )
     assert cursor.rowcount == 1 and cursor.lastrowid is not None, "the round replaced is stored"
-    return EarlierVersion(cursor.lastrowid, replaced.number, replaced.entered, when, replaced_by)
+    return EarlierVersion(cursor.lastrowid, replaced.number, replaced.entered, when, replaced_by, deal)
 
 
 def read_history(db: sqlite3.Connection, match_id: int) -> tuple[EarlierVersion, ...]:
@@ -105,8 +120,8 @@ def read_history(db: sqlite3.Connection, match_id: int) -> tuple[EarlierVersion,
     :raises RoundInputError: or ``json.JSONDecodeError`` for a stored input that no longer reads.
     """
     rows = db.execute(
-        "SELECT id, number, input_json, replaced_at, replaced_by FROM earlier_versions WHERE match_id = ?"
-        " ORDER BY id DESC",
+        "SELECT id, number, input_json, replaced_at, replaced_by, COALESCE(deal, number) AS deal"
+        " FROM earlier_versions WHERE match_id = ? ORDER BY id DESC",
         (match_id,),
     )
     return tuple(
@@ -116,6 +131,7 @@ def read_history(db: sqlite3.Connection, match_id: int) -> tuple[EarlierVersion,
             parse_round_input(json.loads(row["input_json"])),
             row["replaced_at"],
             row["replaced_by"],
+            row["deal"],
         )
         for row in rows
     )

@@ -3,7 +3,12 @@
 What a round holds is taken from each round's ``input`` (what was entered) and scored again, never from the file's
 points or totals: a file edited by hand, or written by an older engine, cannot put a score on the sheet that the
 rules do not give. Where the file's totals differ from the rescored ones, the import says so. What edits replaced
-and undos removed (``earlier_versions``) comes along, so that the copy loses nothing the original kept.
+and undos removed (``earlier_versions``) comes along, so that the copy loses nothing the original kept, and so do
+the deals they are versions of (``web.round_history``): a file without them (saved before deals were told apart)
+reads each as the deal numbered as its round, as the database does.
+
+The copy keeps which match it was made from (``Origin``: the file's ``origin``, or else its own ``id`` and
+``created_at``), so that the players' records count that match once however many copies of it are opened here.
 """
 
 from __future__ import annotations
@@ -23,6 +28,21 @@ MAX_IMPORTED_ROUNDS = 5_000
 """More rounds than any match to 10,000 points plays: a file beyond it is not a match."""
 MAX_IMPORTED_VERSIONS = 1_000
 """Far more edits and undos than a match's players make by hand."""
+MAX_DEAL = 2**53 - 1
+"""The largest deal id a file may name: the largest whole number a page's JavaScript reads exactly, and far enough
+below SQLite's largest integer for the new deals that follow it (each the largest + 1)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Origin:
+    """The match a copy was made from, as it was first stored: its id and creation time where it was begun (a copy of
+    a copy names the same match)."""
+
+    id: int
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,15 +53,19 @@ class KeptVersion:
     entered: RoundInput
     replaced_at: str
     replaced_by: str
+    deal: int
 
 
 @dataclasses.dataclass(frozen=True)
 class MatchFile:
-    """A match file checked and scored again: the match, its earlier versions, and what the import changed."""
+    """A match file checked and scored again: the match, its rounds' deals, its earlier versions, the match it was
+    saved from (``source``, None when the file does not say), and what the import changed."""
 
     match: Match
+    deals: tuple[int, ...]
     earlier: tuple[KeptVersion, ...]
     """Oldest first, as they are stored."""
+    source: Origin | None
     notes: tuple[str, ...]
 
 
@@ -68,7 +92,10 @@ def read_match_file(data: object) -> MatchFile:
             match.record(entered)
         except OkginError as error:
             raise InputError(f"round {number} of the file does not score: {error}") from None
-    return MatchFile(match, _earlier_versions(data.get("earlier_versions")), _changed_totals(data, match))
+    deals = _deals(data.get("deals"), len(match.rounds))
+    earlier = _earlier_versions(data.get("earlier_versions"))
+    _check_deals([*enumerate(deals, start=1), *((kept.number, kept.deal) for kept in earlier)])
+    return MatchFile(match, deals, earlier, _source(data), _changed_totals(data, match))
 
 
 def _first_dealer(value: object, players: list[str]) -> str:
@@ -109,8 +136,67 @@ def _earlier_versions(versions: object) -> tuple[KeptVersion, ...]:
             raise InputError(f"entry {index} of the file's earlier_versions was replaced by {shown(replaced_by)}")
         if not _a_time(replaced_at):
             raise InputError(f"entry {index} of the file's earlier_versions has no time: {shown(replaced_at)}")
-        kept.append(KeptVersion(number, entered, replaced_at, replaced_by))
+        deal = _deal(version, number, index)
+        kept.append(KeptVersion(number, entered, replaced_at, replaced_by, deal))
     return tuple(reversed(kept))
+
+
+def _deals(deals: object, rounds: int) -> tuple[int, ...]:
+    """The file's ``deals``, one per round; in a file saved before deals were told apart, each round's is the deal
+    numbered as the round (``web.round_history``)."""
+    if deals is None:
+        return tuple(range(1, rounds + 1))
+    if not isinstance(deals, list) or len(deals) != rounds:
+        raise InputError(f"the file's deals must list one deal id per round ({rounds}), got {shown(deals)}")
+    return tuple(_a_deal(deal, f"the file's deal for round {number}") for number, deal in enumerate(deals, start=1))
+
+
+def _deal(entry: Mapping[str, Any], number: int, index: int) -> int:
+    """The deal of entry ``index`` of the file's earlier versions, a version of round ``number``: its ``deal``, or the
+    deal numbered as its round in a file saved before deals were told apart."""
+    deal = entry.get("deal")
+    return number if deal is None else _a_deal(deal, f"entry {index} of the file's earlier_versions")
+
+
+def _a_deal(deal: object, what: str) -> int:
+    if type(deal) is not int or not 1 <= deal <= MAX_DEAL:
+        raise InputError(f"{what} is no deal id (1 to {MAX_DEAL}): {shown(deal)}")
+    return deal
+
+
+def _check_deals(numbered: list[tuple[int, int]]) -> None:
+    """Refuse a deal named as two rounds' (``(round number, deal)`` pairs): a deal is one entry of one round."""
+    rounds: dict[int, int] = {}
+    for number, deal in numbered:
+        if rounds.setdefault(deal, number) != number:
+            raise InputError(f"the file names deal {deal} as round {rounds[deal]}'s and as round {number}'s")
+
+
+def _source(data: Mapping[str, Any]) -> Origin | None:
+    """The match the file was saved from: its ``origin`` when it was itself a copy, else its own ``id`` and
+    ``created_at``; None for a file that names neither (made by hand: a match of its own).
+
+    :raises InputError: for an ``origin`` that is not a match's id and creation time.
+    """
+    stated = data.get("origin")
+    if stated is not None:
+        found = _origin(stated)
+        if found is None:
+            raise InputError(
+                f'the file\'s origin must be {{"id": a match id, "created_at": a time}}, got {shown(stated)}'
+            )
+        return found
+    return _origin(data)
+
+
+def _origin(value: object) -> Origin | None:
+    if not isinstance(value, Mapping):
+        return None
+    match_id, created_at = value.get("id"), value.get("created_at")
+    if type(match_id) is not int or not 1 <= match_id <= MAX_ROW_ID or not _a_time(created_at):
+        return None
+    assert isinstance(created_at, str)  # _a_time took it
+    return Origin(match_id, created_at)
 
 
 def _a_time(value: object) -> bool:
