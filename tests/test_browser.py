@@ -8,6 +8,7 @@ from the .y4m file and not from Chromium's built-in fake camera.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import threading
@@ -131,8 +132,15 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
         thread.join(5)
 
 
+JSON = "application/json"
+FULL_FOLDER = "the corrections folder is full: it holds 5000 examples (990 MB) and keeps at most 5000 (2.0 GB)"
+
+
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian chromium at /usr/bin/chromium")
-def test_camera_cards_click_to_correct_confirm_and_sheet(server: tuple, tmp_path: Path) -> None:
+@pytest.mark.parametrize("folder_full", [False, True], ids=["saved", "folder-full"])
+def test_camera_cards_click_to_correct_confirm_and_sheet(server: tuple, tmp_path: Path, folder_full: bool) -> None:
+    """The whole camera flow; with ``folder_full`` the server refuses the corrected frame (web/correct.py's bound),
+    and the page says so while the round stays scored."""
     from playwright.sync_api import expect, sync_playwright
 
     base, detector, video, source = server
@@ -146,6 +154,9 @@ def test_camera_cards_click_to_correct_confirm_and_sheet(server: tuple, tmp_path
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
+        if folder_full:
+            full = json.dumps({"error": FULL_FOLDER})
+            page.route("**/correct/examples", lambda route: route.fulfill(status=507, body=full, content_type=JSON))
         created = page.request.post(f"{base}/api/matches", data={"players": ["Ann", "Bob"], "dealer": "Bob"})
         assert created.status == 201
         page.goto(f"{base}/matches/{created.json()['id']}")
@@ -181,6 +192,14 @@ def test_camera_cards_click_to_correct_confirm_and_sheet(server: tuple, tmp_path
         # The cards still lie on the table: the camera reads them again (with the misread) but proposes nothing.
         expect(page.locator("#knock-1")).not_to_have_class("button knock primary", timeout=10_000)
         expect(page.locator("#proposal")).to_be_hidden()
+        if folder_full:  # the round is scored all the same; the player hears why the example was not kept
+            expect(page.locator("#notice")).to_contain_text(
+                f"Round 1 is on the sheet: Ann +18. The correction was not saved: {FULL_FOLDER}"
+            )
+            browser.close()
+            assert not errors, errors
+            assert not (tmp_path / "data" / "corrections" / "labels").exists()
+            return
 
         shot = tmp_path / "browser-end-to-end.png"
         page.screenshot(path=str(shot), full_page=True)

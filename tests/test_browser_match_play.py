@@ -306,7 +306,7 @@ def test_a_confirmed_round_says_where_it_went_and_can_be_undone_there(base: str,
     expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet: Ann +18.")
     page.click("#notice >> text=Undo round 1")
     expect(page.locator("#sheet-body tbody")).to_contain_text("No rounds yet.")
-    expect(page.locator("#notice")).to_be_hidden()
+    expect(page.locator("#notice")).to_contain_text("Round 1 undone (Ann +18).")
     page.click("#record-draw")
     expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet: a draw, no points.")
     assert [line["draw"] for line in stored(page)["rounds"]] == [True]
@@ -332,7 +332,7 @@ def test_an_edit_made_by_mistake_is_undone_from_its_notice(base: str, browser: A
     errors: list[str] = []
     page = knocked_and_confirmed(phone(browser, errors), base)
     edit_round_1_into_a_draw(page)
-    expect(page.locator("#notice")).to_contain_text("Round 1 changed on the sheet.")
+    expect(page.locator("#notice")).to_contain_text("Round 1 changed on the sheet: now a draw, no points.")
     page.click("#notice >> text=Undo the change")
     expect(page.locator(TOTALS).first).to_have_text("18")
     expect(page.locator("#notice")).to_be_hidden()
@@ -364,8 +364,9 @@ def test_an_edit_or_an_undo_made_by_mistake_is_put_back_from_the_sheet_after_a_r
     assert versions.locator("summary").bounding_box()["height"] >= 32
     page.click('#sheet-body button[aria-label="Put back round 1: Ann knocked, up KS"]')
     expect(page.locator(TOTALS).first).to_have_text("18")
-    expect(versions).to_have_attribute("open", "")  # the list stays open, now with the draw it replaced
-    expect(versions.locator("summary")).to_have_text("Earlier versions of round 1 (2)")
+    expect(versions).to_have_attribute("open", "")  # the list stays open, now with the draw it replaced only
+    expect(versions.locator("summary")).to_have_text("Earlier versions of round 1 (1)")
+    expect(versions.locator("li")).to_contain_text("Draw (no knock)")
     assert [line["draw"] for line in stored(page)["rounds"]] == [False]
 
     page.click("#undo-round")  # "Undo round 1?" is answered yes
@@ -376,6 +377,7 @@ def test_an_edit_or_an_undo_made_by_mistake_is_put_back_from_the_sheet_after_a_r
     undone.locator("summary").click()
     undone.get_by_role("button", name="Bring back round 1: Ann knocked, up KS").first.click()
     expect(page.locator(TOTALS).first).to_have_text("18")
+    expect(versions.locator("summary")).to_have_text("Earlier versions of round 1 (1)")  # the draw, as before
     (line,) = stored(page)["rounds"]
     assert (line["points"], line["input"]["hands"]["Bob"][:3]) == ({"Ann": 18, "Bob": 0}, ["QS", "QC", "QH"])
     assert not errors, errors
@@ -393,9 +395,97 @@ def test_a_version_put_back_from_the_keyboard_keeps_the_focus_in_its_list(base: 
     versions.locator("summary").click()
     page.focus('#sheet-body button[aria-label="Put back round 1: Ann knocked, up KS"]')
     page.keyboard.press("Enter")
-    expect(versions.locator("summary")).to_have_text("Earlier versions of round 1 (2)")
+    expect(versions.locator("summary")).to_have_text("Earlier versions of round 1 (1)")
     expect(versions.locator("summary")).to_be_focused()
     expect(versions).to_have_attribute("open", "")
+    assert not errors, errors
+
+
+def test_an_edit_from_the_sheet_says_what_the_round_now_scores(base: str, browser: Any) -> None:
+    """A first-time player edited round 1 from the sheet and read only "Round 1 changed on the sheet.": the notice
+    now says what the round scores since, as the page words a round's result ("Round 1 is on the sheet: Ann +18.")."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = knocked_and_confirmed(phone(browser, errors), base)
+    page.click('button[aria-label="Edit round 1"]')
+    page.fill("#round-upcard", "KD")
+    page.select_option("#round-knocker", "Bob")
+    page.fill("#round-hand-0", BOB_KNOCKS["Ann"])
+    page.fill("#round-hand-1", BOB_KNOCKS["Bob"])
+    page.click('#round-editor button[value="save"]')
+    expect(page.locator("#notice")).to_contain_text("Round 1 changed on the sheet: now Bob +51.")
+    expect(page.locator(TOTALS).nth(1)).to_have_text("51")
+    page.click("#notice >> text=Undo the change")
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    assert not errors, errors
+
+
+def test_an_undo_from_the_sheet_says_so_and_brings_the_round_back(base: str, browser: Any) -> None:
+    """Undo on the sheet took round 1 away without a word where the players look (on a phone the sheet is a scroll
+    away from the table): the notice now says which round was undone and what it scored, and brings it back."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = knocked_and_confirmed(phone(browser, errors), base)
+    page.locator("#notice >> text=OK").click()
+    page.click("#undo-round")  # "Undo round 1?" is answered yes
+    expect(page.locator("#sheet-body tbody")).to_contain_text("No rounds yet.")
+    expect(page.locator("#notice")).to_contain_text("Round 1 undone (Ann +18).")
+    no_sideways_scroll(page, "the notice of an undo")
+    assert small_tap_targets(page, "#notice") == []
+    page.click("#notice >> text=Bring back round 1")
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    expect(page.locator("#notice")).to_be_hidden()
+    (line,) = stored(page)["rounds"]
+    assert (line["points"], line["input"]["hands"]["Bob"][:3]) == ({"Ann": 18, "Bob": 0}, ["QS", "QC", "QH"])
+    assert not errors, errors
+
+
+def test_a_round_brought_back_is_no_longer_offered_as_an_earlier_version(base: str, browser: Any) -> None:
+    """An undone round brought back from the sheet stayed listed under it, "Earlier versions of round 1 (1)", as
+    "Kept for the record: round 1 holds this now.": an alternative that is none. What a round holds now is its row;
+    the list shows only what it could hold instead, and goes when there is nothing. The keyboard's focus, on the
+    button that brought the round back, goes to the round's Edit."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = knocked_and_confirmed(phone(browser, errors), base)
+    page.click("#undo-round")
+    versions = page.locator('#sheet-body details[data-versions="1"]')
+    expect(versions.locator("summary")).to_have_text("Undone round 1 (1)")
+    versions.locator("summary").click()
+    page.focus('#sheet-body button[aria-label="Bring back round 1: Ann knocked, up KS"]')
+    page.keyboard.press("Enter")
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    expect(versions).to_have_count(0)
+    expect(page.locator("#sheet-body")).not_to_contain_text("holds this now")
+    expect(page.locator('#sheet-body button[aria-label="Edit round 1"]')).to_be_focused()
+    assert not errors, errors
+
+
+def test_a_match_opened_from_a_file_says_it_is_a_copy(base: str, browser: Any) -> None:
+    """A match file with nothing to report opened straight onto its table, which looked like the match itself: the
+    players could not tell they were entering rounds in a copy. The table now says so when they arrive, once."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = knocked_and_confirmed(phone(browser, errors), base)
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    saved = page.request.get(page.url + "/export.json").body()
+    page.goto(base)
+    page.set_input_files("#match-file", {"name": "okgin-match-1.json", "mimeType": "application/json", "buffer": saved})
+    page.click("text=Open the match")
+    page.wait_for_url(f"{base}/matches/2")
+    expect(page.locator("#notice")).to_contain_text(
+        "Opened from okgin-match-1.json: a copy of the match, kept here as match #2."
+    )
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    no_sideways_scroll(page, "a match opened from a file")
+    page.reload()
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    page.wait_for_function("() => document.body.dataset.ready === 'true'")
+    expect(page.locator("#notice")).to_be_hidden()  # said once, on arrival
     assert not errors, errors
 
 

@@ -72,8 +72,9 @@ def test_a_match_ended_by_its_agreed_rounds_says_so(base: str, browser: Any) -> 
     page.click("#knock-2")
     expect(page.locator("#proposal .outcome")).to_contain_text("Cat undercuts Bob: Cat scores 20.")
     page.click("#confirm-round")
-    expect(page.locator("#match-over-text")).to_contain_text("Ann wins the match after the agreed 3 rounds.")
-    expect(page.locator("#sheet-body .winner-banner")).to_contain_text("Ann wins the match after the agreed 3 rounds!")
+    # one wording, the sheet's, where the proposal was and on the sheet
+    expect(page.locator("#match-over-text")).to_have_text("Ann wins the match after the agreed 3 rounds!")
+    expect(page.locator("#sheet-body .winner-banner")).to_have_text("Ann wins the match after the agreed 3 rounds!")
     match = page.request.get(api).json()
     assert (match["rounds_scored"], match["totals"], match["winner"]) == (3, {"Ann": 35, "Bob": -66, "Cat": -61}, "Ann")
     no_sideways_scroll(page, "the match over")
@@ -101,7 +102,7 @@ def test_a_tie_at_the_top_after_the_agreed_rounds_says_the_match_plays_on(base: 
 
     post_round(page, api, knock_body(KNOCK, "KS", "Ann"))  # round 3 decides it
     page.reload()
-    expect(page.locator("#match-over-text")).to_contain_text("Ann wins the match after the agreed 2 rounds.")
+    expect(page.locator("#match-over-text")).to_have_text("Ann wins the match after the agreed 2 rounds!")
     expect(page.locator("#sheet-body")).not_to_contain_text("play on")
     expect(page.locator("#totals-bar")).not_to_contain_text("play on")
     assert not errors, errors

@@ -454,7 +454,7 @@ def test_a_won_match_offers_rematch_and_proposes_nothing(browser: Any, base: str
     type_round(page)
     page.click("#knock-1")
     page.click("#confirm-round")
-    expect(page.locator("#match-over")).to_contain_text("Ann wins the match.")
+    expect(page.locator("#match-over")).to_contain_text("Ann wins the match!")
     expect(page.locator("#match-over svg.trophy")).to_have_count(1)
     assert "\U0001f3c6" not in page.inner_text("body"), "no emoji that needs a font"
     type_hand(page, 1, ANN)

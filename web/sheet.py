@@ -7,7 +7,7 @@ import io
 import json
 from typing import Any
 
-from flask import Blueprint, Response, redirect, render_template, request, url_for
+from flask import Blueprint, Response, flash, redirect, render_template, request, url_for
 from markupsafe import Markup, escape
 from werkzeug.wrappers import Response as BaseResponse
 
@@ -144,7 +144,31 @@ def import_file() -> BaseResponse | str | tuple[str, int]:
         return setup_page(import_error=str(error)), 400
     if imported.notes:
         return setup_page(imported=(match_id, imported.notes))
+    # nothing to report on the start page: the table says, on arrival, that this match is a copy from a file
+    copy = f"Opened from {file_name_shown(upload.filename)}: a copy of the match, kept here as match #{match_id}."
+    flash(copy, arrival(match_id))
     return redirect(url_for("live.table", match_id=match_id), code=303)
+
+
+@bp.app_template_global()
+def arrival(match_id: int) -> str:
+    """The category of a notice for the table page of ``match_id`` on its next showing (``table.html`` shows it):
+    a notice flashed for one match is never shown on another's table."""
+    return f"arrival-{match_id}"
+
+
+FILE_NAME_SHOWN = 60
+"""Characters of a file's name said back: enough for any name a match's JSON link gives."""
+
+
+def file_name_shown(name: str) -> str:
+    """A file's name as the page says it back: the browser's name without any folders, shortened when long.
+
+    >>> file_name_shown("/home/ann/okgin-match-3.json"), file_name_shown("x" * 70)[-3:]
+    ('okgin-match-3.json', 'xx…')
+    """
+    base = name.replace("\\", "/").rsplit("/", 1)[-1].strip()
+    return base if len(base) <= FILE_NAME_SHOWN else base[: FILE_NAME_SHOWN - 1] + "…"
 
 
 @bp.get("/players")

@@ -15,8 +15,10 @@ import {
   handStatus,
   handsPayload,
   initialState,
+  keptVersion,
   putCard,
   roundConfirmed,
+  roundScored,
   sameRound,
   setPlace,
   tableKey,
@@ -180,4 +182,23 @@ test("one deal is the same round however its cards are held, and another deal or
   assert.equal(sameRound(stored, { draw: true }), false);
   assert.equal(sameRound({ draw: true }, { draw: true }), true);
   assert.equal(sameRound(undefined, table), false);
+});
+
+test("a round's score is said as the page says it everywhere: who scored how much, or a draw", () => {
+  const three = { players: ["Ann", "Bob", "Cat"] };
+  assert.equal(roundScored(three, { draw: false, points: { Ann: 18, Bob: 0, Cat: 0 } }), "Ann +18");
+  assert.equal(roundScored(three, { draw: false, points: { Ann: 0, Bob: 25, Cat: -10 } }), "Bob +25, Cat -10");
+  assert.equal(roundScored(three, { draw: true, points: { Ann: 0, Bob: 0, Cat: 0 } }), "a draw, no points");
+  assert.equal(roundScored(three, { draw: false, points: { Ann: 0, Bob: 0, Cat: 0 } }), "no points");
+});
+
+test("the version a change kept is the new one of its round, offered back only where the server allows it", () => {
+  const older = { id: 1, number: 2, restore: "edit" };
+  const before = { earlier_versions: [older] };
+  const kept = { id: 2, number: 2, restore: "add" };
+  assert.equal(keptVersion(before, { earlier_versions: [kept, older] }, 2), kept);
+  assert.equal(keptVersion(before, { earlier_versions: [kept, older] }, 3), null); // not this round's
+  assert.equal(keptVersion(before, { earlier_versions: [older] }, 2), null); // nothing new kept
+  const refused = { ...kept, restore: null, why_not: "the match is over (Ann won), so no round can be added" };
+  assert.equal(keptVersion(before, { earlier_versions: [refused, older] }, 2), null);
 });

@@ -39,12 +39,12 @@ export async function renderSheet(container, match, actions = null) {
     button.addEventListener("click", () => actions.onRestore(Number(button.dataset.restore), Number(button.dataset.revision))));
   // A button of the sheet had the focus (Edit, Undo): the same button drawn anew has it, so a keyboard's next Tab
   // goes on from there rather than from the top of the page. A version put back leaves its list without that button:
-  // the list's summary has it.
+  // the list's summary has it, or, where the list is gone (an undone round brought back), the round's Edit.
   const versions = focused?.closest("details[data-versions]")?.dataset.versions;
-  const again = focused?.dataset.editRound ? `[data-edit-round="${focused.dataset.editRound}"]`
-    : focused?.hasAttribute("data-undo-round") ? "[data-undo-round]"
-    : versions ? `details[data-versions="${versions}"] > summary` : null;
-  if (again) container.querySelector(again)?.focus({ preventScroll: true });
+  const again = focused?.dataset.editRound ? [`[data-edit-round="${focused.dataset.editRound}"]`]
+    : focused?.hasAttribute("data-undo-round") ? ["[data-undo-round]"]
+    : versions ? [`details[data-versions="${versions}"] > summary`, `[data-edit-round="${versions}"]`] : [];
+  again.map((selector) => container.querySelector(selector)).find(Boolean)?.focus({ preventScroll: true });
 }
 
 /** A DOM element: `el("p", {class: "hint", text: "…"}, child, …)`; text is never parsed as HTML. */

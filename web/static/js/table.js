@@ -20,9 +20,11 @@ import {
   deleteCard,
   handsPayload,
   initialState,
+  keptVersion,
   placeName,
   putCard,
   roundConfirmed,
+  roundScored,
   sameRound,
   setPlace,
   tableKey,
@@ -87,16 +89,22 @@ function clearTable() {
   ]);
 }
 
-/** The corrected frame saved as a training example (the server overwrites it on later corrections). */
+/**
+ * The corrected frame saved as a training example (the server overwrites it on later corrections). Answers why it
+ * was not saved ("" when it was, or there was nothing to save): the round is scored either way, and the notice of
+ * the round confirmed says it (a full corrections folder), where a passing error line would be gone at the next
+ * reading.
+ */
 async function saveCorrection() {
   const state = store.state;
-  if (!state.corrected || !state.frame?.id) return;
+  if (!state.corrected || !state.frame?.id) return "";
   const seat = (place) => (place === UPCARD ? "upcard" : place === OUT ? "none" : state.seating[place].zone);
   const cards = state.cards.filter((e) => e.box).map((e) => ({ card: e.card, box: e.box, seat: seat(e.place), detected: e.detected }));
   try {
     await sequencer.latest("correction", () => post("/correct/examples", { frame_id: state.frame.id, cards }));
+    return "";
   } catch (error) {
-    console.warn("correction not saved:", error.message);
+    return error.message;
   }
 }
 
@@ -240,15 +248,15 @@ async function saveRound(body) {
   }
 }
 
-/** Say where the round just stored went, where the proposal was: "Round 3 is on the sheet: Ann +18.", with Undo. */
-function announceStored({ match, number, fresh }) {
+/**
+ * Say where the round just stored went, where the proposal was: "Round 3 is on the sheet: Ann +18.", with Undo, and
+ * why the corrected frame was not saved, if it was not (`unsaved`).
+ */
+function announceStored({ match, number, fresh }, unsaved = "") {
   if (!fresh) return; // found stored already: the notice says so
-  const line = match.rounds[number - 1];
-  const signed = (points) => (points > 0 ? `+${points}` : String(points));
-  const scores = match.players.filter((name) => line.points[name]).map((name) => `${name} ${signed(line.points[name])}`);
-  const what = line.draw ? "a draw, no points" : scores.join(", ") || "no points";
   const undo = number === match.rounds.length ? [{ label: `Undo round ${number}`, action: () => undoRound(number) }] : [];
-  notify(`Round ${number} is on the sheet: ${what}.`, undo);
+  const why = unsaved ? ` The correction was not saved: ${unsaved}` : "";
+  notify(`Round ${number} is on the sheet: ${roundScored(match, match.rounds[number - 1])}.${why}`, undo);
 }
 
 /** A proposal's round as it is stored: the hands the groups were read into (layoffs back with whoever laid them). */
@@ -262,9 +270,9 @@ async function confirmRound() {
   if (!proposal) return;
   const saved = await saveRound(proposedRound(proposal));
   if (!saved) return;
-  await saveCorrection();
+  const unsaved = await saveCorrection();
   update((state) => ({ ...roundConfirmed(state, saved.match), cards: [], stable: false }));
-  announceStored(saved);
+  announceStored(saved, unsaved);
   if (store.state.camera.frozen) live.resume();
 }
 
@@ -280,10 +288,12 @@ let undoing = false; // an undo is on its way
 
 /**
  * Undo round `number` only while it is the last and the match is as the page showed it (its revision): a second
- * click, a second device, or an undo arriving after the round was entered again undoes nothing more.
+ * click, a second device, or an undo arriving after the round was entered again undoes nothing more. The notice
+ * says what the round scored, and brings it back (the server keeps it as an earlier version, also on the sheet).
  */
 async function undoRound(number) {
-  const { revision, rounds } = store.state.match;
+  const before = store.state.match;
+  const { revision, rounds } = before;
   // A second tap (while the first is on its way, or once the round is gone) undoes nothing more.
   if (undoing || !number || number > rounds.length) return;
   if (number < rounds.length) {
@@ -294,7 +304,10 @@ async function undoRound(number) {
   undoing = true;
   try {
     const match = await del(`${matchUrl()}/rounds/${number}?revision=${revision}`);
-    update((state) => ({ ...state, match, confirmed: null, error: "", notice: null }));
+    update((state) => ({ ...state, match, confirmed: null, error: "" }));
+    const kept = keptVersion(before, match, number);
+    notify(`Round ${number} undone (${roundScored(before, rounds[number - 1])}).`,
+      kept ? [{ label: `Bring back round ${number}`, action: () => restoreVersion(kept.id, match.revision) }] : []);
   } catch (error) {
     showChangedMatch(error);
     setError(error.message);
@@ -305,13 +318,14 @@ async function undoRound(number) {
 
 /** Replace round `number` of the match at `revision` (as the editor showed it): a late edit never undoes a later one. */
 async function editRound(number, body, revision) {
-  const known = new Set(store.state.match.earlier_versions.map((version) => version.id));
+  const before = store.state.match;
   try {
     const match = await put(`${matchUrl()}/rounds/${number}?revision=${revision}`, body);
     update((state) => ({ ...state, match }));
     // What the round held is kept by the server as an earlier version (also on the sheet): the notice puts it back.
-    const replaced = match.earlier_versions.find((version) => version.number === number && !known.has(version.id));
-    if (replaced) notify(`Round ${number} changed on the sheet.`, [{ label: "Undo the change", action: () => restoreVersion(replaced.id, match.revision) }]);
+    const kept = keptVersion(before, match, number);
+    notify(`Round ${number} changed on the sheet: now ${roundScored(match, match.rounds[number - 1])}.`,
+      kept ? [{ label: "Undo the change", action: () => restoreVersion(kept.id, match.revision) }] : []);
   } catch (error) {
     showChangedMatch(error);
     throw error;
@@ -444,6 +458,7 @@ function init() {
   render(store.state, null, actions);
   const kept = typedCardsKept();
   if (kept.length) update((state) => withIds(state, kept));
+  if (data.notices.length) notify(data.notices.join(" ")); // what the page that sent the players here had to say
   scheduleArrange();
   enableDrawing(() => store.state, drawnBox);
   enableTaps(actions.openEditor);

@@ -176,10 +176,19 @@ function playedOut(match) {
 function renderMatchOver(state) {
   const over = Boolean(state.match.finished);
   $("match-over").hidden = !over;
-  const limit = playedOut(state.match);
-  const why = limit ? ` after the agreed ${limit} round${limit === 1 ? "" : "s"}` : "";
-  if (over) $("match-over-text").replaceChildren(trophy(), ` ${state.match.winner} wins the match${why}.`);
   $("record-draw").disabled = over || state.saving;
+  sayWinner();
+}
+
+/** Who won, where the proposal was, in the words of the sheet's banner (drawn by the server, with the bonuses): one
+ * wording of a match's end, said again whenever the sheet is drawn anew. */
+function sayWinner() {
+  const banner = document.querySelector("#sheet-body .winner-banner");
+  const text = banner ? banner.textContent.replace(/\s+/g, " ").trim() : "";
+  const line = $("match-over-text");
+  if (line.dataset.said === text) return; // redrawn only when it changes: the section is a live region
+  line.dataset.said = text;
+  line.replaceChildren(...(text ? [trophy(), ` ${text}`] : []));
 }
 
 function renderTotals(state) {
@@ -238,7 +247,8 @@ export function render(state, before, actions) {
   renderNotice(state, before);
   $("table-error").textContent = state.error;
   if (!before || before.match !== state.match) {
-    renderSheet($("sheet-body"), state.match, { onUndo: actions.undoRound, onEdit: actions.openRoundEditor, onRestore: actions.restoreVersion });
+    renderSheet($("sheet-body"), state.match, { onUndo: actions.undoRound, onEdit: actions.openRoundEditor, onRestore: actions.restoreVersion })
+      .then(sayWinner);
     renderTotals(state);
   }
   drawOverlay(state);

@@ -196,6 +196,29 @@ export function sameRound(stored, body) {
   return deal(stored) === deal(body);
 }
 
+/**
+ * What round `line` of `match` scored, in the page's words for a round's result: "Ann +18", "Ann +25, Bob -10",
+ * "a draw, no points" (a round where nobody scored says "no points"). Every notice that names a round's score
+ * says it so.
+ */
+export function roundScored(match, line) {
+  if (line.draw) return "a draw, no points";
+  const signed = (points) => (points > 0 ? `+${points}` : String(points));
+  const scores = match.players.filter((name) => line.points[name]).map((name) => `${name} ${signed(line.points[name])}`);
+  return scores.join(", ") || "no points";
+}
+
+/**
+ * The earlier version of round `number` that the server kept for a change just made (an edit or an undo): the one
+ * `match` lists that `before` (the match as it was) did not. Null when none was kept or it cannot be put back, so
+ * a notice offers a way back only where the server allows one.
+ */
+export function keptVersion(before, match, number) {
+  const known = new Set(before.earlier_versions.map((version) => version.id));
+  const kept = match.earlier_versions.find((version) => version.number === number && !known.has(version.id));
+  return kept?.restore ? kept : null;
+}
+
 /** After a round was stored: the cards it was scored from wait for a new deal before any auto-proposal. */
 export function roundConfirmed(state, match) {
   const body = state.proposal?.body;
