@@ -8,7 +8,9 @@ its group; they are read by a perfect detector (each labelled corner index, merg
 detector merges them), so this measures ``scorer.vision.groups`` alone. Easy tables are the
 renderer's ``mild`` ones (rows, a camera tilted under 15 degrees); hard ones add fans,
 cascades, tilts up to 40 degrees, squeezed frames, strays and clutter. A seat counts as
-read when its groups, restricted to its own laid cards, equal the rendered ones.
+read when its groups, restricted to its own laid cards, equal the rendered ones. Each table
+holds one deck, so every conflict the merge reports (``scorer.vision.merge``) is a false one:
+they are counted too.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from scorer.vision.layout import TableLayout
 from scorer.vision.merge import CornerDetection, merge_corners
 
 
-def seats_read(truth: SceneTruth) -> tuple[int, int, list[str]]:
-    """(seats read into their groups, seats, a line per miss) for one rendered table."""
+def seats_read(truth: SceneTruth) -> tuple[int, int, list[str], int]:
+    """(seats read into their groups, seats, a line per miss, conflicts the merge reported) for one rendered
+    table."""
     corners = [CornerDetection(label.card, label.box, 0.99) for label in truth.labels]
     cards, conflicts = merge_corners(corners)
     players = max(placed.seat or 0 for placed in truth.cards)
@@ -42,7 +45,7 @@ def seats_read(truth: SceneTruth) -> tuple[int, int, list[str]]:
         right += got == want
         if got != want:
             misses.append(f"  seed {truth.seed} seat {seat}: read {got}, laid {want}")
-    return right, len(reading.by_player), misses
+    return right, len(reading.by_player), misses, len(conflicts)
 
 
 def main() -> None:
@@ -51,14 +54,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=100)
     args = parser.parse_args()
     for kind, mild in (("easy", True), ("hard", False)):
-        right = total = 0
+        right = total = conflicts = 0
         misses: list[str] = []
         for seed in range(args.seed, args.seed + args.tables):
             _, truth = render_table_scene(seed, mild=mild)
             found = seats_read(truth)
             right, total, misses = right + found[0], total + found[1], misses + found[2]
+            conflicts += found[3]
         print(f"{kind} tables ({args.tables}, seeds {args.seed}-{args.seed + args.tables - 1}): "
-              f"{right}/{total} seats read into their groups ({100 * right / max(total, 1):.1f}%)")  # fmt: skip
+              f"{right}/{total} seats read into their groups ({100 * right / max(total, 1):.1f}%), "
+              f"{conflicts} false conflicts")  # fmt: skip
         if misses:
             print("\n".join(misses))
 
