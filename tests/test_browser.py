@@ -324,7 +324,7 @@ def test_an_edit_saved_after_another_device_changed_the_match_changes_no_score(s
 
         first.check("#round-draw")
         first.click("#round-save")
-        expect(first.locator("#round-error")).to_contain_text("has changed since revision")
+        expect(first.locator("#round-error")).to_contain_text("The score sheet changed meanwhile (see the sheet)")
         first.keyboard.press("Escape")
         expect(first.locator("#sheet-body tbody")).to_contain_text("Draw")  # the 409 brought the match as it is
         stored = second.evaluate("fetch(location.pathname.replace('/matches/', '/api/matches/')).then(r => r.json())")

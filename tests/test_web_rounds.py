@@ -77,6 +77,31 @@ def test_without_a_number_rounds_are_appended(client: FlaskClient) -> None:
     assert numbers == [1, 2, 3]
 
 
+def test_a_round_sent_again_after_it_was_undone_does_not_come_back(client: FlaskClient, app: Flask) -> None:
+    """A "Confirm round" repeated by the network after the player undid that round found its number free again and
+    brought the round back: a round asked of an older revision of the match is refused, as an undo or edit is."""
+    match_id = new_match(client)
+    confirm = ROUND | {"number": 1, "revision": 0}
+    added = client.post(rounds_url(match_id), json=confirm).json["match"]
+    undone = client.delete(f"{rounds_url(match_id)}/1?revision={added['revision']}").json
+    again = client.post(rounds_url(match_id), json=confirm)
+    assert again.status_code == 409 and "changed since revision 0" in again.json["error"]
+    assert again.json["match"]["revision"] == undone["revision"] and again.json["match"]["rounds"] == []
+    assert stored_rounds(app, match_id) == 0
+    # asked of the match as it is now, it is added; sent twice at once, the second finds it stored
+    now = ROUND | {"number": 1, "revision": undone["revision"]}
+    assert client.post(rounds_url(match_id), json=now).status_code == 201
+    twice = client.post(rounds_url(match_id), json=now)
+    assert (twice.status_code, twice.json["error"]) == (409, "round 1 is already recorded")
+    assert stored_rounds(app, match_id) == 1
+
+
+@pytest.mark.parametrize("revision", [-1, True, "0", 0.0, 2**63])
+def test_a_round_revision_must_be_a_whole_number_from_0(client: FlaskClient, revision: object) -> None:
+    answer = client.post(rounds_url(new_match(client)), json=ROUND | {"number": 1, "revision": revision})
+    assert answer.status_code == 400 and "revision" in answer.json["error"]
+
+
 def test_undo_by_number_sent_twice_undoes_one_round(client: FlaskClient) -> None:
     match_id = new_match(client)
     for _ in range(3):

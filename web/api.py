@@ -5,7 +5,6 @@ Every failure answers 4xx/5xx with ``{"error": "..."}`` naming the problem (see 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 from collections.abc import Callable
@@ -17,11 +16,10 @@ from scorer.proposal import table_status
 from scorer.records import head_to_head, player_records
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, Rules
 from scorer.vision.images import MIME_TYPES
-from web import fields, matches
+from web import fields, matches, once
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
 from web.laydown import read_groups
-from web.once import HEADER, sent_forms
 from web.request_json import json_object as json_body
 from web.transfer import read_match_file
 
@@ -80,12 +78,12 @@ def stand_alone_rules(body: dict[str, Any]) -> Rules | int:
     return fields.parse_rules(body.get("rules", "oklahoma"), body.get("options"))
 
 
-def made_once(make: Callable[[], int]) -> int:
+def made_once(make: Callable[[once.KeepPost | None], int]) -> int:
     """The match a request makes, made once per ``Idempotency-Key`` (``web.once``): the same request sent again
     with the same key answers the match the first made. "The same" is the same JSON, whatever its keys' order
     (two phones send a rematch from a match they read apart)."""
     asked = json.dumps(json_body(), sort_keys=True, separators=(",", ":"))
-    return sent_forms().made(request.headers.get(HEADER), make, hashlib.sha256(asked.encode()).hexdigest())
+    return once.made(request.headers.get(once.HEADER), asked.encode(), make)
 
 
 @bp.post("/matches")
@@ -94,7 +92,7 @@ def create_match() -> tuple[Response, int]:
     players = fields.parse_players(body.get("players"))
     rules = fields.parse_rules(body.get("rules", "oklahoma"), body.get("options"))
     dealer = fields.parse_dealer(body.get("dealer"), players)
-    match_id = made_once(lambda: matches.create_match(players, rules, dealer))
+    match_id = made_once(lambda keep_post: matches.create_match(players, rules, dealer, keep_post))
     return jsonify(id=match_id), 201
 
 
@@ -108,7 +106,8 @@ def import_match() -> tuple[Response, int]:
     """A match file (the JSON ``/matches/<id>/export.json`` writes) stored as a new match, its rounds scored again
     (``web.transfer``): ``201 {"id", "notes"}``, notes saying where the file's totals differ from the rescored."""
     imported = read_match_file(json_body())
-    return jsonify(id=made_once(lambda: matches.store_imported(imported)), notes=list(imported.notes)), 201
+    match_id = made_once(lambda keep_post: matches.store_imported(imported, keep_post))
+    return jsonify(id=match_id, notes=list(imported.notes)), 201
 
 
 @bp.get("/players")
@@ -138,11 +137,14 @@ def get_match(match_id: int) -> Response:
 
 @bp.post("/matches/<int:match_id>/rounds")
 def add_round(match_id: int) -> tuple[Response, int]:
-    """The next round: ``{"number"?: N, "upcard", "knocker", "hands"}`` or ``{"number"?: N, "draw": true}``."""
+    """The next round: ``{"number"?: N, "revision"?: R, "upcard", "knocker", "hands"}`` or ``{"number"?: N,
+    "revision"?: R, "draw": true}``; with ``"revision"``, only if the match is still at that revision (a round sent
+    again after it was undone is not brought back)."""
     body = json_body()
     number = fields.parse_round_number(body.get("number"))
+    revision = None if body.get("revision") is None else fields.parse_body_revision(body["revision"])
     entered = fields.parse_round(body)
-    record, played = matches.add_round(match_id, entered, number)
+    record, played = matches.add_round(match_id, entered, number, revision)
     return jsonify(round=played.to_dict(), match=record.to_dict()), 201
 
 

@@ -23,7 +23,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from flask import current_app
 
@@ -42,6 +42,9 @@ from web.db import get_db, snapshot, transaction
 from web.fields import MAX_ROW_ID, InputError
 from web.round_history import EDITED, UNDONE, EarlierVersion, Restore, keep_replaced, read_history, restore
 from web.transfer import MatchFile, Origin
+
+if TYPE_CHECKING:
+    from web.once import KeepPost
 
 Kept = TypeVar("Kept")
 CACHE_SIZE = 32
@@ -225,8 +228,9 @@ def _cache() -> MatchCache:
     return cache
 
 
-def create_match(players: list[str], rules: Rules, dealer: str | None) -> int:
-    """Store a new match; the first dealer is drawn at random when ``dealer`` is None.
+def create_match(players: list[str], rules: Rules, dealer: str | None, keep_post: KeepPost | None = None) -> int:
+    """Store a new match; the first dealer is drawn at random when ``dealer`` is None. ``keep_post`` keeps the
+    one-time key of the post that made it, in the same transaction (``web.once``).
 
     :raises InputError: when the rules refuse this many players.
     """
@@ -245,6 +249,8 @@ def create_match(players: list[str], rules: Rules, dealer: str | None) -> int:
             "INSERT INTO players (match_id, seat, name) VALUES (?, ?, ?)",
             [(match_id, seat, name) for seat, name in enumerate(players, start=1)],
         )
+        if keep_post is not None:
+            keep_post(db, match_id)
     return match_id
 
 
@@ -309,14 +315,19 @@ def _rebuilt(match_id: int) -> MatchRecord:
     return MatchRecord(match_id, row["created_at"], row["revision"], match, deals, earlier, origin)
 
 
-def add_round(match_id: int, entered: RoundInput, number: int | None = None) -> tuple[MatchRecord, MatchRound]:
+def add_round(
+    match_id: int, entered: RoundInput, number: int | None = None, revision: int | None = None
+) -> tuple[MatchRecord, MatchRound]:
     """Score and store the next round. With ``number`` (the round the client believes it adds), a round
-    already stored under that number is never stored twice: the answer is a 409 carrying that round.
+    already stored under that number is never stored twice: the answer is a 409 carrying that round. With
+    ``revision`` (the match as the client saw it), only if the match is still at that revision: a round sent
+    again after it was undone (its number free again) is not brought back.
 
     :raises InputError: when the round cannot be scored.
-    :raises ConflictError: for a number already taken or out of turn, or a match already won.
+    :raises ConflictError: for a number already taken or out of turn, a match changed since ``revision``, or a
+        match already won.
     """
-    record = _write(match_id, lambda record: _added(record, entered, number, record.new_deal))
+    record = _write(match_id, lambda record: _added(record, entered, number, record.new_deal, revision))
     return record, record.match.rounds[-1]
 
 
@@ -430,10 +441,11 @@ def list_matches(limit: int = 100) -> list[MatchSummary]:
     ]
 
 
-def store_imported(imported: MatchFile) -> int:
+def store_imported(imported: MatchFile, keep_post: KeepPost | None = None) -> int:
     """Store a match read from a file (``web.transfer``) as a new match, its rounds and earlier versions with it,
     in one transaction: an import is stored whole or not at all. It is a copy of the match the file was saved from:
-    of that match's origin when that match is stored here and is itself a copy. Returns the new match's id."""
+    of that match's origin when that match is stored here and is itself a copy. Returns the new match's id.
+    ``keep_post`` keeps the one-time key of the post that made it, in the same transaction (``web.once``)."""
     match, now, source = imported.match, _now(), imported.source
     with transaction() as db:
         origin = source
@@ -485,6 +497,8 @@ def store_imported(imported: MatchFile) -> int:
                 for kept in imported.earlier
             ],
         )
+        if keep_post is not None:
+            keep_post(db, match_id)
     return match_id
 
 
@@ -570,20 +584,24 @@ def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchReco
     raise BusyError(f"match {match_id} kept changing while this change was saved; try again")
 
 
-def _added(record: MatchRecord, entered: RoundInput, number: int | None, deal: int) -> Changed:
+def _added(
+    record: MatchRecord, entered: RoundInput, number: int | None, deal: int, revision: int | None = None
+) -> Changed:
     """The next round scored and stored (``add_round``), as deal ``deal``; ``number``: the round the client believes
-    it adds.
+    it adds, ``revision``: the match it saw.
 
     :raises InputError: when the round cannot be scored.
-    :raises ConflictError: for a number already taken or out of turn, or a match already won.
+    :raises ConflictError: for a number already taken or out of turn, a match changed since ``revision``, or a
+        match already won.
     """
     match = record.match
     played = len(match.rounds)
-    if number is not None and number <= played:
+    if number is not None and number <= played:  # said first: a round sent twice finds itself stored
         raise ConflictError(
             f"round {number} is already recorded",
             {"round": match.rounds[number - 1].to_dict(), "match": record.to_dict()},
         )
+    record.check_revision(revision)
     if number is not None and number != played + 1:
         raise ConflictError(
             f"round {number} cannot be added: the match has {played} rounds, so the next is round {played + 1}",

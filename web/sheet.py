@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from flask import Blueprint, Response, flash, redirect, render_template, request, url_for
@@ -14,10 +15,8 @@ from werkzeug.wrappers import Response as BaseResponse
 from scorer.match import Knock
 from scorer.records import head_to_head, player_records
 from scorer.rules import PRESETS, Rules
-from web import fields, matches
+from web import fields, matches, once
 from web.errors import ApiError
-from web.once import FIELD as FORM_KEY
-from web.once import sent_forms
 from web.request_json import parse_json
 from web.transfer import read_match_file
 
@@ -55,6 +54,29 @@ def card_html(card: object) -> Markup:
         return escape(code)
     colour = "red" if code[-1] in "DH" else "black"
     return Markup('<span class="card-text {}">{}{}</span>').format(colour, code[:-1], SUIT_SYMBOLS[code[-1]])
+
+
+@bp.app_template_filter("alternatives")
+def alternatives(versions: Sequence[dict[str, Any]], holds: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """A round's earlier versions (JSON, newest first) as the sheet offers them: each deal entered once, and none the
+    round ``holds`` now. An undo, the round brought back and undone again keeps the same entry twice; of such, the
+    one that can be put back is shown (the newest, if none can).
+
+    >>> draw, knock = {"draw": True}, {"knocker": "Ann", "upcard": "KS"}
+    >>> kept = [{"id": 3, "input": draw, "restore": None}, {"id": 2, "input": draw, "restore": "add"},
+    ...         {"id": 1, "input": knock, "restore": "add"}]
+    >>> [version["id"] for version in alternatives(kept)], [version["id"] for version in alternatives(kept, knock)]
+    ([2, 1], [2])
+    """
+    shown: dict[str, dict[str, Any]] = {}
+    for version in versions:
+        entered = json.dumps(version["input"], sort_keys=True)
+        if version["input"] != holds and (
+            entered not in shown or (version["restore"] and not shown[entered]["restore"])
+        ):
+            shown[entered] = version
+    order = {id(version): place for place, version in enumerate(versions)}
+    return sorted(shown.values(), key=lambda version: order[id(version)])
 
 
 def options_from_form(form: Any) -> dict[str, Any]:
@@ -124,7 +146,11 @@ def create() -> BaseResponse | tuple[str, int]:
         players = fields.parse_players([name for name in form.getlist("player") if name.strip()])
         rules = fields.parse_rules(form.get("preset", "oklahoma"), options_from_form(form))
         dealer = fields.parse_dealer_seat(form.get("dealer", ""), players)
-        match_id = sent_forms().made(form.get(FORM_KEY), lambda: matches.create_match(players, rules, dealer))
+        match_id = once.made(
+            form.get(once.FIELD),
+            once.form_asked(form),
+            lambda keep_post: matches.create_match(players, rules, dealer, keep_post),
+        )
     except fields.InputError as error:
         return setup_page(form, str(error)), 400
     return redirect(url_for("live.table", match_id=match_id), code=303)
@@ -138,8 +164,11 @@ def import_file() -> BaseResponse | str | tuple[str, int]:
     try:
         if upload is None or not upload.filename:
             raise fields.InputError('choose a match file to open (one saved with a match\'s "JSON" link)')
-        imported = read_match_file(parse_json(upload.read(), "the file"))
-        match_id = sent_forms().made(request.form.get(FORM_KEY), lambda: matches.store_imported(imported))
+        content = upload.read()
+        imported = read_match_file(parse_json(content, "the file"))
+        match_id = once.made(
+            request.form.get(once.FIELD), content, lambda keep_post: matches.store_imported(imported, keep_post)
+        )
     except (fields.InputError, ApiError) as error:
         return setup_page(import_error=str(error)), 400
     if imported.notes:

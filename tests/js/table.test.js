@@ -14,15 +14,20 @@ import {
   clashes,
   handStatus,
   handsPayload,
+  holdsEdit,
   initialState,
   keptVersion,
   putCard,
+  restoredAlready,
   roundConfirmed,
   roundScored,
   sameRound,
   setPlace,
   tableKey,
+  typedUnread,
+  undoneAlready,
   upcardOf,
+  withNewerMatch,
 } from "../../web/static/js/table/state.js";
 
 const ANN = "8C 9C 10C JC 9H 10H JH 2S 2D AC".split(" ");
@@ -201,4 +206,56 @@ test("the version a change kept is the new one of its round, offered back only w
   assert.equal(keptVersion(before, { earlier_versions: [older] }, 2), null); // nothing new kept
   const refused = { ...kept, restore: null, why_not: "the match is over (Ann won), so no round can be added" };
   assert.equal(keptVersion(before, { earlier_versions: [refused, older] }, 2), null);
+});
+
+test("an answer older than the sheet shown never puts that sheet back (a late undo or edit reply)", () => {
+  const shown = { ...initialState({ ...match, revision: 3 }, seating), error: "" };
+  const late = { ...match, revision: 2, totals: { Ann: 0, Bob: 0 } };
+  assert.equal(withNewerMatch(shown, late), shown);
+  assert.equal(withNewerMatch(shown, { ...match, revision: 3 }), shown);
+  const newer = { ...match, revision: 4 };
+  assert.equal(withNewerMatch(shown, newer).match, newer);
+  assert.equal(withNewerMatch(shown, { ...newer, id: 2 }), shown); // another match's answer
+});
+
+const knock = { upcard: "KS", knocker: "Ann", hands: { Ann: ANN, Bob: BOB }, knocker_melds: null, discard: null, layoffs: {} };
+const sorted = (input) => Object.fromEntries(Object.entries(input).sort()); // as the page's first match has its keys
+
+test("an undo refused as asked of an older sheet was done when that sheet shows the round undone, as it was", () => {
+  const undone = { id: 7, number: 2, input: knock, replaced_by: "undone" };
+  const now = { rounds: [{ input: { draw: true } }], earlier_versions: [undone] };
+  assert.equal(undoneAlready(now, 2, { input: sorted(knock) }), true);
+  assert.equal(undoneAlready(now, 2, { input: { draw: true } }), false); // another round 2 was undone
+  assert.equal(undoneAlready({ ...now, rounds: [...now.rounds, { input: knock }] }, 2, { input: knock }), false); // back again
+  assert.equal(undoneAlready({ ...now, earlier_versions: [{ ...undone, replaced_by: "edited" }] }, 2, { input: knock }), false);
+  assert.equal(undoneAlready({ ...now, earlier_versions: [] }, 2, { input: knock }), false);
+});
+
+test("an edit refused as asked of an older sheet was done when its round holds what the dialog asks", () => {
+  const typed = { upcard: "ks", knocker: "Ann", hands: { Ann: [...ANN].reverse().join(" "), Bob: BOB.join(", ").toLowerCase() } };
+  assert.equal(holdsEdit(knock, typed), true);
+  assert.equal(holdsEdit(knock, { ...typed, knocker: "Bob" }), false);
+  assert.equal(holdsEdit(knock, { ...typed, upcard: "QD" }), false);
+  assert.equal(holdsEdit(knock, { ...typed, hands: { ...typed.hands, Bob: BOB.slice(1).join(" ") } }), false);
+  assert.equal(holdsEdit(knock, { ...typed, hands: { ...typed.hands, Bob: `queen of spades ${BOB.slice(1).join(" ")}` } }), false); // not known
+  assert.equal(holdsEdit(knock, { ...typed, discard: "2S" }), false); // a lay-down it does not hold
+  assert.equal(holdsEdit({ ...knock, discard: "2S" }, { ...typed, knocker_melds: null, discard: "2S", layoffs: {} }), true);
+  assert.equal(holdsEdit({ draw: true }, { draw: true }), true);
+  assert.equal(holdsEdit(knock, { draw: true }), false);
+  assert.equal(holdsEdit(undefined, typed), false); // the round is gone
+});
+
+test("a version put back is there when its round holds it", () => {
+  const version = { id: 3, number: 1, input: knock };
+  assert.equal(restoredAlready({ rounds: [{ input: sorted(knock) }] }, version), true);
+  assert.equal(restoredAlready({ rounds: [{ input: { draw: true } }] }, version), false);
+  assert.equal(restoredAlready({ rounds: [] }, version), false);
+});
+
+test("text the server could not read stays for its box until that place is set", () => {
+  let state = typedUnread(typedUnread(dealt(), 1, "QS QC QH"), UPCARD, "KD");
+  assert.deepEqual(state.unread, { 1: "QS QC QH", [UPCARD]: "KD" });
+  state = setPlace(state, 1, ["QS", "QC", "QH"]); // read at last
+  assert.deepEqual(state.unread, { [UPCARD]: "KD" });
+  assert.deepEqual(roundConfirmed(state, match).unread, {});
 });

@@ -11,7 +11,12 @@ export class ApiError extends Error {
   }
 }
 
-export async function request(method, url, body = undefined, { signal, headers: extra = {} } = {}) {
+/**
+ * `timeout` (ms, none when 0): a request not answered by then is given up, with an ApiError (status 0, as a server
+ * that cannot be reached) saying so, so a change whose connection hangs never leaves its button waiting for good.
+ * The page's changes pass it: a change tapped again is safe, since one made already is refused.
+ */
+export async function request(method, url, body = undefined, { signal, headers: extra = {}, timeout = 0 } = {}) {
   const headers = { ...extra, "X-CSRF-Token": csrfToken, Accept: "application/json" };
   let payload;
   if (body instanceof Blob) {
@@ -21,14 +26,24 @@ export async function request(method, url, body = undefined, { signal, headers: 
     headers["Content-Type"] = "application/json";
     payload = JSON.stringify(body);
   }
+  const late = timeout ? new AbortController() : null;
+  const timer = late && setTimeout(() => late.abort(), timeout);
+  const signals = [signal, late?.signal].filter(Boolean);
   let response;
+  let text;
   try {
-    response = await fetch(url, { method, headers, body: payload, signal, credentials: "same-origin" });
+    response = await fetch(url, { method, headers, body: payload, signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0],
+      credentials: "same-origin" });
+    text = await response.text();
   } catch (error) {
+    if (late?.signal.aborted && !signal?.aborted) {
+      throw new ApiError(0, `the okgin server did not answer within ${timeout / 1000} s; tapping again is safe: what it did already is not done twice`);
+    }
     if (error.name === "AbortError") throw error;
     throw new ApiError(0, "the okgin server cannot be reached; is it still running?");
+  } finally {
+    clearTimeout(timer);
   }
-  const text = await response.text();
   let data;
   try {
     data = text ? JSON.parse(text) : null;
@@ -43,5 +58,5 @@ export async function request(method, url, body = undefined, { signal, headers: 
 
 export const get = (url) => request("GET", url);
 export const post = (url, body, options = {}) => request("POST", url, body, options);
-export const put = (url, body) => request("PUT", url, body);
-export const del = (url) => request("DELETE", url);
+export const put = (url, body, options = {}) => request("PUT", url, body, options);
+export const del = (url, options = {}) => request("DELETE", url, undefined, options);

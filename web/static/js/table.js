@@ -3,7 +3,7 @@
 // upcard, which seat a box is in) is the server's; this page keeps one state (table/state.js), changes it
 // through one store, draws it with one render (table/render.js), and sequences every request.
 
-import { del, get, post, put } from "./api.js";
+import { ApiError, del, get, post, put } from "./api.js";
 import { cameraSupported } from "./camera.js";
 import { pretty } from "./cards.js";
 import { CardEditor, CardGrid, RoundEditor } from "./table/dialogs.js";
@@ -19,23 +19,31 @@ import {
   clashes,
   deleteCard,
   handsPayload,
+  holdsEdit,
   initialState,
   keptVersion,
   placeName,
   putCard,
+  restoredAlready,
   roundConfirmed,
   roundScored,
   sameRound,
   setPlace,
   tableKey,
+  typedUnread,
+  undoneAlready,
   upcardOf,
   withIds,
+  withNewerMatch,
 } from "./table/state.js";
 
 const $ = (id) => document.getElementById(id);
 const ARRANGE_DELAY_MS = 120;
 const ZOOMS = [1, 2, 3];
 const REFRESH_MS = 4000; // how often the match is fetched again, for rounds recorded on another device
+// A change of the sheet not answered by then is given up and said so: tapping again is safe, since the server refuses
+// a change made already (a round's number, the revision every change names).
+const CHANGE = { timeout: 15_000 };
 
 const data = JSON.parse($("table-data").textContent);
 const sequencer = new Sequencer();
@@ -65,7 +73,10 @@ function placeCards(place, cards) {
   update((state) => ({ ...state, notice: { text, actions: answers } }));
 }
 
-/** Cards typed in a box, read by the server (the one card reader: "QH 10S", "ace of spades"). */
+/**
+ * Cards typed in a box, read by the server (the one card reader: "QH 10S", "ace of spades"). Text it could not read
+ * (it could not be reached) stays in its box, kept with the typed cards, for Enter to read again.
+ */
 async function typeCards(place, text) {
   let cards;
   try {
@@ -73,19 +84,26 @@ async function typeCards(place, text) {
     if (answer === STALE) return;
     cards = answer.cards;
   } catch (error) {
-    return setError(error.message);
+    if (error.status !== 0) return setError(error.message);
+    update((state) => typedUnread(state, place, text));
+    return setError(`${error.message} What was typed stays in its box: press Enter there again once the server is back.`);
   }
   if (place === UPCARD && cards.length > 1) return setError("There is one upcard: write one card, like 7D.");
   setError("");
   placeCards(place, cards);
 }
 
+/** Enter in a box still showing text the server could not read: read it again (unchanged, the box sends no change). */
+function readAgain(place, text) {
+  if (store.state.unread[place] === text) typeCards(place, text);
+}
+
 function clearTable() {
-  const before = store.state.cards;
-  if (!before.length) return;
-  update((state) => ({ ...state, cards: [], proposal: null, pendingKnocker: null, error: "" }));
+  const { cards: before, unread } = store.state;
+  if (!before.length && !Object.keys(unread).length) return;
+  update((state) => ({ ...state, cards: [], unread: {}, proposal: null, pendingKnocker: null, error: "" }));
   notify(`Table cleared (${before.length} cards).`, [
-    { label: "Undo", primary: true, action: () => update((state) => ({ ...state, cards: before, notice: null })) },
+    { label: "Undo", primary: true, action: () => update((state) => ({ ...state, cards: before, unread, notice: null })) },
   ]);
 }
 
@@ -132,25 +150,32 @@ async function drawnBox(box) {
 const keptKey = () => `okgin-table-${store.state.match.id}`;
 
 function keepTypedCards(state, before) {
-  if (before && state.cards === before.cards) return;
+  if (before && state.cards === before.cards && state.unread === before.unread) return;
   const typed = state.cards.filter((entry) => !entry.box).map(({ card, place }) => ({ card, place }));
+  const { unread } = state;
   try {
-    if (typed.length) sessionStorage.setItem(keptKey(), JSON.stringify({ rounds: state.match.rounds.length, cards: typed }));
-    else sessionStorage.removeItem(keptKey());
+    if (typed.length || Object.keys(unread).length) {
+      sessionStorage.setItem(keptKey(), JSON.stringify({ rounds: state.match.rounds.length, cards: typed, unread }));
+    } else sessionStorage.removeItem(keptKey());
   } catch {
     // no storage here (a private window may refuse it): nothing is kept
   }
 }
 
+/** The typed cards kept for this round, and the text typed that the server could not read yet (by place). */
 function typedCardsKept() {
   const { players, rounds } = store.state.match;
-  const valid = (entry) => typeof entry?.card === "string"
-    && (entry.place === UPCARD || entry.place === OUT || (Number.isInteger(entry.place) && entry.place >= 0 && entry.place < players.length));
+  const validPlace = (place) => place === UPCARD || place === OUT || (Number.isInteger(place) && place >= 0 && place < players.length);
+  const valid = (entry) => typeof entry?.card === "string" && validPlace(entry.place);
   try {
     const kept = JSON.parse(sessionStorage.getItem(keptKey()) ?? "null");
-    return kept?.rounds === rounds.length && Array.isArray(kept.cards) ? kept.cards.filter(valid) : [];
+    if (kept?.rounds !== rounds.length) return { cards: [], unread: {} };
+    const unread = Object.entries(kept.unread ?? {})
+      .map(([place, text]) => [place === UPCARD ? place : Number(place), text])
+      .filter(([place, text]) => place !== OUT && validPlace(place) && typeof text === "string");
+    return { cards: Array.isArray(kept.cards) ? kept.cards.filter(valid) : [], unread: Object.fromEntries(unread) };
   } catch {
-    return [];
+    return { cards: [], unread: {} };
   }
 }
 
@@ -211,37 +236,46 @@ async function propose(knocker) {
   }
 }
 
+let unanswered = null; // {number, body}: the round last posted, when no answer came (it may be stored all the same)
+
 /**
- * Post a round with the number the page believes it adds: a second post of that number is a 409, never a copy.
- * Returns {match, number, fresh} (fresh: stored by this post, not found stored already), or null when nothing was
- * stored. The deal the sheet's last round holds already is added again only when the player says so.
+ * Post a round with the number the page believes it adds and the revision of the sheet it shows: a second post of
+ * that number is a 409, never a copy, and so is one arriving after the round was undone (or the sheet changed
+ * otherwise). Returns {match, number, fresh} (fresh: stored by this post, not found stored already), or null when
+ * nothing was stored. The deal the sheet's last round holds already is added again only when the player says so.
  */
 async function saveRound(body) {
   const state = store.state;
   if (state.saving || state.match.finished) return null;
+  const { revision } = state.match;
   const number = state.match.rounds.length + 1;
   const last = state.match.rounds.at(-1);
   if (!body.draw && last && sameRound(last.input, body)
     && !window.confirm(`Round ${last.number} on the sheet already holds this deal. Add it again as round ${number}?`)) return null;
   update((s) => ({ ...s, saving: true, error: "" }));
+  unanswered = null;
   try {
-    return { match: (await post(`${matchUrl()}/rounds`, { ...body, number })).match, number, fresh: true };
+    return { match: (await post(`${matchUrl()}/rounds`, { ...body, number, revision }, CHANGE)).match, number, fresh: true };
   } catch (error) {
-    if (error.status === 409) {
-      const match = await get(matchUrl()).catch(() => null);
-      if (match && match.rounds.length >= number) {
-        if (sameRound(match.rounds[number - 1].input, body)) {
-          notify(`Round ${number} was already on the sheet; it was not added twice.`);
-          return { match, number, fresh: false };
-        }
-        // Another device recorded another round meanwhile: this one is not stored, and stays to be confirmed again.
-        update((s) => ({ ...s, match, saving: false }));
-        // It may be this deal read otherwise there (a card apart): the players say which.
-        notify(`Round ${number} was recorded on another device meanwhile (see the sheet), so this round was not saved. `
-          + (match.finished ? "The match is over."
-            : `If that was this deal, tap Not yet; if this is the next one, confirm it again to add it as round ${match.rounds.length + 1}.`));
-        return null;
+    if (error.status === 0) unanswered = { number, body }; // the refresh, or a second tap, finds whether it was stored
+    const match = error.status === 409 ? error.data?.match : null;
+    if (match?.id === state.match.id) {
+      const stored = match.rounds[number - 1];
+      if (stored && sameRound(stored.input, body)) {
+        notify(`Round ${number} was already on the sheet; it was not added twice.`);
+        return { match, number, fresh: false };
       }
+      // Not stored, and the proposal stays: confirmed again, it is asked of the sheet as it is now.
+      update((s) => ({ ...withNewerMatch(s, match), saving: false }));
+      const next = match.finished ? "The match is over." : `confirm it again to add it as round ${match.rounds.length + 1}.`;
+      notify(stored
+        // Another device recorded another round meanwhile. It may be this deal read otherwise there (a card apart):
+        // the players say which.
+        ? `Round ${number} was recorded on another device meanwhile (see the sheet), so this round was not saved. `
+          + (match.finished ? next : `If that was this deal, tap Not yet; if this is the next one, ${next}`)
+        // A round undone or edited, here or on another device, since this one was proposed.
+        : `The score sheet changed meanwhile (see the sheet), so this round was not saved. ${match.finished ? next : `Check it and ${next}`}`);
+      return null;
     }
     update((s) => ({ ...s, saving: false, error: error.message }));
     return null;
@@ -249,14 +283,18 @@ async function saveRound(body) {
 }
 
 /**
- * Say where the round just stored went, where the proposal was: "Round 3 is on the sheet: Ann +18.", with Undo, and
- * why the corrected frame was not saved, if it was not (`unsaved`).
+ * The round this page posted is on the sheet (`saved`, as saveRound answers): the table waits for the next deal, and
+ * a round stored by this post is said where the proposal was ("Round 3 is on the sheet: Ann +18.") with its Undo,
+ * and `more` (why the corrected frame was not saved; that the server's answer was lost on the way).
  */
-function announceStored({ match, number, fresh }, unsaved = "") {
-  if (!fresh) return; // found stored already: the notice says so
-  const undo = number === match.rounds.length ? [{ label: `Undo round ${number}`, action: () => undoRound(number) }] : [];
-  const why = unsaved ? ` The correction was not saved: ${unsaved}` : "";
-  notify(`Round ${number} is on the sheet: ${roundScored(match, match.rounds[number - 1])}.${why}`, undo);
+function roundStored(saved, { draw = false, more = "" } = {}) {
+  update((state) => ({ ...roundConfirmed(draw ? { ...state, proposal: null } : state, saved.match), cards: [], stable: false, error: "" }));
+  const { match, number, fresh } = saved;
+  if (fresh) { // found stored already: the notice says so
+    const undo = number === match.rounds.length ? [{ label: `Undo round ${number}`, action: () => undoRound(number) }] : [];
+    notify(`Round ${number} is on the sheet: ${roundScored(match, match.rounds[number - 1])}.${more ? ` ${more}` : ""}`, undo);
+  }
+  if (store.state.camera.frozen) live.resume();
 }
 
 /** A proposal's round as it is stored: the hands the groups were read into (layoffs back with whoever laid them). */
@@ -271,63 +309,88 @@ async function confirmRound() {
   const saved = await saveRound(proposedRound(proposal));
   if (!saved) return;
   const unsaved = await saveCorrection();
-  update((state) => ({ ...roundConfirmed(state, saved.match), cards: [], stable: false }));
-  announceStored(saved, unsaved);
-  if (store.state.camera.frozen) live.resume();
+  roundStored(saved, { more: unsaved && `The correction was not saved: ${unsaved}` });
 }
 
 async function recordDraw() {
   const saved = await saveRound({ draw: true });
-  if (!saved) return;
-  update((state) => ({ ...roundConfirmed({ ...state, proposal: null }, saved.match), cards: [], stable: false }));
-  announceStored(saved);
-  if (store.state.camera.frozen) live.resume();
+  if (saved) roundStored(saved, { draw: true });
 }
 
-let undoing = false; // an undo is on its way
+/**
+ * A change of the sheet refused (a 409 carries the sheet as it is now, shown where newer): `{match, done}` when that
+ * sheet already holds the change (`holds(match)`; done: its first answer was lost on the way, or another device made
+ * it too) or the change was asked of an older sheet (not done: asked again, it is asked of this one); null for any
+ * other failure, said as it is.
+ */
+function refusal(error, revision, holds) {
+  const match = error.status === 409 ? error.data?.match : null;
+  if (match?.id !== store.state.match.id) return null;
+  update((state) => withNewerMatch(state, match));
+  const done = holds(match);
+  return done || match.revision !== revision ? { match, done } : null;
+}
+
+const sheetChanged = (what) => `The score sheet changed meanwhile (see the sheet), so ${what}`;
+
+let undoing = 0; // the round whose undo is on its way
 
 /**
  * Undo round `number` only while it is the last and the match is as the page showed it (its revision): a second
- * click, a second device, or an undo arriving after the round was entered again undoes nothing more. The notice
- * says what the round scored, and brings it back (the server keeps it as an earlier version, also on the sheet).
+ * click, a second device, or an undo arriving after the round was entered again undoes nothing more.
  */
 async function undoRound(number) {
   const before = store.state.match;
   const { revision, rounds } = before;
-  // A second tap (while the first is on its way, or once the round is gone) undoes nothing more.
-  if (undoing || !number || number > rounds.length) return;
+  // A second tap while the first is on its way undoes nothing more, and says why.
+  if (undoing) return setError(`Round ${undoing} is being undone: waiting for the server's answer.`);
+  if (!number || number > rounds.length) return; // the round is gone already
   if (number < rounds.length) {
     setError(`Round ${number} is no longer the last: round ${rounds.length} came after it. Undo that first, or edit round ${number}.`);
     return;
   }
   if (!window.confirm(`Undo round ${number}?`)) return;
-  undoing = true;
+  undoing = number;
   try {
-    const match = await del(`${matchUrl()}/rounds/${number}?revision=${revision}`);
-    update((state) => ({ ...state, match, confirmed: null, error: "" }));
-    const kept = keptVersion(before, match, number);
-    notify(`Round ${number} undone (${roundScored(before, rounds[number - 1])}).`,
-      kept ? [{ label: `Bring back round ${number}`, action: () => restoreVersion(kept.id, match.revision) }] : []);
+    sayUndone(before, await del(`${matchUrl()}/rounds/${number}?revision=${revision}`, CHANGE), number, "undone");
   } catch (error) {
-    showChangedMatch(error);
-    setError(error.message);
+    const refused = refusal(error, revision, (match) => undoneAlready(match, number, rounds[number - 1]));
+    if (refused?.done) sayUndone(before, refused.match, number, "was undone");
+    else setError(refused ? sheetChanged(`round ${number} was not undone: undo it again if still wanted.`) : error.message);
   } finally {
-    undoing = false;
+    undoing = 0;
   }
 }
 
-/** Replace round `number` of the match at `revision` (as the editor showed it): a late edit never undoes a later one. */
+/**
+ * Round `number` of `before` (the match as the undo saw it) is undone in `match`: said with what it scored, and
+ * brought back from the notice (the server keeps it as an earlier version, also on the sheet).
+ */
+function sayUndone(before, match, number, how) {
+  update((state) => ({ ...withNewerMatch(state, match), confirmed: null, error: "" }));
+  const kept = keptVersion(before, match, number);
+  notify(`Round ${number} ${how} (${roundScored(before, before.rounds[number - 1])}).`,
+    kept ? [{ label: `Bring back round ${number}`, action: () => restoreVersion(kept.id, match.revision) }] : []);
+}
+
+/**
+ * Replace round `number` of the match at `revision` (as the editor showed it): a late edit never undoes a later one.
+ * Refused as asked of an older sheet, it is done when the round holds the edit already; else the error says the sheet
+ * changed (the editor then asks of the sheet as it is now).
+ */
 async function editRound(number, body, revision) {
   const before = store.state.match;
   try {
-    const match = await put(`${matchUrl()}/rounds/${number}?revision=${revision}`, body);
-    update((state) => ({ ...state, match }));
+    const match = await put(`${matchUrl()}/rounds/${number}?revision=${revision}`, body, CHANGE);
+    update((state) => withNewerMatch(state, match));
     // What the round held is kept by the server as an earlier version (also on the sheet): the notice puts it back.
     const kept = keptVersion(before, match, number);
     notify(`Round ${number} changed on the sheet: now ${roundScored(match, match.rounds[number - 1])}.`,
       kept ? [{ label: "Undo the change", action: () => restoreVersion(kept.id, match.revision) }] : []);
   } catch (error) {
-    showChangedMatch(error);
+    const refused = refusal(error, revision, (match) => holdsEdit(match.rounds[number - 1]?.input, body));
+    if (refused?.done) return notify(`Round ${number} already holds this.`);
+    if (refused) throw new ApiError(409, sheetChanged("this change was not saved: Save again to make it on the sheet as it is now."), error.data);
     throw error;
   }
 }
@@ -338,24 +401,22 @@ let restoring = false; // an earlier version is on its way back
  * Put back an earlier version of a round (the server says which can come back, and how) on the match at `revision`,
  * as the sheet or the notice showed it: a second tap, or one arriving after another change, changes nothing.
  */
-async function restoreVersion(version, revision) {
+async function restoreVersion(id, revision) {
   if (restoring) return;
+  const version = store.state.match.earlier_versions.find((kept) => kept.id === id);
   restoring = true;
   try {
-    const match = await post(`${matchUrl()}/earlier-versions/${version}/restore`, { revision });
-    update((state) => ({ ...state, notice: null, error: "", ...(match.revision > state.match.revision && { match }) }));
+    const match = await post(`${matchUrl()}/earlier-versions/${id}/restore`, { revision }, CHANGE);
+    update((state) => ({ ...withNewerMatch(state, match), notice: null, error: "" }));
   } catch (error) {
-    showChangedMatch(error);
-    setError(error.message);
+    const refused = refusal(error, revision, (match) => Boolean(version) && restoredAlready(match, version));
+    if (refused?.done) {
+      setError("");
+      notify(`Round ${version.number} already holds this version.`);
+    } else setError(refused ? sheetChanged("that version was not put back: put it back again if still wanted.") : error.message);
   } finally {
     restoring = false;
   }
-}
-
-/** A 409 carries the match as it is now: show that, so the players see what changed before they try again. */
-function showChangedMatch(error) {
-  const match = error.status === 409 ? error.data?.match : null;
-  if (match && match.id === store.state.match.id) update((state) => ({ ...state, match }));
 }
 
 /**
@@ -374,6 +435,14 @@ async function refreshMatch() {
   const { state } = store;
   if (match.id !== state.match.id || match.revision <= state.match.revision || state.saving) return;
   const added = match.rounds.length > state.match.rounds.length ? match.rounds.at(-1) : null;
+  if (added && unanswered?.number === added.number && sameRound(added.input, unanswered.body)) {
+    // The round this page posted, whose answer never came: it is stored, from here.
+    const { body } = unanswered;
+    unanswered = null;
+    roundStored({ match, number: added.number, fresh: true },
+      { draw: Boolean(body.draw), more: "It was saved from here; the server's answer was lost on the way." });
+    return;
+  }
   const table = { upcard: upcardOf(state), hands: handsPayload(state) };
   if (added && !added.draw && sameRound(added.input, table)) {
     // The deal on this table was confirmed on another device: it is done here too, and not proposed again.
@@ -433,6 +502,7 @@ const roundEditor = new RoundEditor(store, { editRound });
 Object.assign(actions, {
   freeze: () => live.freeze(),
   typeHand: (index, text) => typeCards(index, text),
+  readAgain,
   openGrid: (target) => {
     live.freeze();
     grid.open(target);
@@ -457,14 +527,18 @@ function init() {
   buildHands(store.state, actions);
   render(store.state, null, actions);
   const kept = typedCardsKept();
-  if (kept.length) update((state) => withIds(state, kept));
+  if (kept.cards.length || Object.keys(kept.unread).length) update((state) => ({ ...withIds(state, kept.cards), unread: kept.unread }));
   if (data.notices.length) notify(data.notices.join(" ")); // what the page that sent the players here had to say
   scheduleArrange();
   enableDrawing(() => store.state, drawnBox);
   enableTaps(actions.openEditor);
   $("upcard-input").addEventListener("focus", () => live.freeze());
   $("upcard-input").addEventListener("change", (event) => typeCards(UPCARD, event.target.value));
-  $("upcard-input").addEventListener("keydown", (event) => event.key === "Enter" && event.target.blur());
+  $("upcard-input").addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return;
+    readAgain(UPCARD, event.target.value);
+    event.target.blur();
+  });
   document.querySelector('[data-pick="upcard"]').addEventListener("click", () => actions.openGrid(UPCARD));
   $("camera-start").addEventListener("click", () => live.startBrowser());
   $("camera-stop").addEventListener("click", () => live.stop());

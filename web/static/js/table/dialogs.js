@@ -219,6 +219,8 @@ export class RoundEditor {
       $("round-editor").close();
     } catch (error) {
       $("round-error").textContent = error.message;
+      // Refused as asked of an older sheet (now shown): Save again asks it of the sheet as it is now.
+      if (error.status === 409) $("round-editor").dataset.revision = String(this.store.state.match.revision);
     }
   }
 }

@@ -43,7 +43,9 @@ export function buildHands(state, actions) {
     input.addEventListener("focus", actions.freeze);
     input.addEventListener("change", () => actions.typeHand(index, input.value));
     input.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") input.blur(); // one path: leaving the box sends its change
+      if (event.key !== "Enter") return;
+      actions.readAgain(index, input.value); // text the server could not read yet: Enter reads it, changed or not
+      input.blur(); // one path: leaving the box sends its change
     });
     const pick = el("button", { type: "button", class: "button", "data-pick": String(n), text: "Pick",
       "aria-label": `Pick ${player}'s cards` }); // each Pick says whose cards it picks
@@ -69,7 +71,7 @@ function renderHands(state, actions) {
     const n = index + 1;
     const entries = cardsAt(state, index);
     const input = $(`hand-${n}`);
-    if (document.activeElement !== input) input.value = entries.map((e) => e.card).join(" ");
+    if (document.activeElement !== input) input.value = state.unread[index] ?? entries.map((e) => e.card).join(" ");
     renderChips($(`chips-${n}`), entries, state, colours, actions);
     const status = handStatus(state, index);
     const line = $(`status-${n}`);
@@ -82,7 +84,7 @@ function renderHands(state, actions) {
   });
   const input = $("upcard-input");
   const up = upcardOf(state);
-  if (document.activeElement !== input) input.value = up ?? "";
+  if (document.activeElement !== input) input.value = state.unread[UPCARD] ?? up ?? "";
   const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
   const limit = answer?.knock_limit;
   $("knock-limit").textContent = !up ? "No upcard yet" : limit === null || limit === undefined ? "" : `Knock with ${limit} or less`;

@@ -4,6 +4,8 @@
 // A card on the table: {id, card: "QH", place, box: [x1, y1, x2, y2] | null, detected: "QD" | null}, where
 // `place` is a player's index (in playing order), "upcard" or "out" (stock, discards, seats nobody sits at).
 
+import { parseCard } from "../cards.js";
+
 export const UPCARD = "upcard";
 export const OUT = "out";
 
@@ -30,6 +32,7 @@ export function initialState(match, seating) {
     zoom: 1,
     error: "",
     notice: null, // {text, actions: [{label, action}]}: a warning or an undo offer
+    unread: {}, // place -> text typed in its box that the server could not read yet: the box keeps it
   };
 }
 
@@ -100,15 +103,25 @@ export function clashes(state, place, typed) {
 }
 
 /**
+ * Text typed in `place`'s box that the server could not read (it could not be reached): the box goes on showing it,
+ * rather than the cards placed there (none were), so Enter in it reads it once the server is back. Gone when the
+ * place is set (`setPlace`) or the round confirmed.
+ */
+export function typedUnread(state, place, text) {
+  return { ...state, unread: { ...state.unread, [place]: text } };
+}
+
+/**
  * `place` now holds exactly `typed` (a hand's cards, or [] / [card] for the upcard). Cards taken from
  * elsewhere move; cards no longer there go out of play when the camera saw them, else away.
  */
 export function setPlace(state, place, typed) {
+  const unread = Object.fromEntries(Object.entries(state.unread).filter(([kept]) => kept !== String(place)));
   let cards = state.cards
     .filter((entry) => !(entry.place === place && !typed.includes(entry.card) && !entry.box))
     .map((entry) => (entry.place === place && !typed.includes(entry.card) ? { ...entry, place: OUT } : entry));
   if (place === UPCARD) cards = vacateUpcard(cards, typed[0]);
-  let next = { ...state, cards };
+  let next = { ...state, cards, unread };
   const fresh = [];
   for (const card of typed) {
     const existing = next.cards.find((entry) => entry.card === card);
@@ -224,7 +237,59 @@ export function roundConfirmed(state, match) {
   const body = state.proposal?.body;
   const confirmed = body ? [...Object.values(body.hands).flat(), body.upcard] : null;
   return { ...state, match, proposal: null, laydown: null, pendingKnocker: null, saving: false,
-    confirmed: confirmed ?? state.confirmed };
+    confirmed: confirmed ?? state.confirmed, unread: {} };
+}
+
+/**
+ * The state showing `match` (a change's answer, or the sheet a refusal carries) where it is newer than the one shown:
+ * an answer arriving after the 4 s refresh showed a later change never puts the older sheet back.
+ */
+export function withNewerMatch(state, match) {
+  return match.id === state.match.id && match.revision > state.match.revision ? { ...state, match } : state;
+}
+
+/** A value as JSON with its keys in order: the page's first match (the template's JSON) has them sorted. */
+const canonical = (value) => JSON.stringify(value, (_, part) => (part && typeof part === "object" && !Array.isArray(part)
+  ? Object.fromEntries(Object.entries(part).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+  : part));
+
+/** Whether two round inputs, as the server writes them, are the same. */
+const sameInput = (a, b) => a !== undefined && b !== undefined && canonical(a) === canonical(b);
+
+/**
+ * Whether `match` shows round `number` undone, `line` (the round as it was shown) the newest of its earlier
+ * versions: an undo refused as asked of an older sheet was done already (its first answer was lost on the way, or
+ * another device undid it too).
+ */
+export function undoneAlready(match, number, line) {
+  const newest = match.earlier_versions[0];
+  return match.rounds.length === number - 1 && newest?.number === number && newest.replaced_by === "undone"
+    && sameInput(newest.input, line.input);
+}
+
+/**
+ * Whether round input `stored` already holds what an edit asks (`asked`: the Edit dialog's round, its cards as
+ * typed): both draws, or the same upcard, knocker, cards in each hand (in any order) and lay-down given. Typed cards
+ * are compared one per word ("qh", "10S", "T♠"); a hand typed otherwise ("queen of hearts") is not known to be the
+ * same (the server is the card reader), so such an edit is asked again rather than said done.
+ */
+export function holdsEdit(stored, asked) {
+  if (!stored) return false;
+  if (stored.draw || asked.draw) return Boolean(stored.draw) === Boolean(asked.draw);
+  const hand = (cards) => {
+    const read = (Array.isArray(cards) ? cards : String(cards ?? "").split(/[\s,]+/).filter(Boolean)).map(parseCard);
+    return read.includes(null) ? null : JSON.stringify(read.sort());
+  };
+  const names = [...new Set([...Object.keys(stored.hands), ...Object.keys(asked.hands ?? {})])];
+  const laid = (input) => canonical([input.knocker_melds ?? null, input.discard ?? null, input.layoffs ?? {}]);
+  return parseCard(String(asked.upcard ?? "")) === stored.upcard && asked.knocker === stored.knocker
+    && names.every((name) => hand(asked.hands?.[name]) !== null && hand(asked.hands?.[name]) === hand(stored.hands[name]))
+    && laid(asked) === laid(stored);
+}
+
+/** Whether `match` shows `version` (an earlier version that was to be put back) in its round already. */
+export function restoredAlready(match, version) {
+  return sameInput(match.rounds[version.number - 1]?.input, version.input);
 }
 
 /** A hand's line under its chips: card count (with the server's word when the count is wrong), deadwood, knock. */
