@@ -17,6 +17,7 @@ from flask.testing import FlaskClient
 from test_web_rounds import run_together
 from web_fixtures import ANN, BOB, ROUND, database_at, new_match
 
+from scorer.cards import DECK
 from scorer.match import Draw, Knock, RoundInput, parse_round_input
 from web import create_app
 from web.db import init_db, migrations
@@ -372,9 +373,28 @@ def test_a_version_of_the_same_round_in_another_order_of_hands_is_the_round_as_i
 def test_a_round_edited_many_times_shows_its_newest_versions_and_keeps_all(client: FlaskClient) -> None:
     match_id = new_match(client)
     client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
-    for turn in range(25):
-        client.put(f"/api/matches/{match_id}/rounds/1", json={"draw": True} if turn % 2 == 0 else ROUND)
-    client.put(f"/api/matches/{match_id}/rounds/1", json=BOB_KNOCKS)  # none of the 26 kept is what it holds now
-    assert len(client.get(f"/api/matches/{match_id}").json["earlier_versions"]) == 26
+    # Ann's knock of 5 under every other upcard that allows it: 20 deals, each kept when the next replaces it
+    held = {*ANN.split(), *BOB.split(), ROUND["upcard"]}
+    upcards = [str(card) for card in DECK if card.rank >= 5 and str(card) not in held]
+    for upcard in upcards:
+        client.put(f"/api/matches/{match_id}/rounds/1", json={**ROUND, "upcard": upcard})
+    client.put(f"/api/matches/{match_id}/rounds/1", json={"draw": True})
+    client.put(f"/api/matches/{match_id}/rounds/1", json=BOB_KNOCKS)  # none of those kept is what it holds now
+    assert len(upcards) == 20 and len(client.get(f"/api/matches/{match_id}").json["earlier_versions"]) == 22
     sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
-    assert sheet.count("replaced by an edit") == 20 and "6 older kept in the match's JSON." in sheet
+    assert sheet.count("replaced by an edit") == 20 and "2 older kept in the match's JSON." in sheet
+
+
+def test_a_deal_kept_twice_is_offered_once(client: FlaskClient) -> None:
+    """Undone, brought back and undone again: the sheet lists the deal once, with its way back."""
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    for _ in range(2):
+        client.delete(f"/api/matches/{match_id}/rounds/1")
+        kept = client.get(f"/api/matches/{match_id}").json
+        client.post(f"/api/matches/{match_id}/earlier-versions/{kept['earlier_versions'][0]['id']}/restore",
+                    json={"revision": kept["revision"]})  # fmt: skip
+    client.delete(f"/api/matches/{match_id}/rounds/1")
+    assert len(client.get(f"/api/matches/{match_id}").json["earlier_versions"]) == 3
+    sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
+    assert "Undone round 1 (1)" in sheet and sheet.count(">Bring back</button>") == 1
