@@ -79,13 +79,13 @@ def progressive_jpeg(scans: int, side: int = 6000) -> bytes:
     return b"\xff\xd8" + tables + frame + dc + ac * (scans - 1) + b"\xff\xd9"
 
 
-_TIFF_SHORT, _TIFF_LONG = 3, 4
+_TIFF_BYTE, _TIFF_SHORT, _TIFF_LONG = 1, 3, 4
 
 
 def tiff_file(fields: dict[int, tuple[int, int | tuple[int, ...]]], body: bytes = b"") -> bytes:
-    """A little-endian TIFF of one directory: ``fields`` maps each tag to (its kind, SHORT or LONG, and its value or
-    values), ``body`` follows the directory and its out-of-line values (tag 273, the strip offsets, is set to point
-    at it when present).
+    """A little-endian TIFF of one directory: ``fields`` maps each tag to (its kind, BYTE, SHORT or LONG, and its
+    value or values), ``body`` follows the directory and its out-of-line values (tag 273, the strip offsets, is set
+    to point at it when present).
 
     >>> len(tiff_file({256: (4, 2), 257: (4, 2)}))  # the header, two entries, the end of the directory chain
     38
@@ -94,7 +94,7 @@ def tiff_file(fields: dict[int, tuple[int, int | tuple[int, ...]]], body: bytes 
         (tag, kind, value if isinstance(value, tuple) else (value,)) for tag, (kind, value) in fields.items()
     )
     directory_end = 8 + 2 + 12 * len(entries) + 4
-    code = {_TIFF_SHORT: "H", _TIFF_LONG: "I"}
+    code = {_TIFF_BYTE: "B", _TIFF_SHORT: "H", _TIFF_LONG: "I"}
     packed = {tag: struct.pack(f"<{len(values)}{code[kind]}", *values) for tag, kind, values in entries}
     outside = {tag: data for tag, data in packed.items() if len(data) > 4}
     body_at = directory_end + sum(map(len, outside.values()))

@@ -1,6 +1,7 @@
-"""Playing 3- and 4-player matches, an agreed number of rounds and the camera at the table, in headless Chromium at
-a phone's size: what such play found on the table page (a match ended by its agreed rounds said only "Ann wins",
-a tie after them played on with nothing said, the camera's lay-down note named "seat 1")."""
+"""Playing 3- and 4-player matches, an agreed number of rounds, two phones and the camera at the table, in headless
+Chromium at a phone's size: what such play found on the table page (a match ended by its agreed rounds said only "Ann
+wins", a tie after them played on with nothing said, the camera's lay-down note named "seat 1", a change made on the
+other phone showed up on the sheet without a word)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from browser_support import (
     camera_table,
     no_sideways_scroll,
     phone_page,
+    small_tap_targets,
 )
 
 pytestmark = BROWSER_TESTS
@@ -207,4 +209,90 @@ def test_the_totals_bar_never_covers_the_sheets_last_line(base: str, browser: An
     assert bar["bottom"] <= 844 + 0.5, bar
     assert row["bottom"] <= bar["top"] and undo["bottom"] <= bar["top"], (row, undo, bar)
     no_sideways_scroll(page, "four long names")
+    assert not errors, errors
+
+
+# ---------------------------------------------------------------- two phones at one table
+
+
+def refresh(page: Any) -> None:
+    """Fetch the match now, as the page does every 4 s and when it is shown again (no wait for its timer)."""
+    page.evaluate("() => document.dispatchEvent(new Event('visibilitychange'))")
+
+
+def test_a_change_made_on_the_other_phone_is_said_here_in_the_pages_words(base: str, browser: Any) -> None:
+    """Two phones at the table: a round entered, edited, put back, undone or brought back on one showed up on the
+    other's sheet by its 4 s refresh without a word, and the players looking at that phone missed it. It is now said
+    there, in the words the first phone uses, "On another device: ..."; the phone that made the change says it as its
+    own, never as another device's."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    first, second = phone_page(browser, errors), phone(browser, errors)  # the first's "Undo round 2?" is answered yes
+    url, api = new_match(first, base, ["Ann", "Bob"])
+    post_round(first, api, knock_body(KNOCK, "KS", "Ann"))
+    for page in (first, second):
+        page.goto(url)
+    here, there = first.locator("#notice span"), second.locator("#notice span")
+
+    def said(own: str) -> None:
+        expect(here).to_have_text(own)
+        refresh(second)
+        expect(there).to_have_text(f"On another device: {own[0].lower()}{own[1:]}")
+        expect(second.locator("#notice button")).to_have_text(["OK"])
+        refresh(first)  # its own change, found by its refresh too, is not said again
+        expect(here).to_have_text(own)
+
+    first.click("#record-draw")
+    said("Round 2 is on the sheet: a draw, no points.")
+    first.click('#sheet-body button[aria-label="Edit round 1"]')
+    first.check("#round-draw")
+    first.click('#round-editor button[value="save"]')
+    said("Round 1 changed on the sheet: now a draw, no points.")
+    first.click("#notice >> text=Undo the change")
+    said("Round 1 put back: now Ann +18.")
+    first.click("#undo-round")
+    said("Round 2 undone (a draw, no points).")
+    first.click("#notice >> text=Bring back round 2")
+    said("Round 2 brought back: a draw, no points.")
+    expect(second.locator("#totals-bar")).to_contain_text("Ann18", use_inner_text=False)
+    no_sideways_scroll(second, "news from another device")
+    assert not errors, errors
+
+
+def test_news_from_the_other_phone_keeps_the_undo_just_offered_here(base: str, browser: Any) -> None:
+    """This phone had just recorded round 2 and offered "Undo round 2" when the other phone edited round 1: its news
+    would have taken the Undo away. The news now follows the offer, whose button stays; later news replaces the
+    earlier news there, not the offer."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page, other = phone_page(browser, errors), phone(browser, errors)
+    url, api = new_match(page, base, ["Ann", "Bob"])
+    post_round(page, api, knock_body(KNOCK, "KS", "Ann"))
+    page.goto(url)
+    page.click("#record-draw")
+    offered = "Round 2 is on the sheet: a draw, no points."
+    text, buttons = page.locator("#notice span"), page.locator("#notice button")
+    expect(text).to_have_text(offered)
+
+    revision = other.request.get(api).json()["revision"]
+    assert other.request.put(f"{api}/rounds/1?revision={revision}", data={"draw": True}).status == 200
+    refresh(page)
+    expect(text).to_have_text(f"{offered} On another device: round 1 changed on the sheet: now a draw, no points.")
+    expect(buttons).to_have_text(["Undo round 2", "OK"])
+    no_sideways_scroll(page, "news after an offer")
+    assert small_tap_targets(page, "#notice") == []
+
+    match = other.request.get(api).json()
+    (kept,) = [version for version in match["earlier_versions"] if version["restore"] == "edit"]
+    put_back = other.request.post(f"{api}/earlier-versions/{kept['id']}/restore", data={"revision": match["revision"]})
+    assert put_back.status == 200, put_back.text()
+    refresh(page)
+    expect(text).to_have_text(f"{offered} On another device: round 1 put back: now Ann +18.")
+    expect(buttons).to_have_text(["Undo round 2", "OK"])
+
+    page.click("#notice >> text=Undo round 2")
+    expect(text).to_have_text("Round 2 undone (a draw, no points).")
+    assert [line["draw"] for line in page.request.get(api).json()["rounds"]] == [False]
     assert not errors, errors

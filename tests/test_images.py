@@ -4,6 +4,7 @@ refused without spending the memory, and only a few decode at once."""
 from __future__ import annotations
 
 import re
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -14,7 +15,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from image_bombs import jpeg_hiding_its_frame, png_claiming, progressive_jpeg, tiff_in_one_tile, tiff_of_zeros
+from image_bombs import (
+    jpeg_hiding_its_frame,
+    png_claiming,
+    progressive_jpeg,
+    tiff_file,
+    tiff_in_one_tile,
+    tiff_of_zeros,
+)
 
 from scorer.vision import images
 from scorer.vision.images import (
@@ -304,3 +312,21 @@ def test_pictures_beyond_those_waiting_for_a_slot_are_refused_at_once(
         thread.join(5)
     images._decode_slots.acquire()
     assert not any(thread.is_alive() for thread in waiting)
+
+
+@pytest.mark.parametrize(("tag", "what"), [(256, "width"), (258, "bits per sample")], ids=["width", "bits"])
+def test_a_tiff_giving_a_size_twice_is_refused_before_decoding(tag: int, what: str) -> None:
+    """libtiff takes a directory's first entry of a tag: a header read by its last was told 60 px where 7000 are
+    decoded, or 8 bits a sample where 16 are (a 303 KB file then took 517 MiB)."""
+    first = {256: (4, 7000), 257: (4, 7000), 258: (3, (16, 16, 16, 16)), 277: (3, 4)}
+    later = {256: (4, 60), 258: (3, (8, 8, 8, 8))}[tag]
+    header = tiff_file({**first, 65000: later})  # the entry after the others, then named as one of them
+    entry = header.index(struct.pack("<HH", 65000, later[0]))
+    twice = header[:entry] + struct.pack("<H", tag) + header[entry + 2 :]
+    with pytest.raises(ImageError, match=f"gives its {what} twice"):
+        image_size(twice, "upload", max_pixels=1_000_000_000)
+
+
+def test_tiff_sizes_in_bytes_are_read() -> None:
+    header = tiff_file({256: (1, 200), 257: (1, 100), 258: (1, 8), 277: (1, 3)})  # all BYTEs
+    assert image_size(header) == (200, 100)

@@ -150,8 +150,8 @@ def test_a_file_that_is_not_a_match_is_refused_naming_why_and_nothing_is_stored(
         ),
         ({**good, "deals": [1, 2, 4]}, "the file's deals must list one deal id per round (4), got [1, 2, 4]"),
         ({**good, "deals": "1 2 4 5"}, "the file's deals must list one deal id per round"),
-        ({**good, "deals": [1, 2, 0, 5]}, "the file's deal for round 3 is no deal id (1 to 9007199254740991): 0"),
-        ({**good, "deals": [1, 2, 2**53, 5]}, "the file's deal for round 3 is no deal id"),
+        ({**good, "deals": [1, 2, 0, 5]}, "the file's deal for round 3 is no deal id (1 to 4503599627370496): 0"),
+        ({**good, "deals": [1, 2, 2**52 + 1, 5]}, "the file's deal for round 3 is no deal id"),
         ({**good, "deals": [1, 2, True, 5]}, "the file's deal for round 3 is no deal id"),
         (
             {**good, "earlier_versions": [{**good["earlier_versions"][0], "deal": "3"}]},

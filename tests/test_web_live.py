@@ -373,9 +373,15 @@ def test_new_tables_never_push_out_tables_that_are_posting(app: Flask, monkeypat
     assert ours.get(f"/live/frames/{kept[0]}.jpg").status_code == 404
 
 
-def test_one_address_holds_only_its_share_of_the_tables(app: Flask) -> None:
+@pytest.mark.parametrize(
+    "flooder",
+    ["192.168.1.66", "::ffff:192.168.1.66", "2001:db8:0:1::{n:x}"],
+    ids=["ipv4", "ipv4-mapped", "ipv6-addresses-of-one-64"],
+)
+def test_one_address_holds_only_its_share_of_the_tables(app: Flask, flooder: str) -> None:
     """A client that drops its cookie after every second frame (a new table each time, posting) once took all 8
-    places, and every new table of other players was refused; now it only ever replaces its own."""
+    places, and every new table of other players was refused; now it only ever replaces its own, whichever address of
+    its IPv6 /64 it posts from."""
     from web import detection
 
     def table_at(address: str) -> FlaskClient:
@@ -386,8 +392,8 @@ def test_one_address_holds_only_its_share_of_the_tables(app: Flask) -> None:
     ours = table_at("192.168.1.20")
     kept = [post_frame(ours)["frame_id"] for _ in range(2)]
     flooded = []
-    for _ in range(3 * detection.TABLES_KEPT):
-        flooding = table_at("192.168.1.66")
+    for n in range(3 * detection.TABLES_KEPT):
+        flooding = table_at(flooder.format(n=n + 1))
         post_frame(flooding)
         flooded.append(post_frame(flooding)["frame_id"])
     assert [ours.get(f"/live/frames/{frame_id}.jpg").status_code for frame_id in flooded[-3:]] == [404, 200, 200]
@@ -395,7 +401,7 @@ def test_one_address_holds_only_its_share_of_the_tables(app: Flask) -> None:
     for other in others:  # every new table at the table is followed
         post_frame(other)
         post_frame(other)
-    flooding = table_at("192.168.1.66")  # still served: it takes the place of its own least recently posting table
+    flooding = table_at(flooder.format(n=999))  # still served: in the place of its own least recently posting table
     post_frame(flooding)
     post_frame(flooding)
     refused = table_at("192.168.1.99").post("/live/frame?players=2", data=jpeg(), content_type="image/jpeg")

@@ -175,3 +175,24 @@ def test_the_form_asked_is_its_fields_but_its_key_and_token() -> None:
     seats_swapped = MultiDict([("player", "Bob"), ("player", "Ann"), ("target", "100")])
     assert once.form_asked(sent) != once.form_asked(seats_swapped)
     assert json.loads(once.form_asked(sent)) == [["player", ["Ann", "Bob"]], ["target", ["100"]]]
+
+
+def test_each_file_opened_is_said_on_its_own_table_whichever_shows_first(client: FlaskClient) -> None:
+    """Two files opened (two tabs), the second's table shown first: the first's "Opened from" notice was lost, as
+    Flask's flashed messages are all taken by the first page that asks for any."""
+    files = []
+    for players in (["Eve", "Fay"], ["Gus", "Hal"]):
+        match_id = new_match(client, players=players, dealer=players[0])
+        files.append(client.get(f"/matches/{match_id}/export.json").get_data())
+    first = opened(open_file(client, "a-key-of-one-form-1", files[0], "a.json").location)
+    second = opened(open_file(client, "a-key-of-one-form-2", files[1], "b.json").location)
+
+    def notices(match_id: int) -> list[str]:
+        page = client.get(f"/matches/{match_id}").get_data(as_text=True)
+        data = re.search(r'<script type="application/json" id="table-data">(.*?)</script>', page, re.S)
+        assert data
+        return list(json.loads(data.group(1))["notices"])
+
+    assert notices(second) == [f"Opened from b.json: a copy of the match, kept here as match #{second}."]
+    assert notices(first) == [f"Opened from a.json: a copy of the match, kept here as match #{first}."]
+    assert notices(first) == notices(second) == []  # each said once

@@ -42,7 +42,8 @@ TABLES_PER_ADDRESS = 2
 second browser on it (or a private window) makes two. A client that makes more (a new cookie, so a new table, for each
 frame) only replaces its own: with 8 places, 6 stay for the other addresses. On a LAN each device has its own address;
 the server's own machine (loopback) is not counted, as it needs no PIN either, so a proxy or tunnel on this machine,
-which shows every table as 127.0.0.1, keeps all the places. The address is the connection's (``remote_addr``):
+which shows every table as 127.0.0.1, keeps all the places. An IPv6 device counts by its /64, as it may take any
+address of it (``web.security.client_key``). The address is the connection's (``remote_addr``):
 ``X-Forwarded-For`` is not read, as any client could write one, so a proxy on another machine gets 2 places."""
 TABLE_IDLE_SECONDS = 120.0
 """A table that has posted no frame for this long may give its place to a new table (its frames go with it)."""

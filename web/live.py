@@ -33,7 +33,7 @@ from web.detection import detections_json, service, table_layout, unavailable
 from web.errors import ApiError
 from web.laydown import name_seats
 from web.request_json import pixel
-from web.security import is_loopback
+from web.security import client_key
 
 bp = Blueprint("live", __name__)
 
@@ -124,8 +124,7 @@ def frame() -> Response:
     table_id = session.get("table")
     if not isinstance(table_id, str):
         table_id = session["table"] = secrets.token_hex(8)
-    address = None if is_loopback(request.remote_addr) else request.remote_addr  # as the PIN check sees it
-    stable = service().pipeline(table_id, count, address).process(image, time.monotonic())
+    stable = service().pipeline(table_id, count, client_key(request.remote_addr)).process(image, time.monotonic())
     height, width = image.shape[:2]
     frame_id = service().remember_frame(data, width, height, table_id)  # a JPEG, PNG, WEBP, BMP or TIFF file, as sent
     extra = {} if players is None else {"table": table_json(stable.reading, layout, players)}

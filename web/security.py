@@ -93,17 +93,46 @@ def csrf_token() -> str:
 
 
 def is_loopback(address: str | None) -> bool:
-    """Requests from this machine (127.0.0.0/8, ::1) never need the PIN.
+    """Requests from this machine (127.0.0.0/8, ::1, and 127.0.0.1 as a dual-stack socket shows it) never need the
+    PIN.
 
-    >>> is_loopback("127.0.0.1"), is_loopback("::1"), is_loopback("192.168.1.20"), is_loopback(None)
-    (True, True, False, False)
+    >>> is_loopback("127.0.0.1"), is_loopback("::1"), is_loopback("::ffff:127.0.0.1"), is_loopback("192.168.1.20")
+    (True, True, True, False)
+    >>> is_loopback(None)
+    False
     """
+    ip = _ip(address)
+    return ip is not None and ip.is_loopback
+
+
+def client_key(address: str | None) -> str | None:
+    """Who a connection is, for limits per client (``web.detection.TABLES_PER_ADDRESS``): None for this machine
+    (``is_loopback``), an IPv4 address as itself (also when a dual-stack socket shows it as ``::ffff:a.b.c.d``), and
+    an IPv6 address as its /64: a device picks any address of its network's /64, and changes it by itself.
+
+    >>> client_key("::ffff:192.168.1.20"), client_key("2001:db8:0:1::18"), client_key("::1")
+    ('192.168.1.20', '2001:db8:0:1::/64', None)
+    """
+    ip = _ip(address)
+    if ip is None:
+        return address or None
+    if ip.is_loopback:
+        return None
+    if ip.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+def _ip(address: str | None) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """A connection's address (without an IPv6 zone), an IPv4 one given as IPv4-mapped IPv6 as IPv4; None if none."""
     if not address:
-        return False
+        return None
     try:
-        return ipaddress.ip_address(address.split("%")[0]).is_loopback
+        ip = ipaddress.ip_address(address.split("%")[0])
     except ValueError:
-        return False
+        return None
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return mapped if mapped is not None else ip
 
 
 class PinThrottle:

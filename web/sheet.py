@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from flask import Blueprint, Response, flash, redirect, render_template, request, url_for
+from flask import Blueprint, Response, redirect, render_template, request, session, url_for
 from markupsafe import Markup, escape
 from werkzeug.wrappers import Response as BaseResponse
 
@@ -58,9 +58,9 @@ def card_html(card: object) -> Markup:
 
 @bp.app_template_filter("alternatives")
 def alternatives(versions: Sequence[dict[str, Any]], holds: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """A round's earlier versions (JSON, newest first) as the sheet offers them: each deal entered once, and none the
-    round ``holds`` now. An undo, the round brought back and undone again keeps the same entry twice; of such, the
-    one that can be put back is shown (the newest, if none can).
+    """A round's earlier versions (JSON, newest first) as the sheet offers them: each entry (what was entered) once,
+    and none the round ``holds`` now. An undo, the round brought back and undone again keeps the same entry twice; of
+    such, the one that can be put back is shown (the newest, if none can).
 
     >>> draw, knock = {"draw": True}, {"knocker": "Ann", "upcard": "KS"}
     >>> kept = [{"id": 3, "input": draw, "restore": None}, {"id": 2, "input": draw, "restore": "add"},
@@ -175,15 +175,21 @@ def import_file() -> BaseResponse | str | tuple[str, int]:
         return setup_page(imported=(match_id, imported.notes))
     # nothing to report on the start page: the table says, on arrival, that this match is a copy from a file
     copy = f"Opened from {file_name_shown(upload.filename)}: a copy of the match, kept here as match #{match_id}."
-    flash(copy, arrival(match_id))
+    session[_arrival_key(match_id)] = copy
     return redirect(url_for("live.table", match_id=match_id), code=303)
 
 
-@bp.app_template_global()
-def arrival(match_id: int) -> str:
-    """The category of a notice for the table page of ``match_id`` on its next showing (``table.html`` shows it):
-    a notice flashed for one match is never shown on another's table."""
+def _arrival_key(match_id: int) -> str:
     return f"arrival-{match_id}"
+
+
+@bp.app_template_global()
+def arrival_notices(match_id: int) -> list[str]:
+    """The notices kept for the table page of ``match_id`` on its next showing (``table.html`` shows them), taken
+    from the session as they are shown: never shown on another match's table, nor lost when another's shows first
+    (Flask's flashed messages are all taken by the first page that asks for any)."""
+    notice = session.pop(_arrival_key(match_id), None)
+    return [notice] if isinstance(notice, str) else []
 
 
 FILE_NAME_SHOWN = 60

@@ -28,9 +28,10 @@ MAX_IMPORTED_ROUNDS = 5_000
 """More rounds than any match to 10,000 points plays: a file beyond it is not a match."""
 MAX_IMPORTED_VERSIONS = 1_000
 """Far more edits and undos than a match's players make by hand."""
-MAX_DEAL = 2**53 - 1
-"""The largest deal id a file may name: the largest whole number a page's JavaScript reads exactly, and far enough
-below SQLite's largest integer for the new deals that follow it (each the largest + 1)."""
+MAX_DEAL = 2**52
+"""The largest deal id a file may name: the new deals that follow it (each the largest + 1) stay whole numbers a
+page's JavaScript reads exactly (up to 2**53 - 1) for as many rounds as a match can hold, and far below SQLite's
+largest integer."""
 
 
 @dataclasses.dataclass(frozen=True)

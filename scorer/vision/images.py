@@ -204,15 +204,35 @@ def _png_pixel_bits(data: bytes) -> int:
 
 
 _TIFF_WIDTH, _TIFF_LENGTH, _TIFF_BITS, _TIFF_SAMPLES, _TIFF_TILE_WIDTH, _TIFF_TILE_LENGTH = 256, 257, 258, 277, 322, 323
-_TIFF_SIZE_TAGS = frozenset({_TIFF_WIDTH, _TIFF_LENGTH, _TIFF_BITS, _TIFF_SAMPLES, _TIFF_TILE_WIDTH, _TIFF_TILE_LENGTH})
+_TIFF_FIELD_NAMES = {
+    _TIFF_WIDTH: "width",
+    _TIFF_LENGTH: "height",
+    _TIFF_BITS: "bits per sample",
+    _TIFF_SAMPLES: "samples per pixel",
+    _TIFF_TILE_WIDTH: "tile width",
+    _TIFF_TILE_LENGTH: "tile height",
+}
 _TIFF_VALUES_READ = 8
 """The most values read of one field: bits per sample has one value per sample, and a pixel has a few samples."""
+
+
+_TIFF_KINDS = {1: "B", 3: "H", 4: "I", 6: "b", 8: "h", 9: "i"}
+"""The struct codes of the TIFF field types a size can be written in: BYTE, SHORT, LONG and their signed kinds."""
+
+
+class _DuplicateTiffField(ValueError):
+    """A TIFF directory naming one of its sizes twice: libtiff takes the first, a reader keeping the last would be
+    told another size than the decoder allocates."""
 
 
 def _tiff_fields(data: bytes) -> dict[int, tuple[int, ...]]:
     """The fields of the first TIFF directory (the page OpenCV decodes) that say how much it decodes into: image
     width and length, bits per sample and samples per pixel, and tile width and length for a tiled picture. Each is
-    SHORTs or LONGs, held in the entry when they fit in its four bytes, else where the entry points."""
+    held in the entry when it fits in its four bytes, else where the entry points.
+
+    :raises _DuplicateTiffField: for a directory that names one of them twice.
+    :raises _Truncated: for a field of another type than the integers ``_TIFF_KINDS``, or bytes ending too soon.
+    """
     order = "<" if data.startswith(b"II") else ">"
     (version, directory) = _unpack(order + "HI", data, 2)
     if version != 42:  # BigTIFF and the like: not read here
@@ -222,8 +242,12 @@ def _tiff_fields(data: bytes) -> dict[int, tuple[int, ...]]:
     for entry in range(entries):
         at = directory + 2 + 12 * entry
         tag, kind, count = _unpack(order + "HHI", data, at)
-        if tag in _TIFF_SIZE_TAGS and count > 0:
-            code = "H" if kind == 3 else "I"
+        if tag in _TIFF_FIELD_NAMES and count > 0:
+            if tag in fields:
+                raise _DuplicateTiffField(tag)
+            if kind not in _TIFF_KINDS:
+                raise _Truncated
+            code = _TIFF_KINDS[kind]
             values_at = at + 8 if count * struct.calcsize(code) <= 4 else _unpack(order + "I", data, at + 8)[0]
             fields[tag] = _unpack(f"{order}{min(count, _TIFF_VALUES_READ)}{code}", data, values_at)
     return fields
@@ -282,8 +306,8 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
 
     :raises ImageTooLargeError: when the header claims more than ``max_pixels`` pixels (or a TIFF's tiles do: each
         is decoded whole), or samples taking more than ``MAX_DECODED_BYTES`` (a 16-bit PNG or TIFF of 40 MP).
-    :raises ImageError: when the bytes are no JPEG, PNG, WebP, BMP or TIFF, end before their size, or are a JPEG
-        of more than ``MAX_JPEG_SCANS`` scans.
+    :raises ImageError: when the bytes are no JPEG, PNG, WebP, BMP or TIFF, end before their size, are a TIFF that
+        gives a size twice, or are a JPEG of more than ``MAX_JPEG_SCANS`` scans.
     """
     if file_type(data) is None:
         raise ImageError(_undecodable(data, name))
@@ -293,6 +317,11 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
         pixel_bits = _PIXEL_BITS_READERS[kind](data) if kind in _PIXEL_BITS_READERS else None
     except _Truncated:
         raise ImageError(_undecodable(data, name)) from None
+    except _DuplicateTiffField as twice:
+        what = _TIFF_FIELD_NAMES[twice.args[0]]
+        raise ImageError(
+            f"could not decode {name}: its TIFF header gives its {what} twice, so its size is not known"
+        ) from None
     if width <= 0 or height <= 0:
         raise ImageError(f"could not decode {name}: its header says it is {width}x{height}")
     _ensure_within(f"{name} is", width, height, pixel_bits, max_pixels)

@@ -11,6 +11,7 @@ import {
   applyReading,
   autoKnocker,
   cardsAt,
+  changeSaid,
   clashes,
   handStatus,
   handsPayload,
@@ -21,8 +22,10 @@ import {
   restoredAlready,
   roundConfirmed,
   roundScored,
+  saidElsewhere,
   sameRound,
   setPlace,
+  sheetChange,
   tableKey,
   typedUnread,
   undoneAlready,
@@ -136,6 +139,14 @@ test("wrong card counts are flagged as the server says", () => {
   assert.equal(status.canKnock, false);
   assert.equal(status.text, `${problem} · deadwood 5`);
   assert.equal(handStatus(state, 1).wrongCount, false, "an empty hand is not flagged, nor may it knock");
+});
+
+test("a hand typed but not read says so under its box until it is read", () => {
+  let state = typedUnread(initialState(match, seating), 1, "2C 3C 4C");
+  assert.equal(handStatus(state, 1).text, "typed, not read yet: press Enter in the box to read it");
+  assert.equal(handStatus(state, 0).text, "0 cards", "only that box");
+  state = setPlace(state, 1, ["2C", "3C", "4C"]);
+  assert.equal(handStatus(state, 1).text, "3 cards");
 });
 
 test("the sequencer drops an answer older than the newest request of its kind (issue 10, problem 4)", async () => {
@@ -258,4 +269,77 @@ test("text the server could not read stays for its box until that place is set",
   state = setPlace(state, 1, ["QS", "QC", "QH"]); // read at last
   assert.deepEqual(state.unread, { [UPCARD]: "KD" });
   assert.deepEqual(roundConfirmed(state, match).unread, {});
+});
+
+// ---------------------------------------------------------------- what changed on the sheet, said once
+
+const DRAW = { draw: true };
+const bobKnocks = { upcard: "KD", knocker: "Bob", hands: { Ann: ANN, Bob: BOB }, knocker_melds: null, discard: null, layoffs: {} };
+const SCORES = new Map([[knock, { Ann: 18, Bob: 0 }], [bobKnocks, { Ann: 0, Bob: 51 }], [DRAW, { Ann: 0, Bob: 0 }]]);
+const line = (number, input) => ({ number, input, draw: Boolean(input.draw), points: SCORES.get(input) });
+/** A two-player match's sheet: rounds ([input, deal] each), and the earlier versions kept, newest first. */
+const sheet = (rounds, earlier = []) => ({
+  players: ["Ann", "Bob"],
+  rounds: rounds.map(([input], index) => line(index + 1, input)),
+  deals: rounds.map(([, deal]) => deal),
+  earlier_versions: earlier,
+});
+const version = (id, number, input, replaced_by, deal) => ({ id, number, input, replaced_by, deal });
+const news = (before, after) => {
+  const change = sheetChange(before, after);
+  return change && saidElsewhere(change, before, after);
+};
+
+test("a round entered, edited or undone on another device is said in the words of the page's own notices", () => {
+  const one = sheet([[knock, 1]]);
+  const two = sheet([[knock, 1], [bobKnocks, 2]]);
+  assert.deepEqual(sheetChange(one, two), { how: "entered", number: 2 });
+  assert.equal(changeSaid({ how: "entered", number: 2 }, one, two), "Round 2 is on the sheet: Bob +51.");
+  assert.equal(news(one, two), "On another device: round 2 is on the sheet: Bob +51.");
+
+  const edited = sheet([[DRAW, 1]], [version(1, 1, knock, "edited", 1)]);
+  assert.deepEqual(sheetChange(one, edited), { how: "edited", number: 1 });
+  assert.equal(news(one, edited), "On another device: round 1 changed on the sheet: now a draw, no points.");
+
+  const undone = sheet([[knock, 1]], [version(2, 2, bobKnocks, "undone", 2)]);
+  assert.deepEqual(sheetChange(two, undone), { how: "undone", number: 2 });
+  assert.equal(news(two, undone), "On another device: round 2 undone (Bob +51)."); // what it scored, as it was
+});
+
+test("an earlier version put back or a round brought back is told from an edit or a round entered anew", () => {
+  const edited = sheet([[DRAW, 1]], [version(1, 1, knock, "edited", 1)]);
+  // the version, as the page's first match has it (its keys sorted), back in its round
+  const putBack = sheet([[sorted(knock), 1]], [version(2, 1, DRAW, "edited", 1), ...edited.earlier_versions]);
+  putBack.rounds[0].points = SCORES.get(knock);
+  assert.deepEqual(sheetChange(edited, putBack), { how: "put back", number: 1 });
+  assert.equal(news(edited, putBack), "On another device: round 1 put back: now Ann +18.");
+  const otherEdit = sheet([[bobKnocks, 1]], [version(2, 1, DRAW, "edited", 1), ...edited.earlier_versions]);
+  assert.deepEqual(sheetChange(edited, otherEdit), { how: "edited", number: 1 });
+
+  const undone = sheet([[knock, 1]], [version(3, 2, bobKnocks, "undone", 2)]);
+  const broughtBack = sheet([[knock, 1], [bobKnocks, 2]], undone.earlier_versions);
+  assert.deepEqual(sheetChange(undone, broughtBack), { how: "brought back", number: 2 });
+  assert.equal(news(undone, broughtBack), "On another device: round 2 brought back: Bob +51.");
+  assert.equal(changeSaid({ how: "brought back", number: 2 }, undone, broughtBack), "Round 2 brought back: Bob +51.");
+  // the same cards entered again are another deal (the server numbers it anew): entered, not brought back
+  const enteredAgain = sheet([[knock, 1], [bobKnocks, 3]], undone.earlier_versions);
+  assert.deepEqual(sheetChange(undone, enteredAgain), { how: "entered", number: 2 });
+});
+
+test("several changes between two refreshes are said by their net effect, and none where the rounds are as they were", () => {
+  const one = sheet([[knock, 1]]);
+  const three = sheet([[knock, 1], [bobKnocks, 2], [DRAW, 3]]);
+  assert.deepEqual(sheetChange(one, three), { how: "several", numbers: [2, 3] });
+  assert.equal(news(one, three), "On another device: the sheet changed (rounds 2 and 3).");
+  assert.equal(news(three, sheet([[knock, 1]], [version(5, 3, DRAW, "undone", 3), version(4, 2, bobKnocks, "undone", 2)])),
+    "On another device: the sheet changed (rounds 2 and 3).");
+  const editedAndAdded = sheet([[DRAW, 1], [bobKnocks, 2], [DRAW, 3]], [version(1, 1, knock, "edited", 1)]);
+  assert.equal(news(sheet([[knock, 1], [bobKnocks, 2]]), editedAndAdded), "On another device: the sheet changed (rounds 1 and 3).");
+  assert.equal(changeSaid({ how: "several", numbers: [1, 2, 4] }, one, one), "The sheet changed (rounds 1, 2 and 4).");
+  // round 2 undone and another deal entered as round 2: what the sheet shows now is round 2 changed
+  const reentered = sheet([[knock, 1], [DRAW, 3]], [version(6, 2, bobKnocks, "undone", 2)]);
+  assert.equal(news(sheet([[knock, 1], [bobKnocks, 2]]), reentered), "On another device: round 2 changed on the sheet: now a draw, no points.");
+  // nothing to say: an edit that changed nothing (the revision moved on), a round undone and brought back
+  assert.equal(sheetChange(one, sheet([[sorted(knock), 1]])), null);
+  assert.equal(sheetChange(one, sheet([[knock, 1]], [version(7, 1, knock, "undone", 1)])), null);
 });

@@ -16,6 +16,7 @@ import {
   OUT,
   UPCARD,
   autoKnocker,
+  changeSaid,
   clashes,
   deleteCard,
   handsPayload,
@@ -26,9 +27,10 @@ import {
   putCard,
   restoredAlready,
   roundConfirmed,
-  roundScored,
+  saidElsewhere,
   sameRound,
   setPlace,
+  sheetChange,
   tableKey,
   typedUnread,
   undoneAlready,
@@ -53,8 +55,24 @@ const matchUrl = () => `/api/matches/${store.state.match.id}`;
 const live = new LiveTable(store, sequencer);
 const update = (change) => store.update(change);
 const setError = (message) => update((state) => (state.error === message ? state : { ...state, error: message }));
-const notify = (text, extra = []) =>
-  update((state) => ({ ...state, notice: { text, actions: [...extra, { label: "OK", action: () => update((s) => ({ ...s, notice: null })) }] } }));
+// A notice: its text and its buttons, the last one OK (`dismiss`), which only closes it.
+const noticeOf = (text, extra = []) =>
+  ({ text, actions: [...extra, { label: "OK", dismiss: true, action: () => update((s) => ({ ...s, notice: null })) }] });
+const notify = (text, extra = []) => update((state) => ({ ...state, notice: noticeOf(text, extra) }));
+
+/**
+ * Say a change of the sheet made on another device. A notice still offering something (an Undo just offered, a
+ * question about the cards) is not replaced: the news follows its text and its buttons stay, since the players may
+ * still want them (each checks the sheet as it is when tapped: an undo or a version put back asked of an older sheet
+ * changes nothing and says so). Later news replaces the earlier news there, not the offer.
+ */
+function tell(news) {
+  update((state) => {
+    const shown = state.notice?.offer ?? state.notice; // the notice as it was before any news followed it
+    const open = shown?.actions.some((action) => !action.dismiss);
+    return { ...state, notice: open ? { ...shown, text: `${shown.text} ${news}`, offer: shown } : noticeOf(news) };
+  });
+}
 
 // ---------------------------------------------------------------- cards on the table
 
@@ -236,7 +254,48 @@ async function propose(knocker) {
   }
 }
 
-let unanswered = null; // {number, body}: the round last posted, when no answer came (it may be stored all the same)
+let sending = 0; // changes of the sheet sent from here and not answered yet
+let unanswered = null; // {holds(match), say(match)}: the change last sent from here, whose answer was lost
+
+/**
+ * Send a change of the sheet (`ask()`: its request), answering what the server answers. While it is on its way, the
+ * refresh shows the match it finds without saying what changed (it cannot tell this page's change from another
+ * device's: the answer says it); its answer lost (it may be made all the same), `lost` ({holds(match): whether a match
+ * shows it made, say(match)}) says it as this page's once the refresh finds it made, never as another device's.
+ */
+async function sendChange(ask, lost) {
+  sending += 1;
+  unanswered = null;
+  try {
+    return await ask();
+  } catch (error) {
+    if (error.status === 0) unanswered = lost;
+    throw error;
+  } finally {
+    sending -= 1;
+  }
+}
+
+/** What a change found made by the refresh adds to its notice: `verb` ("saved", "done") from here. */
+const answerLost = (verb) => `It was ${verb} from here; the server's answer was lost on the way.`;
+
+/**
+ * Say a change of the sheet this page made (`change`, as `sheetChange` says one: how, and which round) from `before`
+ * to `match`, with `more`, and the way back where there is one: a round entered or brought back is undone while it is
+ * the last; an edit, a version put back or an undo puts back what the server kept of it (`keptVersion`).
+ */
+function sayChange(change, before, match, more = "") {
+  const { how, number } = change;
+  let back = [];
+  if (how === "entered" || how === "brought back") {
+    if (number === match.rounds.length) back = [{ label: `Undo round ${number}`, action: () => undoRound(number) }];
+  } else {
+    const kept = keptVersion(before, match, number);
+    const label = how === "undone" ? `Bring back round ${number}` : "Undo the change";
+    if (kept) back = [{ label, action: () => restoreVersion(kept.id, match.revision) }];
+  }
+  notify(`${changeSaid(change, before, match)}${more ? ` ${more}` : ""}`, back);
+}
 
 /**
  * Post a round with the number the page believes it adds and the revision of the sheet it shows: a second post of
@@ -253,11 +312,15 @@ async function saveRound(body) {
   if (!body.draw && last && sameRound(last.input, body)
     && !window.confirm(`Round ${last.number} on the sheet already holds this deal. Add it again as round ${number}?`)) return null;
   update((s) => ({ ...s, saving: true, error: "" }));
-  unanswered = null;
+  // Its answer lost, the refresh (or a second tap) finds whether it was stored.
+  const lost = {
+    holds: (match) => sameRound(match.rounds[number - 1]?.input, body),
+    say: (match) => roundStored({ match, number, fresh: true }, { draw: Boolean(body.draw), more: answerLost("saved") }),
+  };
   try {
-    return { match: (await post(`${matchUrl()}/rounds`, { ...body, number, revision }, CHANGE)).match, number, fresh: true };
+    const answer = await sendChange(() => post(`${matchUrl()}/rounds`, { ...body, number, revision }, CHANGE), lost);
+    return { match: answer.match, number, fresh: true };
   } catch (error) {
-    if (error.status === 0) unanswered = { number, body }; // the refresh, or a second tap, finds whether it was stored
     const match = error.status === 409 ? error.data?.match : null;
     if (match?.id === state.match.id) {
       const stored = match.rounds[number - 1];
@@ -288,12 +351,10 @@ async function saveRound(body) {
  * and `more` (why the corrected frame was not saved; that the server's answer was lost on the way).
  */
 function roundStored(saved, { draw = false, more = "" } = {}) {
+  const before = store.state.match;
   update((state) => ({ ...roundConfirmed(draw ? { ...state, proposal: null } : state, saved.match), cards: [], stable: false, error: "" }));
   const { match, number, fresh } = saved;
-  if (fresh) { // found stored already: the notice says so
-    const undo = number === match.rounds.length ? [{ label: `Undo round ${number}`, action: () => undoRound(number) }] : [];
-    notify(`Round ${number} is on the sheet: ${roundScored(match, match.rounds[number - 1])}.${more ? ` ${more}` : ""}`, undo);
-  }
+  if (fresh) sayChange({ how: "entered", number }, before, match, more); // found stored already: the notice says so
   if (store.state.camera.frozen) live.resume();
 }
 
@@ -351,11 +412,15 @@ async function undoRound(number) {
   }
   if (!window.confirm(`Undo round ${number}?`)) return;
   undoing = number;
+  const lost = {
+    holds: (match) => undoneAlready(match, number, rounds[number - 1]),
+    say: (match) => sayUndone(before, match, number, answerLost("done")),
+  };
   try {
-    sayUndone(before, await del(`${matchUrl()}/rounds/${number}?revision=${revision}`, CHANGE), number, "undone");
+    sayUndone(before, await sendChange(() => del(`${matchUrl()}/rounds/${number}?revision=${revision}`, CHANGE), lost), number);
   } catch (error) {
-    const refused = refusal(error, revision, (match) => undoneAlready(match, number, rounds[number - 1]));
-    if (refused?.done) sayUndone(before, refused.match, number, "was undone");
+    const refused = refusal(error, revision, lost.holds);
+    if (refused?.done) sayUndone(before, refused.match, number);
     else setError(refused ? sheetChanged(`round ${number} was not undone: undo it again if still wanted.`) : error.message);
   } finally {
     undoing = 0;
@@ -366,11 +431,9 @@ async function undoRound(number) {
  * Round `number` of `before` (the match as the undo saw it) is undone in `match`: said with what it scored, and
  * brought back from the notice (the server keeps it as an earlier version, also on the sheet).
  */
-function sayUndone(before, match, number, how) {
+function sayUndone(before, match, number, more = "") {
   update((state) => ({ ...withNewerMatch(state, match), confirmed: null, error: "" }));
-  const kept = keptVersion(before, match, number);
-  notify(`Round ${number} ${how} (${roundScored(before, before.rounds[number - 1])}).`,
-    kept ? [{ label: `Bring back round ${number}`, action: () => restoreVersion(kept.id, match.revision) }] : []);
+  sayChange({ how: "undone", number }, before, match, more);
 }
 
 /**
@@ -380,15 +443,17 @@ function sayUndone(before, match, number, how) {
  */
 async function editRound(number, body, revision) {
   const before = store.state.match;
-  try {
-    const match = await put(`${matchUrl()}/rounds/${number}?revision=${revision}`, body, CHANGE);
+  // What the round held is kept by the server as an earlier version (also on the sheet): the notice puts it back.
+  const sayEdited = (match, more) => {
     update((state) => withNewerMatch(state, match));
-    // What the round held is kept by the server as an earlier version (also on the sheet): the notice puts it back.
-    const kept = keptVersion(before, match, number);
-    notify(`Round ${number} changed on the sheet: now ${roundScored(match, match.rounds[number - 1])}.`,
-      kept ? [{ label: "Undo the change", action: () => restoreVersion(kept.id, match.revision) }] : []);
+    sayChange({ how: "edited", number }, before, match, more);
+  };
+  const holds = (match) => holdsEdit(match.rounds[number - 1]?.input, body);
+  try {
+    sayEdited(await sendChange(() => put(`${matchUrl()}/rounds/${number}?revision=${revision}`, body, CHANGE),
+      { holds, say: (match) => sayEdited(match, answerLost("done")) }));
   } catch (error) {
-    const refused = refusal(error, revision, (match) => holdsEdit(match.rounds[number - 1]?.input, body));
+    const refused = refusal(error, revision, holds);
     if (refused?.done) return notify(`Round ${number} already holds this.`);
     if (refused) throw new ApiError(409, sheetChanged("this change was not saved: Save again to make it on the sheet as it is now."), error.data);
     throw error;
@@ -403,13 +468,23 @@ let restoring = false; // an earlier version is on its way back
  */
 async function restoreVersion(id, revision) {
   if (restoring) return;
-  const version = store.state.match.earlier_versions.find((kept) => kept.id === id);
+  const before = store.state.match;
+  const version = before.earlier_versions.find((kept) => kept.id === id);
+  // Said as the edit or the round entered it makes ("Round 2 put back: now Ann +18.", "Round 4 brought back: …"),
+  // with the way back: what it replaced is kept in turn, and a round brought back is the last.
+  const sayRestored = (match, more) => {
+    update((state) => ({ ...withNewerMatch(state, match), error: "" }));
+    const change = version ? { how: version.restore === "add" ? "brought back" : "put back", number: version.number }
+      : sheetChange(before, match);
+    if (change) sayChange(change, before, match, more);
+  };
+  const holds = (match) => Boolean(version) && restoredAlready(match, version);
   restoring = true;
   try {
-    const match = await post(`${matchUrl()}/earlier-versions/${id}/restore`, { revision }, CHANGE);
-    update((state) => ({ ...withNewerMatch(state, match), notice: null, error: "" }));
+    sayRestored(await sendChange(() => post(`${matchUrl()}/earlier-versions/${id}/restore`, { revision }, CHANGE),
+      { holds, say: (match) => sayRestored(match, answerLost("done")) }));
   } catch (error) {
-    const refused = refusal(error, revision, (match) => Boolean(version) && restoredAlready(match, version));
+    const refused = refusal(error, revision, holds);
     if (refused?.done) {
       setError("");
       notify(`Round ${version.number} already holds this version.`);
@@ -421,7 +496,9 @@ async function restoreVersion(id, revision) {
 
 /**
  * Another device at the table may record, undo or edit a round: fetch the match now and then (and when the page is
- * shown again), and show it when it has moved on (a higher revision), so the totals read here are never stale.
+ * shown again), and show it when it has moved on (a higher revision), so the totals read here are never stale, and
+ * say once what changed there (`sheetChange`). A change of this page's found made (its answer was lost) is said as
+ * this page's; while one is on its way, what the refresh finds is shown but not said.
  */
 async function refreshMatch() {
   if (document.hidden || store.state.saving) return;
@@ -434,23 +511,26 @@ async function refreshMatch() {
   if (match === STALE) return;
   const { state } = store;
   if (match.id !== state.match.id || match.revision <= state.match.revision || state.saving) return;
-  const added = match.rounds.length > state.match.rounds.length ? match.rounds.at(-1) : null;
-  if (added && unanswered?.number === added.number && sameRound(added.input, unanswered.body)) {
-    // The round this page posted, whose answer never came: it is stored, from here.
-    const { body } = unanswered;
+  if (unanswered?.holds(match) && !unanswered.holds(state.match)) {
+    // The change this page sent last, whose answer never came: it is made, from here.
+    const { say } = unanswered;
     unanswered = null;
-    roundStored({ match, number: added.number, fresh: true },
-      { draw: Boolean(body.draw), more: "It was saved from here; the server's answer was lost on the way." });
+    say(match);
     return;
   }
+  const added = match.rounds.length > state.match.rounds.length ? match.rounds.at(-1) : null;
+  const change = sending ? null : sheetChange(state.match, match);
   const table = { upcard: upcardOf(state), hands: handsPayload(state) };
   if (added && !added.draw && sameRound(added.input, table)) {
-    // The deal on this table was confirmed on another device: it is done here too, and not proposed again.
+    // The deal on this table was confirmed on another device: it is done here too, and not proposed again. The notice
+    // replaces any offer: what it offered about the cards, or of the sheet before this round, no longer holds.
     update((s) => ({ ...roundConfirmed(s, match), confirmed: [...Object.values(table.hands).flat(), table.upcard], cards: [], stable: false }));
-    notify(`Round ${added.number} was confirmed on another device.`);
+    const news = saidElsewhere(change ?? { how: "entered", number: added.number }, state.match, match);
+    notify(`${news} Round ${added.number} was this table's deal: its cards are cleared.`);
     return;
   }
   update((s) => ({ ...s, match }));
+  if (change) tell(saidElsewhere(change, state.match, match));
 }
 
 /** A new match with the same players and rules, the next dealer dealing first. */

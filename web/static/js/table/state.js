@@ -232,6 +232,64 @@ export function keptVersion(before, match, number) {
   return kept?.restore ? kept : null;
 }
 
+/** "round 2", "rounds 2 and 3", "rounds 1, 2 and 4". */
+const roundsNamed = (numbers) =>
+  (numbers.length === 1 ? `round ${numbers[0]}` : `rounds ${numbers.slice(0, -1).join(", ")} and ${numbers.at(-1)}`);
+
+/**
+ * What changed on the sheet from `before` to `after` (the same match, later): `{how, number}` for one round
+ * "entered", "edited", "undone", "put back" (its round holds an earlier version again) or "brought back" (an undone
+ * round, as the next round); `{how: "several", numbers}` for more at once (the rounds that differ); null where the
+ * rounds are as they were (an edit that changed nothing, a round undone and brought back). Read from the rounds alone,
+ * so what it says is the net effect of however many changes came between: the earlier versions only tell a version
+ * put back from an edit, and the deals a round brought back from one entered anew.
+ */
+export function sheetChange(before, after) {
+  const was = before.rounds.length;
+  const now = after.rounds.length;
+  const changed = after.rounds.slice(0, was)
+    .filter((line, index) => !sameInput(line.input, before.rounds[index].input)).map((line) => line.number);
+  const kept = (number) => before.earlier_versions.filter((version) => version.number === number);
+  if (!changed.length && now === was + 1) {
+    const deal = after.deals?.[was];
+    const back = deal !== undefined && !before.deals?.includes(deal) && kept(now).some((version) => version.deal === deal);
+    return { how: back ? "brought back" : "entered", number: now };
+  }
+  if (!changed.length && now === was - 1) return { how: "undone", number: was };
+  if (changed.length === 1 && now === was) {
+    const [number] = changed;
+    const back = kept(number).some((version) => sameInput(version.input, after.rounds[number - 1].input));
+    return { how: back ? "put back" : "edited", number };
+  }
+  const gone = Array.from({ length: Math.abs(now - was) }, (_, index) => Math.min(was, now) + index + 1);
+  const numbers = [...changed, ...gone];
+  return numbers.length ? { how: "several", numbers } : null;
+}
+
+/**
+ * A change of the sheet (as `sheetChange` says it) from `before` to `after`, in the page's words: one wording for each
+ * kind of change, made here or on another device ("Round 3 is on the sheet: Ann +18.", "Round 2 changed on the
+ * sheet: now Bob +51.", "Round 1 undone (Ann +18).", "Round 2 put back: now Ann +18.", "Round 4 brought back: Ann
+ * +18.", "The sheet changed (rounds 2 and 3).").
+ */
+export function changeSaid({ how, number, numbers }, before, after) {
+  const now = () => roundScored(after, after.rounds[number - 1]);
+  switch (how) {
+    case "entered": return `Round ${number} is on the sheet: ${now()}.`;
+    case "edited": return `Round ${number} changed on the sheet: now ${now()}.`;
+    case "put back": return `Round ${number} put back: now ${now()}.`;
+    case "brought back": return `Round ${number} brought back: ${now()}.`;
+    case "undone": return `Round ${number} undone (${roundScored(before, before.rounds[number - 1])}).`;
+    default: return `The sheet changed (${roundsNamed(numbers)}).`;
+  }
+}
+
+/** A change another device made, as this page's notice says it: "On another device: round 3 is on the sheet: …". */
+export function saidElsewhere(change, before, after) {
+  const said = changeSaid(change, before, after);
+  return `On another device: ${said[0].toLowerCase()}${said.slice(1)}`;
+}
+
 /** After a round was stored: the cards it was scored from wait for a new deal before any auto-proposal. */
 export function roundConfirmed(state, match) {
   const body = state.proposal?.body;
@@ -298,6 +356,10 @@ export function handStatus(state, index) {
   const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
   const info = answer?.players?.[players(state)[index]];
   const wrongCount = Boolean(info?.problem && count > 0);
+  // what was typed there but not read (the server could not be reached) stays said under the box until it is read
+  if (!count && state.unread?.[index] !== undefined) {
+    return { text: "typed, not read yet: press Enter in the box to read it", wrongCount: false, canKnock: false, whyNot: "" };
+  }
   const parts = [wrongCount ? info.problem : `${count} card${count === 1 ? "" : "s"}`];
   if (count && info?.deadwood_points !== null && info?.deadwood_points !== undefined) parts.push(`deadwood ${info.deadwood_points}`);
   if (info?.discard) parts.push(`discards ${info.discard}`);
