@@ -214,6 +214,22 @@ function scheduleArrange() {
   arrangeTimer = setTimeout(arrange, ARRANGE_DELAY_MS);
 }
 
+/**
+ * The error line once a background request of `kind` ("arrange", "propose") was answered: the error it put there
+ * itself is gone, any other stays. Those requests follow every change of the table, and a reading answered just
+ * after an undo timed out took the undo's error off the line before it could be read.
+ */
+const backgroundErrors = new Map(); // kind -> the error it last put on the line
+function errorAfter(kind, state) {
+  const own = backgroundErrors.get(kind);
+  backgroundErrors.delete(kind);
+  return own !== undefined && state.error === own ? "" : state.error;
+}
+function backgroundError(kind, message) {
+  backgroundErrors.set(kind, message);
+  return message;
+}
+
 async function arrange() {
   const state = store.state;
   const key = tableKey(state);
@@ -221,9 +237,9 @@ async function arrange() {
   try {
     const answer = await sequencer.latest("arrange", () => post("/api/arrange", body));
     if (answer === STALE) return;
-    update((s) => ({ ...s, arrangement: { key, answer }, error: "" }));
+    update((s) => ({ ...s, arrangement: { key, answer }, error: errorAfter("arrange", s) }));
   } catch (error) {
-    update((s) => ({ ...s, arrangement: null, error: error.message }));
+    update((s) => ({ ...s, arrangement: null, error: backgroundError("arrange", error.message) }));
   }
 }
 
@@ -247,10 +263,10 @@ async function propose(knocker) {
     if (result === STALE) return;
     // The answer is for the cards it was asked about: shown (and confirmed) only while they are still on the table.
     if (tableKey(store.state) !== key) return;
-    update((s) => ({ ...s, proposal: { knocker, key, body, result }, error: "" }));
+    update((s) => ({ ...s, proposal: { knocker, key, body, result }, error: errorAfter("propose", s) }));
     if (!typing()) $("confirm-round").focus({ preventScroll: true });
   } catch (error) {
-    if (tableKey(store.state) === key) update((s) => ({ ...s, proposal: null, error: error.message }));
+    if (tableKey(store.state) === key) update((s) => ({ ...s, proposal: null, error: backgroundError("propose", error.message) }));
   }
 }
 
