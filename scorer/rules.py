@@ -672,8 +672,9 @@ def score_round(
     What is not given, the engine chooses, by these documented tie-breaks:
 
     - the knocker lays, of the least-deadwood arrangements of the cards kept after each
-      possible discard, the one that wins him the most points, then costs the others
-      the fewest; then the least deadwood, the lowest discard, ``arrangement_key``;
+      possible discard, the one that wins him the most points, then leaves the others
+      the fewest (at the penalty table, costs them the most: ``_knocker_gain``); then the
+      least deadwood, the lowest discard, ``arrangement_key``;
     - a player lays off to leave the least deadwood; among equal ways, the fewest
       cards, then onto runs rather than sets (``resolve_knock``);
     - given layoffs that need another choice (a meld the knocker's best arrangement
