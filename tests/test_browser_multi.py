@@ -296,3 +296,28 @@ def test_news_from_the_other_phone_keeps_the_undo_just_offered_here(base: str, b
     expect(text).to_have_text("Round 2 undone (a draw, no points).")
     assert [line["draw"] for line in page.request.get(api).json()["rounds"]] == [False]
     assert not errors, errors
+
+
+def test_an_undo_offered_here_after_the_other_phone_undid_the_round_says_so(base: str, browser: Any) -> None:
+    """This phone offered "Undo round 2" when the other phone undid round 2: the news was said, but a tap on the Undo
+    still offered did nothing without a word. It now says the round was undone already, and nothing more is undone."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page, other = phone_page(browser, errors), phone(browser, errors)
+    url, api = new_match(page, base, ["Ann", "Bob"])
+    post_round(page, api, knock_body(KNOCK, "KS", "Ann"))
+    page.goto(url)
+    page.click("#record-draw")
+    expect(page.locator("#notice span")).to_have_text("Round 2 is on the sheet: a draw, no points.")
+
+    revision = other.request.get(api).json()["revision"]
+    assert other.request.delete(f"{api}/rounds/2?revision={revision}").status == 200
+    refresh(page)
+    expect(page.locator("#notice span")).to_contain_text("On another device: round 2 undone")
+    page.click("#notice >> text=Undo round 2")
+    expect(page.locator("#table-error")).to_have_text(
+        "Round 2 was undone already (see the sheet): there is nothing more to undo."
+    )
+    assert len(page.request.get(api).json()["rounds"]) == 1
+    assert not errors, errors

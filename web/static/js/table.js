@@ -421,7 +421,9 @@ async function undoRound(number) {
   const { revision, rounds } = before;
   // A second tap while the first is on its way undoes nothing more, and says why.
   if (undoing) return setError(`Round ${undoing} is being undone: waiting for the server's answer.`);
-  if (!number || number > rounds.length) return; // the round is gone already
+  if (!number) return;
+  // Undone already (on another device, as the refresh showed): nothing more to undo, and said, not ignored.
+  if (number > rounds.length) return setError(`Round ${number} was undone already (see the sheet): there is nothing more to undo.`);
   if (number < rounds.length) {
     setError(`Round ${number} is no longer the last: round ${rounds.length} came after it. Undo that first, or edit round ${number}.`);
     return;
