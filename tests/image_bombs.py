@@ -63,6 +63,22 @@ def jpeg_hiding_its_frame(width: int, height: int) -> bytes:
     return b"\xff\xd8\xff\x00" + (len(hidden) + 2).to_bytes(2, "big") + hidden + small + rest
 
 
+def jpeg_claiming(width: int, height: int, precision: int = 8) -> bytes:
+    """An 8x8 colour JPEG whose frame header says ``width`` x ``height`` of ``precision``-bit samples (a 12-bit one is
+    an extended-sequential frame, as libjpeg writes it)."""
+    ok, small_jpeg = cv2.imencode(".jpg", np.full((8, 8, 3), 90, np.uint8))
+    assert ok
+    segments = jpeg_segments(small_jpeg.tobytes())
+    marker = b"\xff\xc0" if precision == 8 else b"\xff\xc1"
+    frames = [
+        marker + segment[2:4] + bytes([precision]) + struct.pack(">HH", height, width) + segment[9:]
+        if segment[1] == 0xC0
+        else segment
+        for segment in segments
+    ]
+    return b"\xff\xd8" + b"".join(frames)
+
+
 def progressive_jpeg(scans: int, side: int = 6000) -> bytes:
     """A grey ``side`` x ``side`` progressive JPEG of ``scans`` scans holding (almost) no data: a few bytes each
     (for its header only: the Huffman tables of the AC scans are left out)."""

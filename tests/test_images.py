@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from image_bombs import (
+    jpeg_claiming,
     jpeg_hiding_its_frame,
     png_claiming,
     progressive_jpeg,
@@ -152,12 +153,21 @@ def test_a_tiff_whose_tiles_are_a_bomb_is_refused_before_decoding() -> None:
         (tiff_of_zeros(5000, 5000, bits=32, samples=3), "upload is 5000x5000 of 96 bits a pixel (300 MB decoded)"),
         (png_claiming(7300, 5479, depth=16, colour=6), "upload is 7300x5479 of 64 bits a pixel (320 MB decoded)"),
         (png_claiming(7300, 5479, depth=16, colour=2), "upload is 7300x5479 of 48 bits a pixel (240 MB decoded)"),
+        (jpeg_claiming(7300, 5479, precision=12), "upload is 7300x5479 of 48 bits a pixel (240 MB decoded)"),
         (
             tiff_in_one_tile(6000, bits=16, samples=4),
             "upload is stored in tiles of 6000x6000 of 64 bits a pixel (288 MB decoded), each decoded whole",
         ),
     ],
-    ids=["tiff-16-bit-rgba", "tiff-16-bit-rgb", "tiff-32-bit-rgb", "png-16-bit-rgba", "png-16-bit-rgb", "tiff-tile"],
+    ids=[
+        "tiff-16-bit-rgba",
+        "tiff-16-bit-rgb",
+        "tiff-32-bit-rgb",
+        "png-16-bit-rgba",
+        "png-16-bit-rgb",
+        "jpeg-12-bit-rgb",
+        "tiff-tile",
+    ],
 )
 def test_a_picture_of_wide_samples_is_refused_by_its_decoded_bytes(bomb: bytes, message: str) -> None:
     with pytest.raises(ImageTooLargeError, match=re.escape(message)) as refused:
@@ -174,8 +184,19 @@ def test_a_picture_of_wide_samples_is_refused_by_its_decoded_bytes(bomb: bytes, 
         png_claiming(5160, 3875, depth=16, colour=6),  # 20 MP of 16-bit RGBA: 230 MiB to decode
         tiff_of_zeros(5160, 3875, bits=16, samples=4),
         tiff_in_one_tile(4096, bits=16, samples=4),
+        jpeg_claiming(7300, 5479),
+        jpeg_claiming(4000, 3000, precision=12),  # 12 MP of 12-bit RGB: 144 MB
     ],
-    ids=["tiff-8-bit-rgb", "tiff-8-bit-rgba", "png-8-bit-rgba", "png-16-bit-20-mp", "tiff-16-bit-20-mp", "tiff-tile"],
+    ids=[
+        "tiff-8-bit-rgb",
+        "tiff-8-bit-rgba",
+        "png-8-bit-rgba",
+        "png-16-bit-20-mp",
+        "tiff-16-bit-20-mp",
+        "tiff-tile",
+        "jpeg-8-bit-40-mp",
+        "jpeg-12-bit-12-mp",
+    ],
 )
 def test_pictures_within_the_byte_budget_are_measured(header: bytes) -> None:
     assert image_size(header) > (1, 1)

@@ -5,8 +5,8 @@ web upload) goes through here, so a bad file always reads the same way to the us
 
 A picture is measured before it is decoded: a 400 KB PNG may claim 20000x20000 pixels and
 decode into 1.2 GB, so the size is read from the header first (a few bytes of it, read here) and
-anything over ``MAX_PIXELS`` is refused before a byte of it is decompressed; so is a PNG or TIFF whose samples
-(16 bits each, say) would take more than ``MAX_DECODED_BYTES`` as stored, as decoders hold them. At most
+anything over ``MAX_PIXELS`` is refused before a byte of it is decompressed; so is a PNG, TIFF or 12-bit JPEG
+whose samples (16 bits each, say) would take more than ``MAX_DECODED_BYTES`` as stored, as decoders hold them. At most
 ``MAX_CONCURRENT_DECODES`` pictures decode at once, so simultaneous uploads cannot add up either, and a few
 more wait for a while (``MAX_DECODES_WAITING``, ``DECODE_WAIT_SECONDS``): past those a picture is refused as busy.
 """
@@ -14,6 +14,7 @@ more wait for a while (``MAX_DECODES_WAITING``, ``DECODE_WAIT_SECONDS``): past t
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import struct
 import threading
 from collections.abc import Iterator
@@ -116,6 +117,19 @@ class _Truncated(Exception):
     """The header ends before it says how large the picture is."""
 
 
+@dataclasses.dataclass(frozen=True)
+class _Header:
+    """What a picture's header says it decodes into, read once per picture."""
+
+    width: int
+    height: int
+    pixel_bits: int | None = None
+    """Bits a pixel takes as stored, where samples may be wider than 8 bits; None: at most four 8-bit samples."""
+    tile: tuple[int, int] | None = None
+    """A tiled TIFF's tile sides: OpenCV decodes a tile at a time into a buffer of the tile's size, whatever the
+    picture's (a 2x2 picture in one 11008x11008 tile, deflated to 0.9 MB, took 1 GB to decode)."""
+
+
 def _unpack(layout: str, data: bytes, offset: int) -> tuple[int, ...]:
     try:
         return struct.unpack_from(layout, data, offset)
@@ -128,9 +142,10 @@ _JPEG_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 _JPEG_STANDALONE = frozenset({0x01, *range(0xD0, 0xD8)})
 
 
-def _jpeg_size(data: bytes) -> tuple[int, int]:
-    """The size in the frame header libjpeg reads: markers are found as it finds them (``next_marker``), so no
-    frame header can hide from this reader where libjpeg decodes it."""
+def _jpeg_header(data: bytes) -> _Header:
+    """The size, sample precision and components in the frame header libjpeg reads: markers are found as it finds
+    them (``next_marker``), so no frame header can hide from this reader where libjpeg decodes it. A 12-bit JPEG's
+    samples are decoded 16 bits wide."""
     offset = 2
     while True:
         # libjpeg skips any bytes before a marker's 0xFF (warning of "extraneous bytes"), then fill 0xFFs, and
@@ -149,8 +164,8 @@ def _jpeg_size(data: bytes) -> tuple[int, int]:
             raise _Truncated
         (length,) = _unpack(">H", data, offset)
         if marker in _JPEG_FRAMES:
-            height, width = _unpack(">HH", data, offset + 3)
-            return width, height
+            precision, height, width, components = _unpack(">BHHB", data, offset + 2)
+            return _Header(width, height, (16 if precision > 8 else 8) * components)
         offset += max(length, 2)  # a length under 2 counts its own two bytes only, as libjpeg skips it
 
 
@@ -162,45 +177,41 @@ def _jpeg_scans(data: bytes) -> int:
     return data.count(b"\xff\xda")
 
 
-def _webp_size(data: bytes) -> tuple[int, int]:
+def _webp_header(data: bytes) -> _Header:
     chunk = data[12:16]
     if chunk == b"VP8 ":  # lossy: 14-bit sides after the key frame's start code
         width, height = _unpack("<HH", data, 26)
-        return width & 0x3FFF, height & 0x3FFF
+        return _Header(width & 0x3FFF, height & 0x3FFF)
     if chunk == b"VP8L":  # lossless: 14-bit sides minus one, packed after the signature byte
         (bits,) = _unpack("<I", data, 21)
-        return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+        return _Header((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
     if chunk == b"VP8X":  # extended: 24-bit canvas sides minus one
         if len(data) < 30:
             raise _Truncated
         width, height = (int.from_bytes(data[at : at + 3], "little") + 1 for at in (24, 27))
-        return width, height
+        return _Header(width, height)
     raise _Truncated
 
 
-def _bmp_size(data: bytes) -> tuple[int, int]:
+def _bmp_header(data: bytes) -> _Header:
     (header,) = _unpack("<I", data, 14)
     if header == 12:  # OS/2 core header: 16-bit sides
-        return _unpack("<HH", data, 18)  # type: ignore[return-value]
+        return _Header(*_unpack("<HH", data, 18))
     width, height = _unpack("<ii", data, 18)
-    return abs(width), abs(height)  # a negative height means top-down rows
-
-
-def _png_size(data: bytes) -> tuple[int, int]:
-    if data[12:16] != b"IHDR":  # the first chunk, after the signature and its length
-        raise _Truncated
-    return _unpack(">II", data, 16)  # type: ignore[return-value]
+    return _Header(abs(width), abs(height))  # a negative height means top-down rows
 
 
 _PNG_SAMPLES = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 """Samples per pixel of each PNG colour type: grey, RGB, palette index, grey and alpha, RGBA."""
 
 
-def _png_pixel_bits(data: bytes) -> int:
-    """Bits per pixel as stored: the IHDR bit depth (1 to 16) times the colour type's samples (4 for an unknown one,
-    which libpng refuses anyway)."""
-    depth, colour = _unpack(">BB", data, 24)
-    return depth * _PNG_SAMPLES.get(colour, 4)
+def _png_header(data: bytes) -> _Header:
+    """The IHDR's sides, and bits per pixel as stored: its bit depth (1 to 16) times the colour type's samples (4 for
+    an unknown one, which libpng refuses anyway)."""
+    if data[12:16] != b"IHDR":  # the first chunk, after the signature and its length
+        raise _Truncated
+    width, height, depth, colour = _unpack(">IIBB", data, 16)
+    return _Header(width, height, depth * _PNG_SAMPLES.get(colour, 4))
 
 
 _TIFF_WIDTH, _TIFF_LENGTH, _TIFF_BITS, _TIFF_SAMPLES, _TIFF_TILE_WIDTH, _TIFF_TILE_LENGTH = 256, 257, 258, 277, 322, 323
@@ -253,39 +264,26 @@ def _tiff_fields(data: bytes) -> dict[int, tuple[int, ...]]:
     return fields
 
 
-def _tiff_size(data: bytes) -> tuple[int, int]:
+def _tiff_header(data: bytes) -> _Header:
+    """The first directory's sides, bits per pixel as stored (bits per sample, the largest where each sample names
+    its own, as libtiff wants one value for all, times samples per pixel; each 1 when absent, as the TIFF standard
+    says) and its tile sides when it is tiled."""
     fields = _tiff_fields(data)
     if _TIFF_WIDTH not in fields or _TIFF_LENGTH not in fields:
         raise _Truncated
-    return fields[_TIFF_WIDTH][0], fields[_TIFF_LENGTH][0]
-
-
-def _tiff_pixel_bits(data: bytes) -> int:
-    """Bits per pixel as stored: bits per sample (libtiff wants one value for all samples; the largest is taken)
-    times samples per pixel, each 1 when absent as the TIFF standard says."""
-    fields = _tiff_fields(data)
-    return max(fields.get(_TIFF_BITS, (1,))) * fields.get(_TIFF_SAMPLES, (1,))[0]
-
-
-def _tiff_tile(data: bytes) -> tuple[int, int] | None:
-    """The tile sides of a tiled TIFF, or None. OpenCV decodes a tile at a time into a buffer of the tile's size,
-    whatever the picture's: a 2x2 picture in one 11008x11008 tile, deflated to 0.9 MB, took 1 GB to decode."""
-    fields = _tiff_fields(data)
-    if _TIFF_TILE_WIDTH not in fields or _TIFF_TILE_LENGTH not in fields:
-        return None
-    return fields[_TIFF_TILE_WIDTH][0], fields[_TIFF_TILE_LENGTH][0]
+    pixel_bits = max(fields.get(_TIFF_BITS, (1,))) * fields.get(_TIFF_SAMPLES, (1,))[0]
+    tiled = _TIFF_TILE_WIDTH in fields and _TIFF_TILE_LENGTH in fields
+    tile = (fields[_TIFF_TILE_WIDTH][0], fields[_TIFF_TILE_LENGTH][0]) if tiled else None
+    return _Header(fields[_TIFF_WIDTH][0], fields[_TIFF_LENGTH][0], pixel_bits, tile)
 
 
 _HEADER_READERS = {
-    "JPEG": _jpeg_size,
-    "PNG": _png_size,
-    "WEBP": _webp_size,
-    "BMP": _bmp_size,
-    "TIFF": _tiff_size,
+    "JPEG": _jpeg_header,
+    "PNG": _png_header,
+    "WEBP": _webp_header,
+    "BMP": _bmp_header,
+    "TIFF": _tiff_header,
 }
-_PIXEL_BITS_READERS = {"PNG": _png_pixel_bits, "TIFF": _tiff_pixel_bits}
-"""The formats whose samples may be wider than 8 bits; the others hold at most four 8-bit samples a pixel, which
-``MAX_PIXELS`` keeps within ``MAX_DECODED_BYTES``."""
 
 
 def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -> tuple[int, int]:
@@ -313,8 +311,7 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
         raise ImageError(_undecodable(data, name))
     kind = sniff_format(data) or ""
     try:
-        width, height = _HEADER_READERS[kind](data)
-        pixel_bits = _PIXEL_BITS_READERS[kind](data) if kind in _PIXEL_BITS_READERS else None
+        header = _HEADER_READERS[kind](data)
     except _Truncated:
         raise ImageError(_undecodable(data, name)) from None
     except _DuplicateTiffField as twice:
@@ -322,12 +319,12 @@ def image_size(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -
         raise ImageError(
             f"could not decode {name}: its TIFF header gives its {what} twice, so its size is not known"
         ) from None
+    width, height, pixel_bits = header.width, header.height, header.pixel_bits
     if width <= 0 or height <= 0:
         raise ImageError(f"could not decode {name}: its header says it is {width}x{height}")
     _ensure_within(f"{name} is", width, height, pixel_bits, max_pixels)
-    tile = _tiff_tile(data) if kind == "TIFF" else None
-    if tile is not None:
-        _ensure_within(f"{name} is stored in tiles of", *tile, pixel_bits, max_pixels, ", each decoded whole")
+    if header.tile is not None:
+        _ensure_within(f"{name} is stored in tiles of", *header.tile, pixel_bits, max_pixels, ", each decoded whole")
     scans = _jpeg_scans(data) if kind == "JPEG" else 0
     if scans > MAX_JPEG_SCANS:
         raise ImageError(
