@@ -196,7 +196,8 @@ def _webp_header(data: bytes) -> _Header:
 def _bmp_header(data: bytes) -> _Header:
     (header,) = _unpack("<I", data, 14)
     if header == 12:  # OS/2 core header: 16-bit sides
-        return _Header(*_unpack("<HH", data, 18))
+        width, height = _unpack("<HH", data, 18)
+        return _Header(width, height)
     width, height = _unpack("<ii", data, 18)
     return _Header(abs(width), abs(height))  # a negative height means top-down rows
 
