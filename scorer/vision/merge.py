@@ -57,14 +57,14 @@ def same_card_distance(a: Box, b: Box) -> float:
     return SAME_CARD_DIAGONALS * CARD_DIAGONAL_PER_INDEX * _index_side(a, b)
 
 
-def _index_side(a: Box, b: Box) -> float:
-    """The longer side of the larger of two index boxes: the ruler for how far apart they lie."""
-    return max(a[2] - a[0], a[3] - a[1], b[2] - b[0], b[3] - b[1], 1e-9)
+def _index_side(*boxes: Box) -> float:
+    """The longer side of the largest of some index boxes: the ruler for how far apart they lie."""
+    return max(1e-9, *(max(box[2] - box[0], box[3] - box[1]) for box in boxes))
 
 
 def _span(corners: Sequence[CornerDetection]) -> float:
     """How far apart the furthest two of a card's corners lie, in index sides (of its largest index)."""
-    side = max(_index_side(corner.box, corner.box) for corner in corners)
+    side = _index_side(*(corner.box for corner in corners))
     centres = [box_centre(corner.box) for corner in corners]
     return max(math.dist(a, b) for a, b in itertools.combinations(centres, 2)) / side
 
