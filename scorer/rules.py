@@ -117,6 +117,9 @@ class Rules:
     """
 
     preset: str = "oklahoma"
+    """The rule set the table started from, by id: its title names the rules. Only ``preset_named`` and
+    ``from_dict`` apply the preset's options; built directly, every option not given is the plain default, so
+    ``Rules(preset="gin-rummy")`` keeps the upcard's knock limit."""
     knock_limit: int | Literal["upcard"] = "upcard"
     """"upcard": the upcard's value (ace 1, faces 10); or a fixed limit 0-10."""
     gin_bonus: int = 25
