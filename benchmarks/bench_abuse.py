@@ -41,7 +41,7 @@ from bench_web import HOST, free_port, okgin_command, start_server
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import image_bombs
-from image_bombs import jpeg_hiding_its_frame, progressive_jpeg, tiff_in_one_tile, tiff_of_zeros
+from image_bombs import jpeg_hiding_its_frame, progressive_jpeg, tiff_in_one_tile, tiff_naming_twice, tiff_of_zeros
 
 from web import create_app
 from web.request_json import json_routes
@@ -301,6 +301,7 @@ def bombs_past_the_header_check(plain: Client, pid: int) -> None:
         ("a 2x2 TIFF in one 11008x11008 tile", tiff_in_one_tile(11008), 413),
         ("a 6000x6000 progressive JPEG of 2000 scans", progressive_jpeg(2000), 400),
         ("a 40 MP 16-bit RGBA TIFF in one strip", tiff_of_zeros(7300, 5479, bits=16, samples=4, whole=True), 413),
+        ("a 49 MP 16-bit RGBA TIFF naming its width twice, 60 px last", tiff_naming_twice(256, whole=True), 400),
     ]
     for label, bomb, expected in bombs:
         kind = "image/tiff" if bomb.startswith(b"II") else "image/jpeg"

@@ -140,6 +140,13 @@ def tiff_of_zeros(width: int, height: int, bits: int = 16, samples: int = 4, who
     """A ``width`` x ``height`` TIFF of ``samples`` samples (RGB, then alpha) of ``bits`` bits each, in one
     deflated strip of zeros: whole (a 40 MP 16-bit RGBA one is 0.3 MB, and decodes into a 320 MB strip buffer), or
     cut short after its first bytes (only the header matters to a check before decoding)."""
+    return tiff_file(*_zeros_in_one_strip(width, height, bits, samples, whole))
+
+
+def _zeros_in_one_strip(
+    width: int, height: int, bits: int, samples: int, whole: bool
+) -> tuple[dict[int, tuple[int, int | tuple[int, ...]]], bytes]:
+    """``tiff_of_zeros``' fields and strip."""
     row = b"\0" * (width * samples * bits // 8)
     compressor = zlib.compressobj(9)
     strip = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush() if whole else b"\0" * 64
@@ -147,4 +154,16 @@ def tiff_of_zeros(width: int, height: int, bits: int = 16, samples: int = 4, who
     fields |= {259: (_TIFF_SHORT, 8), 262: (_TIFF_SHORT, 2 if samples >= 3 else 1), 273: (_TIFF_LONG, 0)}
     fields |= {277: (_TIFF_SHORT, samples), 278: (_TIFF_LONG, height), 279: (_TIFF_LONG, len(strip))}
     fields |= {284: (_TIFF_SHORT, 1)} | ({338: (_TIFF_SHORT, 2)} if samples in (2, 4) else {})
-    return tiff_file(fields, strip)
+    return fields, strip
+
+
+def tiff_naming_twice(tag: int, whole: bool = False) -> bytes:
+    """``tiff_of_zeros``' 7000x7000 16-bit RGBA picture (392 MB of samples) whose directory names its width (tag
+    256) or bits per sample (258) a second time, last, as 60 px or 8 bits: libtiff decodes the first entry, a header
+    reader keeping the last would be told a small picture (in session 43's probe such a file of 303 KB took 517 MiB to
+    decode)."""
+    fields, strip = _zeros_in_one_strip(7000, 7000, 16, 4, whole)
+    later = {256: (_TIFF_LONG, 60), 258: (_TIFF_SHORT, (8, 8, 8, 8))}[tag]
+    header = tiff_file({**fields, 65000: later}, strip)  # the entry after the others, then named as one of them
+    entry = header.index(struct.pack("<HH", 65000, later[0]))
+    return header[:entry] + struct.pack("<H", tag) + header[entry + 2 :]
