@@ -3,7 +3,8 @@
 ``TablePipeline`` does one frame at a time. ``LatestFrameWorker`` runs it on a thread for
 live use (the web page, ``okgin watch``): a camera delivers frames faster than a CPU
 detects, so the worker always takes the newest frame and drops the rest; a queue would
-grow a lag of seconds.
+grow a lag of seconds. A table nobody touches is not read again frame after frame
+(``StillTable``): its last reading stands, for up to a second.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 
+import cv2
 import numpy as np
 
 from scorer.vision.layout import TableLayout
@@ -22,11 +24,70 @@ from scorer.vision.types import Detections, Detector, FrameReading, StableReadin
 log = logging.getLogger(__name__)
 
 
+STILL_WIDTH = 96
+"""The width of the grey thumbnail two frames are compared by (each cell about 13 px of a 1280 px frame)."""
+STILL_LEVELS = 16.0
+"""The most a thumbnail cell may differ, in grey levels, between frames of a still table. ``python
+benchmarks/bench_still.py``: two webcam-like frames of one rendered table (grain of 8 or 16 levels, dead pixels,
+JPEG) differ by at most 9; a card taken away, or laid on another's place, by 17 or more where its index is 13 px tall,
+and a card whose index alone shows swapped by 17 or more at 22 px (6 at least at 13 px)."""
+STILL_SECONDS = 1.0
+"""The longest a reading stands for frames of a still table before one is read again, whatever they show."""
+
+
+class StillTable:
+    """Whether a frame shows the table as the frame last read did, so that its reading stands.
+
+    A webcam over a card table sends the same picture most of the time, and reading each costs a CPU without
+    bfloat16 about a fifth of a second. Cards are laid, picked up and moved by hands, and a frame with a hand in it
+    differs from the still one before (and is read); so does the first still frame after it from that read frame.
+    Frames are compared with the frame last read, not the one before, so that a slow drift adds up, and a reading
+    stands ``seconds`` at most: a change too small to see (an index a few pixels tall, swapped without a hand) waits
+    that long.
+    """
+
+    def __init__(self, seconds: float = STILL_SECONDS, levels: float = STILL_LEVELS, width: int = STILL_WIDTH) -> None:
+        self.seconds = seconds
+        self.levels = levels
+        self.width = width
+        self._seen: np.ndarray | None = None  # the thumbnail of the frame last asked about
+        self._read: tuple[np.ndarray, float, FrameReading] | None = (
+            None  # the last frame read: thumbnail, when, reading
+        )
+
+    def thumbnail(self, frame_bgr: np.ndarray) -> np.ndarray:
+        """The frame in grey, ``width`` cells wide, each the mean of its pixels (so a pixel's grain averages out)."""
+        grey = frame_bgr if frame_bgr.ndim == 2 else cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY)
+        height, width = grey.shape
+        size = (self.width, max(1, round(self.width * height / width)))
+        return cv2.resize(grey, size, interpolation=cv2.INTER_AREA).astype(np.float32)
+
+    def kept_reading(self, frame_bgr: np.ndarray, when: float) -> FrameReading | None:
+        """The reading a frame taken at ``when`` keeps, the table being as still as when it was read; None when
+        the frame must be read (and then told to ``was_read``)."""
+        if self.seconds <= 0:
+            return None
+        seen = self._seen = self.thumbnail(frame_bgr)
+        if self._read is None:
+            return None
+        thumbnail, read_at, reading = self._read
+        fresh = 0 <= when - read_at < self.seconds
+        still = thumbnail.shape == seen.shape and float(np.abs(seen - thumbnail).max()) <= self.levels
+        return reading if fresh and still else None
+
+    def was_read(self, reading: FrameReading, when: float) -> None:
+        """The frame last asked about (``kept_reading``) was read at ``when``: the next are compared with it."""
+        if self._seen is not None:
+            self._read = (self._seen, when, reading)
+
+
 class TablePipeline:
     """Detect the cards of a frame, assign them to seats and stabilise over frames.
 
     ``stabiliser=None`` uses a fresh ``Stabiliser()``; ``max_cards`` reports hands
-    holding more cards than a hand may (see ``TableLayout.assign``).
+    holding more cards than a hand may (see ``TableLayout.assign``). Live frames of a still
+    table keep the last reading for up to ``still_seconds`` (``StillTable``; 0: every frame
+    is read).
     """
 
     def __init__(
@@ -35,13 +96,18 @@ class TablePipeline:
         layout: TableLayout,
         stabiliser: Stabiliser | None = None,
         max_cards: int | None = None,
+        still_seconds: float = STILL_SECONDS,
     ) -> None:
         self.detector = detector
         self.layout = layout
         self.stabiliser = stabiliser if stabiliser is not None else Stabiliser()
         self.max_cards = max_cards
+        self.still = StillTable(still_seconds)
         self.last_detections: Detections | None = None
         """The latest frame's raw detections, e.g. to draw boxes over the live picture."""
+        self.frames_read = 0
+        self.frames_kept = 0
+        """Live frames read, and those that kept the reading of a still table."""
 
     def read(self, frame_bgr: np.ndarray) -> FrameReading:
         """One frame's reading, not stabilised (a single photo)."""
@@ -50,9 +116,17 @@ class TablePipeline:
         return self.layout.assign(detections, max_cards=self.max_cards)
 
     def process(self, frame_bgr: np.ndarray, timestamp: float | None = None) -> StableReading:
-        """Read a frame taken at ``timestamp`` (seconds; default: now) and return the stabilised reading."""
+        """Read a frame taken at ``timestamp`` (seconds; default: now) and return the stabilised reading; a frame
+        of a still table keeps the last reading (``StillTable``)."""
         when = time.monotonic() if timestamp is None else timestamp
-        return self.stabiliser.update(self.read(frame_bgr), when)
+        reading = self.still.kept_reading(frame_bgr, when)
+        if reading is None:
+            reading = self.read(frame_bgr)
+            self.still.was_read(reading, when)
+            self.frames_read += 1
+        else:
+            self.frames_kept += 1
+        return self.stabiliser.update(reading, when)
 
 
 class LatestFrameWorker:
