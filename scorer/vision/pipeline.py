@@ -51,9 +51,8 @@ class StillTable:
         self.levels = levels
         self.width = width
         self._seen: np.ndarray | None = None  # the thumbnail of the frame last asked about
-        self._read: tuple[np.ndarray, float, FrameReading] | None = (
-            None  # the last frame read: thumbnail, when, reading
-        )
+        # the frame last read: its thumbnail, when it was taken, its reading
+        self._read: tuple[np.ndarray, float, FrameReading] | None = None
 
     def thumbnail(self, frame_bgr: np.ndarray) -> np.ndarray:
         """The frame in grey, ``width`` cells wide, each the mean of its pixels (so a pixel's grain averages out)."""
