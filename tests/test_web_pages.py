@@ -105,6 +105,71 @@ def test_index_lists_unfinished_matches_to_resume_and_the_history(client: FlaskC
     assert '<span class="winner-tag">Ann</span>' in history and "\U0001f3c6" not in page  # no emoji font needed
 
 
+def won_match(client: FlaskClient) -> int:
+    match_id = new_match(client, options={"target": 10})
+    assert client.post(f"/api/matches/{match_id}/rounds", json=ROUND).status_code == 201
+    return match_id
+
+
+def listed_ids(html: str) -> tuple[list[int], list[int]]:
+    """The ids the start page lists to resume, and in its history."""
+    resume, history = html.split('id="resume-title"')[1].split("History")
+    return [int(i) for i in re.findall(r"#(\d+) · ", resume)], [int(i) for i in re.findall(r"#(\d+) · ", history)]
+
+
+def test_an_unfinished_match_stays_on_the_resume_list_however_many_matches_follow_it(client: FlaskClient) -> None:
+    """The start page listed the 100 newest matches, finished or not: one unfinished match followed by 100 finished
+    ones could no longer be resumed from it ("No unfinished matches."), nor found in GET /api/matches. Each list now
+    has its own page, 50 matches long, and older ones a link away."""
+    unfinished = new_match(client)
+    finished = [won_match(client) for _ in range(101)]
+    resume, history = listed_ids(client.get("/").get_data(as_text=True))
+    assert resume == [unfinished] and history == finished[::-1][:50]
+    pages = [history]
+    page = client.get("/").get_data(as_text=True)
+    while (older := re.search(r'href="([^"]+)">Older finished matches<', page)) is not None:
+        url = older.group(1).replace("&amp;", "&")
+        page = client.get(url).get_data(as_text=True)
+        assert "Newest matches" in page and listed_ids(page)[0] == [unfinished]
+        pages.append(listed_ids(page)[1])
+    assert [len(ids) for ids in pages] == [50, 50, 1] and [i for ids in pages for i in ids] == finished[::-1]
+    answer = client.get("/api/matches?finished=false").json
+    assert [m["id"] for m in answer["matches"]] == [unfinished] and answer["older"] is None
+    seen, next_page = [], "/api/matches?limit=40"
+    while next_page:
+        answer = client.get(next_page).json
+        seen += [m["id"] for m in answer["matches"]]
+        next_page = answer["older"]
+    assert seen == [*finished[::-1], unfinished]
+
+
+def test_more_unfinished_matches_than_a_page_are_a_link_away(client: FlaskClient) -> None:
+    unfinished = [new_match(client) for _ in range(51)]
+    page = client.get("/").get_data(as_text=True)
+    assert listed_ids(page)[0] == unfinished[::-1][:50] and "No finished matches yet." in page
+    older = re.search(r'href="([^"]+)">Older unfinished matches<', page)
+    assert older is not None
+    page = client.get(older.group(1).replace("&amp;", "&")).get_data(as_text=True)
+    assert listed_ids(page)[0] == [unfinished[0]] and "Older unfinished" not in page and "Newest matches" in page
+
+
+@pytest.mark.parametrize(
+    ("query", "error"),
+    [
+        ("before=0", "before must be a match id"),
+        ("before=x", "before must be a whole number"),
+        ("limit=101", "limit must be 1 to 100"),
+        ("finished=yes", "finished must be true or false"),
+    ],
+)
+def test_a_bad_page_of_the_match_list_is_named(client: FlaskClient, query: str, error: str) -> None:
+    answer = client.get(f"/api/matches?{query}")
+    assert answer.status_code == 400 and error in answer.json["error"], answer.json
+    if query.startswith("before"):
+        page = client.get(f"/?{query}")
+        assert page.status_code == 400 and error in page.get_data(as_text=True)
+
+
 def test_the_match_lists_count_rounds_scored_and_draws_apart(client: FlaskClient) -> None:
     """A match of 2 rounds and a draw was listed as "3 rounds", where its sheet and JSON say 2 rounds scored."""
     played = new_match(client)

@@ -10,7 +10,7 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from flask import Blueprint, Response, jsonify, request
+from flask import Blueprint, Response, jsonify, request, url_for
 
 from scorer.proposal import table_status
 from scorer.records import head_to_head, player_records
@@ -30,6 +30,8 @@ writes the same revision out otherwise) never answers a page's kept copy with 30
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 IMAGE_TYPES = MIME_TYPES | {"application/octet-stream"}
+LIST_LIMIT = 100
+"""The most matches one page of ``GET /api/matches`` lists."""
 
 
 def uploaded_image() -> bytes:
@@ -98,7 +100,18 @@ def create_match() -> tuple[Response, int]:
 
 @bp.get("/matches")
 def list_matches() -> Response:
-    return jsonify(matches=[summary.to_dict() for summary in matches.list_matches()])
+    """The matches, newest first, a page at a time: ``?limit=`` (1-100, default 100), ``?finished=true|false``,
+    ``?before=ID`` (the page after the one ending at that match); ``"older"`` is the next page's URL, or null."""
+    limit = fields.parse_form_int(request.args.get("limit", str(LIST_LIMIT)), "limit")
+    if not 1 <= limit <= LIST_LIMIT:
+        raise fields.InputError(f"limit must be 1 to {LIST_LIMIT}, got {limit}")
+    finished = fields.parse_finished(request.args.get("finished"))
+    page, older = matches.match_page(limit, finished, fields.parse_before(request.args.get("before")))
+    shown = "true" if finished else "false" if finished is not None else None
+    return jsonify(
+        matches=[summary.to_dict() for summary in page],
+        older=None if older is None else url_for("api.list_matches", before=older, limit=limit, finished=shown),
+    )
 
 
 @bp.post("/matches/import")

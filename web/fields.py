@@ -161,6 +161,31 @@ def parse_revision(text: str | None) -> int | None:
     return revision
 
 
+def parse_before(text: str | None) -> int | None:
+    """The match a list goes on from (``?before=ID``: the matches older than it), or None for the newest.
+
+    :raises InputError: for anything but a whole number from 1.
+    """
+    if text is None:
+        return None
+    before = parse_form_int(text, "before")
+    if before < 1:
+        raise InputError(f"before must be a match id, a whole number from 1, got {before}")
+    return before
+
+
+def parse_finished(text: str | None) -> bool | None:
+    """Which matches a list holds (``?finished=true`` or ``false``), or None for all of them.
+
+    :raises InputError: for any other word.
+    """
+    if text is None:
+        return None
+    if text not in ("true", "false"):
+        raise InputError(f"finished must be true or false, got {shown(text)}")
+    return text == "true"
+
+
 def parse_form_int(text: str, label: str) -> int:
     """A whole number typed in a form: ASCII digits with an optional minus, at most 9 of them.
 

@@ -412,14 +412,26 @@ def restore_version(match_id: int, version_id: int, revision: int) -> MatchRecor
     return _write(match_id, change)
 
 
-def list_matches(limit: int = 100) -> list[MatchSummary]:
-    """Newest first: id, players, rule set, rounds played, winner, for the resume and history lists."""
+def list_matches(limit: int = 100, finished: bool | None = None, before: int | None = None) -> list[MatchSummary]:
+    """Newest first: id, players, rule set, rounds played, winner, for the resume and history lists.
+
+    ``finished`` True or False lists only the finished or the unfinished matches (a club's year of finished matches
+    must not push an unfinished one off the resume list); ``before`` only those of a lower id: the next page of a
+    list that ended at that match.
+    """
+    where, values = [], []
+    if finished is not None:
+        where.append("m.winner IS NOT NULL" if finished else "m.winner IS NULL")
+    if before is not None:
+        where.append("m.id < ?")
+        values.append(before)
+    clause = f" WHERE {' AND '.join(where)}" if where else ""
     with snapshot() as db:
         rows = db.execute(
             "SELECT m.*, (SELECT COUNT(*) FROM rounds AS r WHERE r.match_id = m.id) AS round_count,"
             " (SELECT COUNT(*) FROM rounds AS r WHERE r.match_id = m.id AND json_extract(r.input_json, '$.draw'))"
-            " AS draw_count FROM matches AS m ORDER BY m.id DESC LIMIT ?",
-            (limit,),
+            f" AS draw_count FROM matches AS m{clause} ORDER BY m.id DESC LIMIT ?",
+            (*values, limit),
         ).fetchall()
         players: dict[int, list[str]] = collections.defaultdict(list)
         ids = [row["id"] for row in rows]
@@ -439,6 +451,15 @@ def list_matches(limit: int = 100) -> list[MatchSummary]:
         )
         for row in rows
     ]
+
+
+def match_page(
+    limit: int, finished: bool | None = None, before: int | None = None
+) -> tuple[list[MatchSummary], int | None]:
+    """One page of ``list_matches``, and the id the next page is asked ``before`` (None where no older match is
+    listed)."""
+    summaries = list_matches(limit + 1, finished, before)
+    return summaries[:limit], summaries[limit - 1].id if len(summaries) > limit else None
 
 
 def store_imported(imported: MatchFile, keep_post: KeepPost | None = None) -> int:

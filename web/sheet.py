@@ -107,6 +107,10 @@ def form_values(form: Any | None = None) -> dict[str, Any]:
     return values
 
 
+START_PAGE_LIST = 50
+"""The most matches each list of the start page shows at once (unfinished, finished); older ones are a link away."""
+
+
 def setup_page(
     form: Any | None = None,
     error: str | None = None,
@@ -115,11 +119,20 @@ def setup_page(
 ) -> str:
     """The start page: the set-up form (blank, or as submitted with the error), resume and history lists, and
     opening a match file (with why it could not be opened, or the match it made and what the import changed)."""
-    summaries = matches.list_matches()
+    args = request.args if request.method == "GET" else {}
+    resume_before, before = fields.parse_before(args.get("resume_before")), fields.parse_before(args.get("before"))
+    unfinished, older_unfinished = matches.match_page(START_PAGE_LIST, False, resume_before)
+    finished, older_finished = matches.match_page(START_PAGE_LIST, True, before)
     return render_template(
         "index.html",
-        unfinished=[m for m in summaries if not m.winner],
-        finished=[m for m in summaries if m.winner],
+        unfinished=unfinished,
+        finished=finished,
+        # each list's older page, the other list staying where it is
+        older_unfinished=older_unfinished and url_for("sheet.index", resume_before=older_unfinished, before=before),
+        older_finished=older_finished and url_for("sheet.index", resume_before=resume_before, before=older_finished),
+        resume_before=resume_before,
+        before=before,
+        newest=(resume_before or before) and url_for("sheet.index"),
         presets=PRESETS,
         values=form_values(form),
         max_name_length=fields.MAX_NAME_LENGTH,
