@@ -17,6 +17,7 @@ as the most recent match spelled the name.
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -25,12 +26,13 @@ from scorer.rules import Outcome
 
 
 def same_player(name: str) -> str:
-    """The key two spellings of one player's name share: case and runs of spaces ignored.
+    """The key two spellings of one player's name share: case, runs of spaces and Unicode's ways of writing one
+    letter (a composed ë or an e and its accent, a full-width Ａ) ignored.
 
-    >>> same_player("  Ann  Lee ") == same_player("ann lee")
-    True
+    >>> same_player("  Ann  Lee ") == same_player("ann lee"), same_player("Zo\u00eb") == same_player("ZOE\u0308")
+    (True, True)
     """
-    return " ".join(name.split()).casefold()
+    return " ".join(unicodedata.normalize("NFKC", name).split()).casefold()
 
 
 @dataclasses.dataclass(frozen=True)

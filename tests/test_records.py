@@ -57,6 +57,12 @@ def test_a_name_typed_differently_is_the_same_player_shown_as_last_typed() -> No
     assert records["bob"]["matches"] == 2 and records["bob"]["won"] == 1
 
 
+def test_a_name_written_in_another_unicode_form_is_the_same_player() -> None:
+    """A phone may send "Zoë" as a composed ë or as an e and its accent: two records of one player (scale probe)."""
+    records = by_name([played(["Zo\u00eb", "Bob"], "knock"), played(["Zoe\u0308", "Bob"], "gin", "gin")])
+    assert len(records) == 2 and records["Zoe\u0308"]["matches"] == 2
+
+
 def test_two_players_of_one_match_whose_names_differ_in_case_stay_two() -> None:
     records = player_records([played(["Ann", "ann"], "knock")])
     assert sorted((record.name, record.matches, record.rounds_won) for record in records) == [

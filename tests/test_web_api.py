@@ -47,6 +47,8 @@ def test_first_dealer_is_drawn_when_not_given(client: FlaskClient) -> None:
     [
         ({"players": ["Ann"]}, "2 to 4 players"),
         ({"players": ["Ann", "ann"]}, "must differ"),
+        ({"players": ["Zo\u00eb", "Zoe\u0308"]}, "must differ"),  # one name, composed and as an e and its accent
+        ({"players": ["Ann Lee", "Ann  Lee"]}, "must differ"),
         ({"players": "Ann,Bob"}, "list of names"),
         ({"players": ["Ann", ""]}, "1 to 40 characters"),
         ({"players": ["A", "B", "C", "D", "E"]}, "2 to 4 players"),

@@ -28,6 +28,7 @@ from scorer.match import (
     parse_cards_field,
     parse_round_input,
 )
+from scorer.records import same_player
 from scorer.rules import MAX_PLAYERS, MIN_PLAYERS, PRESETS, InvalidRulesError, Rules
 
 MAX_NAME_LENGTH = 40
@@ -47,7 +48,8 @@ class InputError(OkginError):
 
 
 def parse_players(value: object) -> list[str]:
-    """2-4 distinct, non-empty player names of printable text, trimmed.
+    """2-4 non-empty player names of printable text, trimmed, distinct as the players' records tell players apart
+    (``same_player``: "Ann" and "ann", or a composed "ë" and an e with its accent, are one player).
 
     :raises InputError: naming what is wrong.
     """
@@ -64,7 +66,7 @@ def parse_players(value: object) -> list[str]:
         )
         if refused:
             raise InputError(f"player names must be printable text; {shown(name)} holds {refused}")
-    if len({name.casefold() for name in names}) != len(names):
+    if len({same_player(name) for name in names}) != len(names):
         raise InputError(f"player names must differ: {', '.join(names)}")
     return names
 
