@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 
 Kept = TypeVar("Kept")
 CACHE_SIZE = 32
+CACHE_ROUNDS = 20_000
+"""The most rounds (and earlier versions) the cached matches hold together, besides the match last used: a round
+rebuilt takes about 4 KB (a 5,000-round match from a file, 19 MB), so 32 such matches held 600 MB by count alone."""
 WRITE_ATTEMPTS = 20
 STALE_BACKOFF_SECONDS = 0.002
 """The first retry's longest random wait after another process wrote first; it doubles per attempt, up to 64x."""
@@ -165,11 +168,19 @@ class _Stale(Exception):
 
 class ByRevision(Generic[Kept]):
     """Values by match id, each valid for one revision of its match; the most recently used ``size`` are kept, and a
-    value for an older revision than the one kept is not (a slow reader must not put back what a writer replaced)."""
+    value for an older revision than the one kept is not (a slow reader must not put back what a writer replaced).
 
-    def __init__(self, size: int) -> None:
+    With a ``budget``, the values' ``weight`` together stays within it too, the most recently used always kept: a
+    few matches of thousands of rounds (a match file may hold 5,000) must not hold hundreds of MB.
+    """
+
+    def __init__(self, size: int, budget: int | None = None, weight: Callable[[Kept], int] | None = None) -> None:
         self._size = size
+        self._budget = float("inf") if budget is None else budget
+        self._weight = weight or (lambda _: 1)
         self._entries: collections.OrderedDict[int, tuple[int, Kept]] = collections.OrderedDict()
+        self._weights: dict[int, int] = {}
+        self._total = 0  # the kept values' weight together
         self._lock = threading.Lock()
 
     def get(self, match_id: int, revision: int) -> Kept | None:
@@ -187,8 +198,12 @@ class ByRevision(Generic[Kept]):
                 return
             self._entries[match_id] = (revision, value)
             self._entries.move_to_end(match_id)
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
+            weight = self._weight(value)
+            self._total += weight - self._weights.get(match_id, 0)
+            self._weights[match_id] = weight
+            while len(self._entries) > self._size or (len(self._entries) > 1 and self._total > self._budget):
+                oldest, _ = self._entries.popitem(last=False)
+                self._total -= self._weights.pop(oldest)
 
 
 class MatchCache:
@@ -199,8 +214,8 @@ class MatchCache:
     thread that holds the database's write lock of the GIL).
     """
 
-    def __init__(self, size: int = CACHE_SIZE, guards: int = 64) -> None:
-        self._entries: ByRevision[MatchRecord] = ByRevision(size)
+    def __init__(self, size: int = CACHE_SIZE, guards: int = 64, rounds: int = CACHE_ROUNDS) -> None:
+        self._entries: ByRevision[MatchRecord] = ByRevision(size, rounds, _rounds_kept)
         self._guards = [threading.Lock() for _ in range(guards)]
         self._writers = [threading.Lock() for _ in range(guards)]
 
@@ -221,6 +236,11 @@ class MatchCache:
 
     def put(self, record: MatchRecord) -> None:
         self._entries.put(record.id, record.revision, dataclasses.replace(record, match=record.match.copy()))
+
+
+def _rounds_kept(record: MatchRecord) -> int:
+    """What a cached match weighs: its rounds and the earlier versions it keeps."""
+    return 1 + len(record.match.rounds) + len(record.earlier)
 
 
 def _cache() -> MatchCache:
@@ -549,18 +569,23 @@ def match_outlines() -> list[MatchOutline]:
     kept: ByRevision[MatchOutline] = current_app.extensions.setdefault(
         "okgin_outlines", ByRevision[MatchOutline](2 * RECORDS_MATCHES)
     )
-    outlines = []
-    for row in reversed(rows):
-        outline = kept.get(row["id"], row["revision"])
-        if outline is None:
-            try:
-                found = _rebuilt(row["id"])
-            except (NotFoundError, ConflictError):
-                continue
-            outline = MatchOutline.of(found.match)
-            kept.put(row["id"], found.revision, outline)
-        outlines.append(outline)
-    return outlines
+    outlines = {row["id"]: outline for row in rows if (outline := kept.get(row["id"], row["revision"])) is not None}
+    missing = [row for row in rows if row["id"] not in outlines]
+    if missing:
+        # one request rebuilds what is missing, the others wait for it: four phones opening the records after a
+        # restart each rebuilt every match (4.5 s each, other clients slowed meanwhile: a scale probe)
+        with current_app.extensions.setdefault("okgin_outlines_rebuild", threading.Lock()):
+            for row in missing:
+                outline = kept.get(row["id"], row["revision"])  # rebuilt meanwhile by the request waited for
+                if outline is None:
+                    try:
+                        found = _rebuilt(row["id"])
+                    except (NotFoundError, ConflictError):
+                        continue
+                    outline = MatchOutline.of(found.match)
+                    kept.put(row["id"], found.revision, outline)
+                outlines[row["id"]] = outline
+    return [outlines[row["id"]] for row in reversed(rows) if row["id"] in outlines]
 
 
 # --- internals
