@@ -10,6 +10,7 @@ import {
   UPCARD,
   applyReading,
   autoKnocker,
+  knockToScoreAgain,
   cardsAt,
   changeSaid,
   clashes,
@@ -119,6 +120,29 @@ test("a changed card drops the proposal made for the cards before", () => {
   const changed = putCard(state, { id, card: "9S", place: 0 });
   assert.equal(changed.proposal, null);
   assert.equal(changed.pendingKnocker, "Ann", "the same knock is scored again for the corrected cards");
+});
+
+test("a knock is scored again for cards the camera changed only once its reading is stable", () => {
+  // A live probe: after a proposal, every camera change scored the knock again from half-changed pictures, and a
+  // proposal read with a card wrong while the status said "Reading…" was confirmed.
+  const live = { ...initialState(match, seating), camera: { source: "browser", frozen: false, status: "", ended: false } };
+  const shown = applyReading(live, reading({ Ann: ANN, Bob: BOB }));
+  const proposed = { ...shown, proposal: { knocker: "Ann", key: tableKey(shown), body: {}, result: {} } };
+  const misread = [...BOB.slice(0, 9), "8D"];
+  const moving = applyReading(proposed, { ...reading({ Ann: ANN, Bob: misread }), stable: false });
+  assert.equal(moving.proposal, null);
+  assert.equal(moving.pendingKnocker, "Ann", "the knock waits for the table");
+  assert.equal(knockToScoreAgain(moving, proposed), null, "not scored from a picture still changing");
+  const still = applyReading(moving, reading({ Ann: ANN, Bob: misread }));
+  assert.equal(knockToScoreAgain(still, moving), "Ann", "scored again once the same cards read stable");
+  assert.equal(knockToScoreAgain(still, still), null, "once");
+  const frozen = { ...moving, camera: { ...moving.camera, frozen: true } };
+  const corrected = putCard(frozen, { id: frozen.cards.find((e) => e.card === "8D").id, card: "7D", place: 1 });
+  assert.equal(knockToScoreAgain(corrected, frozen), "Ann", "a correction by hand on a frozen picture: at once");
+  const typed = dealt();
+  const typedProposal = { ...typed, proposal: { knocker: "Ann", key: tableKey(typed), body: {}, result: {} } };
+  const retyped = putCard(typedProposal, { id: typed.cards.find((e) => e.card === "9H").id, card: "9S", place: 0 });
+  assert.equal(knockToScoreAgain(retyped, typedProposal), "Ann", "no camera: cards typed are settled");
 });
 
 test("a reading with the same cards keeps the ids (no redraw of the hands)", () => {

@@ -23,6 +23,7 @@ import {
   holdsEdit,
   initialState,
   keptVersion,
+  knockToScoreAgain,
   placeName,
   putCard,
   restoredAlready,
@@ -570,9 +571,9 @@ async function rematch() {
 store.subscribe((state, before) => {
   keepTypedCards(state, before);
   scheduleArrange();
-  // Cards corrected while a proposal was shown: score the same knock again for the cards now on the table.
-  const knocker = state.pendingKnocker;
-  if (knocker && !state.proposal && !state.saving && tableKey(state) !== tableKey(before)) {
+  // Cards changed while a proposal was shown: score the same knock again for the cards now on the table, once settled.
+  const knocker = knockToScoreAgain(state, before);
+  if (knocker) {
     propose(knocker);
     return;
   }

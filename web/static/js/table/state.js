@@ -175,6 +175,23 @@ export function applyReading(state, { frame, stable, table }) {
   return next;
 }
 
+/**
+ * Whether the cards on the table are settled enough to score: typed or corrected by hand (no camera, or its picture
+ * frozen), or a camera reading called stable. Cards read from a picture still changing (a hand over them, a card
+ * half laid) are not: a knock scored again for them was shown, and could be confirmed, with a card misread.
+ */
+export const settled = (state) => !state.camera.source || state.camera.frozen || state.stable;
+
+/**
+ * The knock to score again, or null: a shown proposal's knocker, kept while the cards changed (`pendingKnocker`),
+ * once the cards now on the table are settled, when they change (from `before`) or when a changing picture settles.
+ */
+export function knockToScoreAgain(state, before) {
+  const knocker = state.pendingKnocker;
+  if (!knocker || state.proposal || state.saving || !settled(state)) return null;
+  return tableKey(state) !== tableKey(before) || !settled(before) ? knocker : null;
+}
+
 /** How many of `a`'s cards (a list of card texts) are among `b`'s. */
 const overlap = (a, b) => a.filter((card) => b.includes(card)).length;
 
