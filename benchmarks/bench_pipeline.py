@@ -30,7 +30,7 @@ from scorer.deadwood import best_arrangement
 from scorer.vision.detector import CardDetector
 from scorer.vision.layout import TableLayout
 from scorer.vision.manifest import BACKENDS, ModelError
-from scorer.vision.pipeline import TablePipeline
+from scorer.vision.pipeline import STILL_SECONDS, TablePipeline
 from scorer.vision.sources import CameraSource
 from scorer.vision.stabilise import Stabiliser
 
@@ -110,13 +110,16 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="okgin-bench-") as folder:
         video = write_video(Path(folder) / "table.avi", args.frames)
 
-        def new_pipeline() -> TablePipeline:
+        def new_pipeline(still_seconds: float = 0.0) -> TablePipeline:
+            """Every frame read, by default, so that the overhead is the pipeline's own work on each frame."""
             stabiliser = Stabiliser(window=7, settle_seconds=1.0)
-            return TablePipeline(detector, TableLayout.default(2), stabiliser, max_cards=11)
+            layout = TableLayout.default(2)
+            return TablePipeline(detector, layout, stabiliser, max_cards=11, still_seconds=still_seconds)
 
         detector.detect(np.zeros((HEIGHT, WIDTH, 3), np.uint8))  # warm-up: first inference allocates
-        first = new_pipeline()
-        frames, seconds, stable = end_to_end(first, video)
+        served = new_pipeline(STILL_SECONDS)  # as served, frames of a still table keeping its reading: counted only
+        end_to_end(served, video)
+        frames, seconds, stable = end_to_end(new_pipeline(), video)
         # the three timings take turns, best of three each, so machine load hits them alike
         model_seconds = own_seconds = float("inf")
         for _ in range(3):
@@ -129,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"model {detector!r}; video {frames} frames {WIDTH}x{HEIGHT}")
     print(
         f"end to end   {frames / seconds:6.1f} frames/s  ({1000 * per_frame:.1f} ms/frame; {stable} frames stable;"
-        f" {first.frames_kept} kept a still table's reading)"
+        f" as served, {served.frames_kept} would keep a still table's reading)"
     )
     print(f"model only   {model_frames / model_seconds:6.1f} frames/s  ({1000 * model_per_frame:.1f} ms/frame)")
     own_per_frame = own_seconds / own_frames

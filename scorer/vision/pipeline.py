@@ -24,8 +24,9 @@ from scorer.vision.types import Detections, Detector, FrameReading, StableReadin
 log = logging.getLogger(__name__)
 
 
-STILL_WIDTH = 96
-"""The width of the grey thumbnail two frames are compared by (each cell about 13 px of a 1280 px frame)."""
+STILL_SIDE = 96
+"""The longer side of the grey thumbnail two frames are compared by (each cell about 13 px of a 1280 px frame; a
+frame of any shape, a thin one too, makes at most 96 x 96 cells)."""
 STILL_LEVELS = 16.0
 """The most a thumbnail cell may differ, in grey levels, between frames of a still table. ``python
 benchmarks/bench_still.py``: two webcam-like frames of one rendered table (grain of 8 or 16 levels, dead pixels,
@@ -43,41 +44,43 @@ class StillTable:
     differs from the still one before (and is read); so does the first still frame after it from that read frame.
     Frames are compared with the frame last read, not the one before, so that a slow drift adds up, and a reading
     stands ``seconds`` at most: a change too small to see (an index a few pixels tall, swapped without a hand) waits
-    that long.
+    that long. ``TablePipeline`` lets a reading stand only where the stabiliser already holds it, so a misread frame
+    is never counted twice.
     """
 
-    def __init__(self, seconds: float = STILL_SECONDS, levels: float = STILL_LEVELS, width: int = STILL_WIDTH) -> None:
+    def __init__(self, seconds: float = STILL_SECONDS, levels: float = STILL_LEVELS, side: int = STILL_SIDE) -> None:
         self.seconds = seconds
         self.levels = levels
-        self.width = width
-        self._seen: np.ndarray | None = None  # the thumbnail of the frame last asked about
-        # the frame last read: its thumbnail, when it was taken, its reading
+        self.side = side
+        # the frame last read, where its reading may stand: its thumbnail, when it was taken, its reading
         self._read: tuple[np.ndarray, float, FrameReading] | None = None
 
     def thumbnail(self, frame_bgr: np.ndarray) -> np.ndarray:
-        """The frame in grey, ``width`` cells wide, each the mean of its pixels (so a pixel's grain averages out)."""
+        """The frame in grey, its longer side ``side`` cells, each the mean of its pixels (so grain averages out)."""
         grey = frame_bgr if frame_bgr.ndim == 2 else cv2.cvtColor(frame_bgr, cv2.COLOR_BGR2GRAY)
         height, width = grey.shape
-        size = (self.width, max(1, round(self.width * height / width)))
+        scale = self.side / max(height, width)
+        size = (max(1, round(width * scale)), max(1, round(height * scale)))
         return cv2.resize(grey, size, interpolation=cv2.INTER_AREA).astype(np.float32)
 
-    def kept_reading(self, frame_bgr: np.ndarray, when: float) -> FrameReading | None:
-        """The reading a frame taken at ``when`` keeps, the table being as still as when it was read; None when
-        the frame must be read (and then told to ``was_read``)."""
-        if self.seconds <= 0:
-            return None
-        seen = self._seen = self.thumbnail(frame_bgr)
+    def kept_reading(self, thumbnail: np.ndarray, when: float) -> FrameReading | None:
+        """The reading a frame of this ``thumbnail``, taken at ``when``, keeps (the table as still as when that
+        reading was read), or None: the frame must be read."""
         if self._read is None:
             return None
-        thumbnail, read_at, reading = self._read
+        read, read_at, reading = self._read
         fresh = 0 <= when - read_at < self.seconds
-        still = thumbnail.shape == seen.shape and float(np.abs(seen - thumbnail).max()) <= self.levels
+        still = read.shape == thumbnail.shape and float(np.abs(thumbnail - read).max()) <= self.levels
         return reading if fresh and still else None
 
-    def was_read(self, reading: FrameReading, when: float) -> None:
-        """The frame last asked about (``kept_reading``) was read at ``when``: the next are compared with it."""
-        if self._seen is not None:
-            self._read = (self._seen, when, reading)
+    def remember(self, thumbnail: np.ndarray, when: float, reading: FrameReading) -> None:
+        """A frame of this ``thumbnail`` taken at ``when`` was read as ``reading``: the next frames are compared with
+        it, and keep its reading while they show the same."""
+        self._read = (thumbnail, when, reading)
+
+    def forget(self) -> None:
+        """No reading stands: the next frame is read."""
+        self._read = None
 
 
 class TablePipeline:
@@ -101,7 +104,7 @@ class TablePipeline:
         self.layout = layout
         self.stabiliser = stabiliser if stabiliser is not None else Stabiliser()
         self.max_cards = max_cards
-        self.still = StillTable(still_seconds)
+        self.still = StillTable(still_seconds) if still_seconds > 0 else None
         self.last_detections: Detections | None = None
         """The latest frame's raw detections, e.g. to draw boxes over the live picture."""
         self.frames_read = 0
@@ -115,17 +118,32 @@ class TablePipeline:
         return self.layout.assign(detections, max_cards=self.max_cards)
 
     def process(self, frame_bgr: np.ndarray, timestamp: float | None = None) -> StableReading:
-        """Read a frame taken at ``timestamp`` (seconds; default: now) and return the stabilised reading; a frame
-        of a still table keeps the last reading (``StillTable``)."""
+        """Read a frame taken at ``timestamp`` (seconds; default: now) and return the stabilised reading.
+
+        A frame of a still table keeps the reading of the frame last read (``StillTable``), only where that reading
+        is what the stabiliser holds, stable: a reading kept is counted again at each frame, and a misread one
+        would so outvote the frames read right.
+        """
         when = time.monotonic() if timestamp is None else timestamp
-        reading = self.still.kept_reading(frame_bgr, when)
-        if reading is None:
-            reading = self.read(frame_bgr)
-            self.still.was_read(reading, when)
-            self.frames_read += 1
-        else:
+        still = self.still
+        if still is None:
+            return self._read_and_stabilise(frame_bgr, when)[0]
+        thumbnail = still.thumbnail(frame_bgr)
+        kept = still.kept_reading(thumbnail, when)
+        if kept is not None:
             self.frames_kept += 1
-        return self.stabiliser.update(reading, when)
+            return self.stabiliser.update(kept, when)
+        stable, reading = self._read_and_stabilise(frame_bgr, when)
+        if stable.stable and self.stabiliser.agrees(reading):
+            still.remember(thumbnail, when, reading)
+        else:
+            still.forget()
+        return stable
+
+    def _read_and_stabilise(self, frame_bgr: np.ndarray, when: float) -> tuple[StableReading, FrameReading]:
+        reading = self.read(frame_bgr)
+        self.frames_read += 1
+        return self.stabiliser.update(reading, when), reading
 
 
 class LatestFrameWorker:

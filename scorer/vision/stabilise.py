@@ -92,6 +92,10 @@ class Stabiliser:
         stable = len(self._frames) == self.window and timestamp - self._changed_at >= self.settle_seconds
         return StableReading(self._reading(reading), stable, self._changed_at)
 
+    def agrees(self, reading: FrameReading) -> bool:
+        """Whether ``reading`` shows exactly the cards, in their places, that the stabilised reading holds now."""
+        return set(_places(reading)) == self._present
+
     def _vote(self, counts: Counter[Key]) -> set[Key]:
         kept = {key for key in self._present if counts[key] >= self.leave_count}
         newcomers = sorted(
