@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scorer.cards import Card
@@ -47,9 +47,10 @@ class InputError(OkginError):
     """A request field that cannot be used, with the reason a player can fix."""
 
 
-def parse_players(value: object) -> list[str]:
+def parse_players(value: object, same: Callable[[str], str] = same_player) -> list[str]:
     """2-4 non-empty player names of printable text, trimmed, distinct as the players' records tell players apart
-    (``same_player``: "Ann" and "ann", or a composed "ë" and an e with its accent, are one player).
+    (``same``: by default ``same_player``, so "Ann" and "ann", or a composed "ë" and an e with its accent, are one
+    player; a match file read with ``str.casefold``, as names were told apart when it was saved).
 
     :raises InputError: naming what is wrong.
     """
@@ -66,7 +67,7 @@ def parse_players(value: object) -> list[str]:
         )
         if refused:
             raise InputError(f"player names must be printable text; {shown(name)} holds {refused}")
-    if len({same_player(name) for name in names}) != len(names):
+    if len({same(name) for name in names}) != len(names):
         raise InputError(f"player names must differ: {', '.join(names)}")
     return names
 

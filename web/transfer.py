@@ -80,7 +80,7 @@ def read_match_file(data: object) -> MatchFile:
     missing = [key for key in ("players", "rules", "first_dealer", "rounds") if key not in data]
     if missing:
         raise InputError(f"this is not a match file okgin exported: it has no {', '.join(map(repr, missing))}")
-    players = parse_players(data["players"])
+    players = parse_players(data["players"], same=str.casefold)  # a file saved earlier told names apart by case only
     dealer = _first_dealer(data["first_dealer"], players)
     if not isinstance(data["rules"], Mapping):
         raise InputError(f"the file's rules must be an object of rule options, got {shown(data['rules'])}")
