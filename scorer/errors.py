@@ -25,7 +25,18 @@ import reprlib
 
 __all__ = ["OkginError", "shown"]
 
-_SHORT_REPR = reprlib.Repr()
+class _JsonWords(reprlib.Repr):
+    """A short ``repr`` that writes null, true and false as JSON does: most values quoted came from JSON (a page
+    showed 'upcard must be a card like "7D", got None')."""
+
+    def repr_NoneType(self, value: None, level: int) -> str:  # reprlib names its methods by type
+        return "null"
+
+    def repr_bool(self, value: bool, level: int) -> str:
+        return "true" if value else "false"
+
+
+_SHORT_REPR = _JsonWords()
 _SHORT_REPR.maxlevel, _SHORT_REPR.maxdict, _SHORT_REPR.maxstring, _SHORT_REPR.maxother = 3, 4, 40, 40
 
 
@@ -39,8 +50,8 @@ def shown(value: object) -> str:
     A client may send megabytes where a card or a name belongs; the message names the value without
     echoing it whole (nor spending the time to write it out).
 
-    >>> shown("QH"), shown(["AS"] * 100)
-    ("'QH'", "['AS', 'AS', 'AS', 'AS', 'AS', 'AS', ...]")
+    >>> shown("QH"), shown(["AS"] * 100), shown(None), shown([True])
+    ("'QH'", "['AS', 'AS', 'AS', 'AS', 'AS', 'AS', ...]", 'null', '[true]')
     >>> shown(10**100)
     '100000000000000000...0000000000000000000'
     """
