@@ -30,8 +30,6 @@ writes the same revision out otherwise) never answers a page's kept copy with 30
 bp = Blueprint("api", __name__, url_prefix="/api")
 
 IMAGE_TYPES = MIME_TYPES | {"application/octet-stream"}
-LIST_LIMIT = 100
-"""The most matches one page of ``GET /api/matches`` lists."""
 
 
 def uploaded_image() -> bytes:
@@ -102,15 +100,18 @@ def create_match() -> tuple[Response, int]:
 def list_matches() -> Response:
     """The matches, newest first, a page at a time: ``?limit=`` (1-100, default 100), ``?finished=true|false``,
     ``?before=ID`` (the page after the one ending at that match); ``"older"`` is the next page's URL, or null."""
-    limit = fields.parse_form_int(request.args.get("limit", str(LIST_LIMIT)), "limit")
-    if not 1 <= limit <= LIST_LIMIT:
-        raise fields.InputError(f"limit must be 1 to {LIST_LIMIT}, got {limit}")
+    limit = fields.parse_form_int(request.args.get("limit", str(matches.MOST_LISTED)), "limit")
+    if not 1 <= limit <= matches.MOST_LISTED:
+        raise fields.InputError(f"limit must be 1 to {matches.MOST_LISTED}, got {limit}")
     finished = fields.parse_finished(request.args.get("finished"))
     page, older = matches.match_page(limit, finished, fields.parse_before(request.args.get("before")))
-    shown = "true" if finished else "false" if finished is not None else None
     return jsonify(
         matches=[summary.to_dict() for summary in page],
-        older=None if older is None else url_for("api.list_matches", before=older, limit=limit, finished=shown),
+        older=None
+        if older is None
+        else url_for(  # the same list, from the match after this page's last
+            "api.list_matches", before=older, limit=limit, finished=request.args.get("finished")
+        ),
     )
 
 

@@ -47,10 +47,13 @@ if TYPE_CHECKING:
     from web.once import KeepPost
 
 Kept = TypeVar("Kept")
+MOST_LISTED = 100
+"""The most matches one page of a list holds (``GET /api/matches``)."""
 CACHE_SIZE = 32
 CACHE_ROUNDS = 20_000
-"""The most rounds (and earlier versions) the cached matches hold together, besides the match last used: a round
-rebuilt takes about 4 KB (a 5,000-round match from a file, 19 MB), so 32 such matches held 600 MB by count alone."""
+"""The most rounds (and earlier versions) the cached matches hold together; the match last used is kept even when it
+alone holds more. A match file may hold 5,000 rounds, and 32 such matches rebuilt held hundreds of MB by count alone
+(a scale probe, session 44)."""
 WRITE_ATTEMPTS = 20
 STALE_BACKOFF_SECONDS = 0.002
 """The first retry's longest random wait after another process wrote first; it doubles per attempt, up to 64x."""
@@ -432,7 +435,9 @@ def restore_version(match_id: int, version_id: int, revision: int) -> MatchRecor
     return _write(match_id, change)
 
 
-def list_matches(limit: int = 100, finished: bool | None = None, before: int | None = None) -> list[MatchSummary]:
+def list_matches(
+    limit: int = MOST_LISTED, finished: bool | None = None, before: int | None = None
+) -> list[MatchSummary]:
     """Newest first: id, players, rule set, rounds played, winner, for the resume and history lists.
 
     ``finished`` True or False lists only the finished or the unfinished matches (a club's year of finished matches
