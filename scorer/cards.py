@@ -182,3 +182,12 @@ def ensure_distinct(cards: Iterable[Card], where: str = "hand") -> None:
 def format_cards(cards: Iterable[Card]) -> str:
     """Cards as one line of text, the form ``parse_cards`` reads back."""
     return " ".join(str(card) for card in cards)
+
+
+def card_count(count: int) -> str:
+    """``count`` cards in words: "1 card", "3 cards".
+
+    >>> card_count(1), card_count(0)
+    ('1 card', '0 cards')
+    """
+    return f"{count} card" if count == 1 else f"{count} cards"

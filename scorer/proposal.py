@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scorer.cards import Card, InvalidCardError, ensure_distinct, parse_cards  # noqa: F401 (doctests)
+from scorer.cards import Card, InvalidCardError, card_count, ensure_distinct, parse_cards  # noqa: F401 (doctests)
 from scorer.deadwood import Arrangement, best_arrangement, best_discard
 from scorer.rules import InvalidHandError, Rules
 
@@ -111,7 +111,7 @@ def table_status(
     elif len(knockers) > 1:
         reason = f"{' and '.join(knockers)} may each knock: say who knocked"
     elif wrong := [
-        f"{name} holds {len(status.cards)} cards, not {size}"
+        f"{name} holds {card_count(len(status.cards))}, not {size}"
         for name, status in statuses.items()
         if name != knockers[0] and len(status.cards) != size
     ]:
@@ -124,13 +124,13 @@ def table_status(
 def _hand_status(rules: Rules, cards: tuple[Card, ...], size: int, limit: int | None) -> HandStatus:
     title = rules.title
     if len(cards) > size + 1:
-        too_many = f"{len(cards)} cards: {title} deals {size} (a knocker holds {size + 1} before the discard)"
+        too_many = f"{card_count(len(cards))}: {title} deals {size} (a knocker holds {size + 1} before the discard)"
         return HandStatus(cards, None, None, False, too_many)
     discard = None
     if len(cards) == size + 1:
         discard, arrangement = best_discard(cards)
     else:
         arrangement = best_arrangement(cards)
-    problem = None if len(cards) >= size else f"{len(cards)} cards: {title} deals {size}"
+    problem = None if len(cards) >= size else f"{card_count(len(cards))}: {title} deals {size}"
     can_knock = limit is not None and problem is None and arrangement.points <= limit
     return HandStatus(cards, arrangement, discard, can_knock, problem)

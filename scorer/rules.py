@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from scorer.cards import Card, InvalidCardError, ensure_distinct, format_cards, parse_cards
+from scorer.cards import Card, InvalidCardError, card_count, ensure_distinct, format_cards, parse_cards
 from scorer.deadwood import deadwood_points, legal_arrangements_of_mask, mask_points
 from scorer.errors import OkginError, shown
 from scorer.laydown import LayDown
@@ -395,11 +395,11 @@ def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker:
             holder[card] = name
         if name == knocker and len(hand) not in (size, size + 1):
             raise InvalidHandError(
-                f"{name} holds {len(hand)} cards; {rules.title} needs {size} after the knocker's discard "
+                f"{name} holds {card_count(len(hand))}; {rules.title} needs {size} after the knocker's discard "
                 f"(or {size + 1} to choose the discard)"
             )
         if name != knocker and len(hand) != size:
-            raise InvalidHandError(f"{name} holds {len(hand)} cards; {rules.title} needs {size}")
+            raise InvalidHandError(f"{name} holds {card_count(len(hand))}; {rules.title} needs {size}")
         checked[name] = hand
     return checked
 

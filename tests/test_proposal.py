@@ -32,6 +32,7 @@ def test_exactly_one_player_who_may_knock_is_proposed() -> None:
         ("KS", {"Ann": ANN, "Bob": "3S 4S 5S 4D 4H 4C 7H 7D 7S KD"}, "Ann and Bob may each knock: say who knocked"),
         ("KS", {"Ann": ANN, "Bob": "QS QC QH"}, "Bob holds 3 cards, not 10"),
         ("KS", {"Ann": ANN, "Bob": ""}, "Bob holds 0 cards, not 10"),
+        ("KS", {"Ann": ANN, "Bob": "QS"}, "Bob holds 1 card, not 10"),  # "1 cards" on the page (live probe)
     ],
 )
 def test_no_knock_is_proposed_unless_the_table_can_be_scored_as_it_lies(
