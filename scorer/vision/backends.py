@@ -13,7 +13,7 @@ import dataclasses
 import importlib.util
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,6 +25,11 @@ from scorer.vision.crops import AS_SHOWN, Stretch
 from scorer.vision.manifest import ModelError, ModelManifest
 
 MAX_DETECTIONS = 300
+CROPS_PER_RUN = 256
+"""The most crops the ONNX classifier reads in one inference. ONNX Runtime keeps the memory its biggest batch
+needed: a motion-blurred 1280x720 frame sent it 955 crops at once, and a server's RSS grew about 60 MB with each
+such frame, to 1.4 GB (session 44's live probe, /work/s44/live/blur_rss.py). The readings are the same, bit for
+bit, in batches of any size, and a sharp frame's batches are smaller than this anyway."""
 LETTERBOX_FILL = 114  # grey used by ultralytics' LetterBox, so both backends see the same pixels
 STRIDE = 32  # largest YOLO stride: a dynamic-shape input must be a multiple of it
 
@@ -491,19 +496,19 @@ class OnnxCropModel:
         self.size = (height, width) if height is not None and width is not None else (imgsz, imgsz)
         self.fixed_batch = batch
 
-    def input_blobs(self, crops: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """The network inputs for BGR crops, one per inference: all at once, or for a fixed-batch export
-        (ultralytics' default) its batch size at a time, the last one padded with zeros."""
+    def input_blobs(self, crops: Sequence[np.ndarray]) -> Iterator[np.ndarray]:
+        """The network inputs for BGR crops, one per inference, made as each is asked for: ``CROPS_PER_RUN`` at
+        a time, or for a fixed-batch export (ultralytics' default) its batch size at a time, the last one padded
+        with zeros."""
         import cv2
 
-        blob = cv2.dnn.blobFromImages(list(crops), scalefactor=1 / 255, size=self.size[::-1], swapRB=True)
-        if self.fixed_batch is None:
-            return [blob]
-        step = self.fixed_batch
-        return [
-            np.concatenate([chunk, np.zeros((step - len(chunk), *chunk.shape[1:]), chunk.dtype)])
-            for chunk in (blob[start : start + step] for start in range(0, len(blob), step))
-        ]
+        step = self.fixed_batch or CROPS_PER_RUN
+        for start in range(0, len(crops), step):
+            chunk = list(crops[start : start + step])
+            blob = cv2.dnn.blobFromImages(chunk, scalefactor=1 / 255, size=self.size[::-1], swapRB=True)
+            if self.fixed_batch is not None and len(blob) < step:
+                blob = np.concatenate([blob, np.zeros((step - len(blob), *blob.shape[1:]), blob.dtype)])
+            yield blob
 
     def predict(self, crops: Sequence[np.ndarray]) -> np.ndarray:
         if not crops:

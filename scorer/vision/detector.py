@@ -52,6 +52,13 @@ STRETCH_MARGIN = 0.03
 Chosen on the real photos (models/HISTORY.md, Session 35): without it the black deck read worse."""
 
 
+MOST_BOXES_NAMED = 256
+"""A frame's boxes beyond its detector's surest this many are not read. A table of four shows at most 52 cards of
+up to four corners; the real photos and rendered tables gave the detector at most 87 boxes, a motion-blurred
+1280x720 frame 191 (its smears boxed as indices: session 44's live probe), and each look at a frame may give 300.
+Each box costs up to some twenty crops read (pads, views, turns, stand-ins), so this bounds what one frame can cost."""
+
+
 def surer_half(probabilities: Sequence[float] | np.ndarray) -> float:
     """The mean of the larger half of ``probabilities`` (at least three of them; 0 for none): how surely a frame's
     plain indices are read, whatever its pips, court art and table add.
@@ -305,10 +312,15 @@ class CardDetector:
         best of its stand-ins that it reads as a card at least ``stand_in_sure`` surely: the box another look
         drew around the whole index where the kept one holds only its pip (models/HISTORY.md, Session 16). A frame
         read best stretched (``name_frame_boxes``) is looked at once more so (``look_stretched``), and the boxes
-        that look adds are named at that stretch too.
+        that look adds are named at that stretch too. Only the ``MOST_BOXES_NAMED`` boxes the detector is surest of
+        are read.
         """
         manifest = self.manifest
         fused = self.find_boxes(image_bgr) if found is None else FusedBoxes.of(found)
+        if len(fused.scores) > MOST_BOXES_NAMED:
+            keep = np.zeros(len(fused.scores), bool)
+            keep[np.argsort(-fused.scores, kind="stable")[:MOST_BOXES_NAMED]] = True
+            fused = fused.subset(keep)
         boxes = [box_from_row(row) for row in fused.xyxy]
         if self.classifier is None:
             return [
