@@ -417,3 +417,51 @@ def test_frames_kept_for_a_table_are_bounded_in_bytes(app: Flask, monkeypatch: p
     ours = app.test_client()
     sent = [post_frame(ours)["frame_id"] for _ in range(5)]
     assert [ours.get(f"/live/frames/{frame_id}.jpg").status_code for frame_id in sent] == [404, 404, 200, 200, 200]
+
+
+def test_each_page_of_one_browser_has_its_own_camera_reading(app: Flask) -> None:
+    """Two tabs of one browser share the session: their cameras mixed their readings into one table (a probe saw 24
+    of 30 readings "stable" mixtures). Each page now sends its own ``?camera=`` id and has its own reading."""
+    browser = app.test_client()
+
+    def post(camera: str) -> dict:
+        answer = browser.post(f"/live/frame?players=2&camera={camera}", data=jpeg(), content_type="image/jpeg")
+        assert answer.status_code == 200, answer.json
+        reading: dict = answer.json
+        return reading
+
+    for _ in range(3):
+        post("tab-1")
+    assert seen_by_ann(post("tab-1")) == 10  # a fourth agreeing frame shows Ann's cards
+    assert seen_by_ann(post("tab_2")) == 0  # the other tab's first frame: its own reading, not yet settled
+    assert seen_by_ann(post("tab-1")) == 10
+
+
+@pytest.mark.parametrize("camera", ["", "a b", "x" * 65, "tab/1", "ä"])
+def test_a_camera_id_that_is_not_a_short_token_is_400_naming_it(client: FlaskClient, camera: str) -> None:
+    query = {"players": 2, "camera": camera}
+    answer = client.post("/live/frame", query_string=query, data=jpeg(), content_type="image/jpeg")
+    assert answer.status_code == 400 and answer.json["error"].startswith("camera must be a short id")
+
+
+def test_new_camera_ids_take_no_more_places_than_new_cookies(app: Flask) -> None:
+    """A client sending a new camera id with every second frame only ever replaces its own places
+    (``TABLES_PER_ADDRESS``), as one dropping its cookie does: the other addresses' tables are still followed."""
+    from web import detection
+
+    def at(address: str) -> FlaskClient:
+        client = app.test_client()
+        client.environ_base["REMOTE_ADDR"] = address
+        return client
+
+    flooder = at("192.168.1.66")
+    for n in range(3 * detection.TABLES_KEPT):
+        for _ in range(2):
+            answer = flooder.post(f"/live/frame?players=2&camera=c{n}", data=jpeg(), content_type="image/jpeg")
+            assert answer.status_code == 200, answer.json
+    for n in range(detection.TABLES_KEPT - detection.TABLES_PER_ADDRESS):  # every other place is still free
+        other = at(f"192.168.1.{30 + n}")
+        post_frame(other)
+        post_frame(other)
+    refused = at("192.168.1.99").post("/live/frame?players=2", data=jpeg(), content_type="image/jpeg")
+    assert refused.status_code == 503 and "all are in use" in refused.json["error"]

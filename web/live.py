@@ -1,7 +1,8 @@
 """The live table: the match page, frames posted by the browser's camera, and the optional server camera.
 
 Browser camera: the page posts a JPEG a few times a second (one request in flight, newest frame wins);
-each table (browser session) has its own stabilising pipeline. Server camera (``okgin serve --camera``):
+each table (browser session, and the page's own ``?camera=`` id: two tabs of one browser share a session) has
+its own stabilising pipeline. Server camera (``okgin serve --camera``):
 a thread reads the camera, the vision ``LatestFrameWorker`` runs the pipeline on the newest frame only,
 and the page shows ``/live/camera.mjpg`` with the reading polled from ``/live/camera/reading``.
 
@@ -15,6 +16,7 @@ seconds, and the write fails) and when the camera ends, after its last frame.
 from __future__ import annotations
 
 import collections
+import re
 import secrets
 import threading
 import time
@@ -23,6 +25,7 @@ from typing import Any, cast
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, render_template, request, session
 
+from scorer.errors import shown
 from scorer.vision.groups import group_reading, groups_json
 from scorer.vision.layout import UPCARD, LayoutError, TableLayout
 from scorer.vision.manifest import ModelError
@@ -42,6 +45,8 @@ MJPEG_INTERVAL_SECONDS = 0.1
 MJPEG_RESEND_SECONDS = 2.0  # with no new frame, the last one again: a viewer that left is noticed on the write
 FILE_FRAME_SECONDS = 1 / 15
 TRACKED_FRAMES = 64
+CAMERA_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""A page's own camera id (``/live/frame?camera=``): a short token, as the table page makes one per page load."""
 
 
 @bp.get("/matches/<int:match_id>")
@@ -109,21 +114,44 @@ def table_json(reading: FrameReading, layout: TableLayout, players: list[str]) -
     }
 
 
+def camera_arg() -> str | None:
+    """The page's own camera id (``?camera=ID``), or None without it (a client that sends none: one per session).
+
+    :raises ApiError: 400 for an id that is not a short token of letters, digits, ``_`` or ``-``.
+    """
+    camera_id = request.args.get("camera")
+    if camera_id is not None and not CAMERA_ID.fullmatch(camera_id):
+        raise ApiError(400, f"camera must be a short id (1 to 64 letters, digits, _ or -), got {shown(camera_id)}")
+    return camera_id
+
+
+def camera_key(camera_id: str | None) -> str:
+    """The table a frame belongs to: the browser session's, and with a camera id that page's camera of it.
+
+    Two tabs of one browser share the session cookie; each table page sends its own id, so two cameras (on two
+    matches, or one match) never mix their readings. The places the server follows stay counted per client address
+    (``web.detection.TABLES_PER_ADDRESS``), so new ids take no more of them than new cookies do.
+    """
+    table_id = session.get("table")
+    if not isinstance(table_id, str):
+        table_id = session["table"] = secrets.token_hex(8)
+    return table_id if camera_id is None else f"{table_id}/{camera_id}"
+
+
 @bp.post("/live/frame")
 def frame() -> Response:
     """One browser camera frame through this table's pipeline: cards per seat, stable or not, a frame id.
 
     With ``?match=ID`` the answer also has ``"table"``: the cards given to that match's players (``table_json``).
-    The query is checked before any work: a bad count or match is refused before decoding and inference.
+    The query is checked before any work: a bad count, match or camera id is refused before decoding and inference.
     """
+    camera_id = camera_arg()
     players = match_players()
     count = players_arg() if players is None else len(players)
     layout = layout_for(count)
     data = uploaded_image()
     image = decode(data)
-    table_id = session.get("table")
-    if not isinstance(table_id, str):
-        table_id = session["table"] = secrets.token_hex(8)
+    table_id = camera_key(camera_id)
     stable = service().pipeline(table_id, count, client_key(request.remote_addr)).process(image, time.monotonic())
     height, width = image.shape[:2]
     frame_id = service().remember_frame(data, width, height, table_id)  # a JPEG, PNG, WEBP, BMP or TIFF file, as sent

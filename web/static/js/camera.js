@@ -1,5 +1,7 @@
 // The browser's camera: pick a device, show it, and post JPEG frames to the server a few times a
-// second with at most one request in flight (the newest frame wins; nothing queues up).
+// second with at most one request in flight (the newest frame wins; nothing queues up). A frame that
+// fails is told to the page, which says how long to wait before the next: a server refusing frames is
+// not asked 4 times a second.
 
 export const FRAME_INTERVAL_MS = 250; // about 4 frames a second
 const MAX_FRAME_WIDTH = 1280;
@@ -15,8 +17,11 @@ export async function listCameras() {
 }
 
 export class BrowserCamera {
-  constructor(video) {
+  /** `onEnded()` is called when the camera stops by itself (unplugged, taken by another app, turned off by the
+   * browser): its track ends, and its frames would only be black. Not called for `stop()`. */
+  constructor(video, onEnded = () => {}) {
     this.video = video;
+    this.onEnded = onEnded;
     this.stream = null;
     this.canvas = document.createElement("canvas");
   }
@@ -24,8 +29,16 @@ export class BrowserCamera {
   async start(deviceId) {
     this.stop();
     const video = deviceId ? { deviceId: { exact: deviceId } } : { width: { ideal: 1280 }, height: { ideal: 720 } };
-    this.stream = await navigator.mediaDevices.getUserMedia({ video, audio: false });
-    this.video.srcObject = this.stream;
+    const stream = await navigator.mediaDevices.getUserMedia({ video, audio: false });
+    this.stream = stream;
+    for (const track of stream.getVideoTracks()) {
+      track.addEventListener("ended", () => {
+        if (this.stream !== stream) return; // a camera stopped or replaced since
+        this.stop();
+        this.onEnded();
+      });
+    }
+    this.video.srcObject = stream;
     await this.video.play().catch(() => {});
   }
 
@@ -51,19 +64,27 @@ export class BrowserCamera {
   }
 }
 
-/** Calls `send(blob)` with fresh frames; waits for each answer before capturing the next. */
+/**
+ * Calls `send(blob)` with fresh frames; waits for each answer before capturing the next. A frame that fails (`send`
+ * or the capture throws) goes to `failed(error, failures)`, with the number of frames failed in a row, which answers
+ * how many ms to wait before the next frame.
+ */
 export class FrameLoop {
-  constructor(camera, send) {
+  constructor(camera, send, failed = () => FRAME_INTERVAL_MS) {
     this.camera = camera;
     this.send = send;
+    this.failed = failed;
+    this.run = 0; // which start() the ticks belong to: a tick of an earlier run, still awaiting its answer, ends there
     this.active = false;
+    this.failures = 0;
     this.timer = null;
   }
 
   start() {
     if (this.active) return;
     this.active = true;
-    this.tick();
+    this.failures = 0;
+    this.tick(++this.run);
   }
 
   stop() {
@@ -71,17 +92,21 @@ export class FrameLoop {
     clearTimeout(this.timer);
   }
 
-  async tick() {
-    if (!this.active) return;
+  async tick(run) {
+    const current = () => this.active && run === this.run;
+    if (!current()) return;
     const started = performance.now();
+    let wait;
     try {
       const blob = await this.camera.capture();
-      if (blob && this.active) await this.send(blob);
+      if (blob && current()) await this.send(blob);
+      this.failures = 0;
+      wait = FRAME_INTERVAL_MS - (performance.now() - started);
     } catch (error) {
-      console.warn("frame not processed:", error);
+      if (!current()) return;
+      wait = this.failed(error, ++this.failures);
     }
-    if (!this.active) return;
-    const wait = Math.max(0, FRAME_INTERVAL_MS - (performance.now() - started));
-    this.timer = setTimeout(() => this.tick(), wait);
+    if (!current()) return;
+    this.timer = setTimeout(() => this.tick(run), Math.max(0, wait));
   }
 }

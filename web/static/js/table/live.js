@@ -1,5 +1,7 @@
 // The camera feeding the table: the browser's own (frames posted to /live/frame) or the server's
 // (`okgin serve --camera`, its reading polled). Answers are sequenced; a frozen picture ignores them.
+// A frame or poll that fails says the server's words and waits longer before the next (RETRY_MS); the first
+// answered again shows the reading. The browser's camera pauses while the page is hidden and says when it ends.
 
 import { get, request } from "../api.js";
 import { BrowserCamera, FrameLoop, cameraSupported, listCameras } from "../camera.js";
@@ -9,22 +11,34 @@ import { applyReading } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
 const POLL_MS = 300;
-const RETRY_MS = [1000, 2000, 5000]; // after a failed poll: wait longer, never hammer the server
+const RETRY_MS = [1000, 2000, 5000]; // after a failed poll or frame: wait longer, never hammer the server
+const retryDelay = (failures) => RETRY_MS[Math.min(failures, RETRY_MS.length) - 1];
+const LOOKING = "Camera on: looking for cards…";
+
+/** This page's own id for its camera (`?camera=` of each frame): two tabs of one browser share a session, and the
+ * server keeps a reading per session and page, so two cameras never mix their cards. */
+function pageCameraId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(8));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 function describeReading(reading, count) {
   // a match's table names its players where the reading says "seat N"
   const conflicts = (reading.table?.conflicts ?? reading.conflicts ?? []).map((c) => c.reason).join("; ");
-  return `${reading.stable ? "Stable" : "Reading…"} · ${count} cards${conflicts ? ` · ${conflicts}` : ""}`;
+  const cards = `${count} ${count === 1 ? "card" : "cards"}`;
+  return `${reading.stable ? "Stable" : "Reading…"} · ${cards}${conflicts ? ` · ${conflicts}` : ""}`;
 }
 
 export class LiveTable {
   constructor(store, sequencer) {
     this.store = store;
     this.sequencer = sequencer;
-    this.camera = new BrowserCamera($("video"));
-    this.loop = new FrameLoop(this.camera, (blob) => this.sendFrame(blob));
+    this.camera = new BrowserCamera($("video"), () => this.cameraEnded());
+    this.cameraId = pageCameraId();
+    this.loop = new FrameLoop(this.camera, (blob) => this.sendFrame(blob), (error, failures) => this.frameFailed(error, failures));
     this.pollTimer = null;
     this.failures = 0;
+    document.addEventListener("visibilitychange", () => this.visibilityChanged());
   }
 
   get matchId() {
@@ -55,9 +69,47 @@ export class LiveTable {
 
   async sendFrame(blob) {
     if (this.store.state.camera.source !== "browser") return;
-    const reading = await this.sequencer.latest("frame", () => request("POST", `/live/frame?match=${this.matchId}`, blob));
+    const url = `/live/frame?match=${this.matchId}&camera=${this.cameraId}`;
+    const reading = await this.sequencer.latest("frame", () => request("POST", url, blob));
     if (reading === STALE || this.store.state.camera.source !== "browser") return;
     this.show(reading, URL.createObjectURL(blob));
+  }
+
+  /** A frame not read (refused, no model, the server unreachable): say why in the server's words, no longer "Stable",
+   * and wait longer before the next; the next frame answered shows its reading. Answers how long to wait (ms). */
+  frameFailed(error, failures) {
+    const { source, frozen } = this.store.state.camera;
+    if (source === "browser" && !frozen) {
+      const status = `Camera frames not read: ${error.message.replace(/\.$/, "")}. Trying again…`;
+      this.store.update((state) => ({ ...state, stable: false, camera: { ...state.camera, status } }));
+    }
+    return retryDelay(failures);
+  }
+
+  /** The camera stopped by itself (unplugged, taken by another app): stop posting, offer Start again; the cards on
+   * the table stay as they were. */
+  cameraEnded() {
+    this.loop.stop();
+    this.sequencer.cancel("frame");
+    this.store.update((state) => ({ ...state, frame: null, stable: false, zoom: 1,
+      camera: { ...state.camera, source: null, frozen: false,
+        status: "The camera stopped (unplugged, or taken by another app). Tap Start camera to start it again, or type the cards." } }));
+  }
+
+  /** A hidden page (another tab, the phone locked) does not post frames: nobody sees them, and they take the server's
+   * time from the tables that play. Shown again, it goes on. */
+  visibilityChanged() {
+    const { source, frozen } = this.store.state.camera;
+    if (source !== "browser" || frozen) return;
+    if (document.hidden) {
+      this.loop.stop();
+      this.sequencer.cancel("frame");
+      this.store.update((state) => ({ ...state, stable: false,
+        camera: { ...state.camera, status: "Camera paused while this page is hidden" } }));
+    } else {
+      this.setCamera({ status: LOOKING });
+      this.loop.start();
+    }
   }
 
   async startBrowser() {
@@ -68,7 +120,7 @@ export class LiveTable {
     try {
       this.stopServer();
       await this.camera.start($("camera-select").value);
-      this.setCamera({ source: "browser", frozen: false, status: "Camera on: looking for cards…" });
+      this.setCamera({ source: "browser", frozen: false, status: LOOKING });
       await this.fillCameraList();
       this.resume();
     } catch (error) {
@@ -129,7 +181,7 @@ export class LiveTable {
         return;
       }
       this.setCamera({ status: error.message });
-      this.schedulePoll(RETRY_MS[Math.min(this.failures++, RETRY_MS.length - 1)]);
+      this.schedulePoll(retryDelay(++this.failures));
     }
   }
 
@@ -146,7 +198,7 @@ export class LiveTable {
   resume() {
     this.store.update((state) => ({ ...state, corrected: false, zoom: 1, camera: { ...state.camera, frozen: false } }));
     const { source, ended } = this.store.state.camera;
-    if (source === "browser") this.loop.start();
+    if (source === "browser" && !document.hidden) this.loop.start();
     else if (source === "server" && !ended) this.schedulePoll(0);
   }
 }

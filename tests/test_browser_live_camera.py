@@ -1,0 +1,151 @@
+"""The table page's own camera when things go wrong, in headless Chromium with its fake camera: what a live-camera
+probe found (session 44). Frames the server refused or never answered were silent (the page still said "Stable" and
+posted 4 a second); a camera that ended posted black frames; a hidden tab kept posting; two tabs of one browser mixed
+their cameras into one reading; one card was "1 cards"."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from browser_support import BROWSER_TESTS, DESKTOP, ScaledDetector, camera_table
+
+from scorer.cards import Card
+from scorer.vision.types import CardDetection
+
+pytestmark = BROWSER_TESTS
+
+ONE_CARD = [CardDetection(Card.parse("2D"), (60, 520, 145, 640), 0.95)]  # in Ann's seat (the bottom)
+STABLE = "Stable · 1 card"
+FULL = "the server follows the cameras of 8 tables at once, and all are in use; try again in a minute or two"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, Any]]:
+    with camera_table(tmp_path, ScaledDetector(ONE_CARD)) as (base, browser):
+        yield base, browser
+
+
+def new_match(page: Any, base: str) -> str:
+    created = page.request.post(
+        f"{base}/api/matches", data={"players": ["Ann", "Bob"], "rules": "oklahoma", "dealer": "Bob"}
+    )
+    assert created.status == 201, created.text()
+    return f"{base}/matches/{created.json()['id']}"
+
+
+def camera_on(page: Any, url: str) -> list[str]:
+    """The table at ``url`` with the camera on and its one card read as stable; returns the frames' URLs, as posted."""
+    from playwright.sync_api import expect
+
+    frames: list[str] = []
+    page.on("request", lambda request: frames.append(request.url) if "/live/frame" in request.url else None)
+    page.goto(url)
+    page.wait_for_selector("body[data-ready=true]")
+    page.click("#camera-start")
+    expect(page.locator("#camera-status")).to_have_text(STABLE, timeout=30_000)
+    expect(page.locator("#chips-1 .chip")).to_have_count(1)
+    return frames
+
+
+def page_of(browser: Any, errors: list[str]) -> Any:
+    page = browser.new_page(viewport=DESKTOP)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return page
+
+
+def frames_posted_while_waiting(page: Any, frames: list[str], ms: int) -> int:
+    seen = len(frames)
+    page.wait_for_timeout(ms)
+    return len(frames) - seen
+
+
+@pytest.mark.parametrize("failure", ["refused", "unreachable"])
+def test_frames_not_read_say_why_wait_longer_and_recover(served: tuple[str, Any], failure: str) -> None:
+    """A server refusing every frame (all its places taken) or not answering: the status kept "Stable · 21 cards" and
+    frames went on at 4 a second. Now the status says the server's words, frames wait longer, and the camera goes on
+    by itself once frames are answered again; the cards read stay on the table."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    frames = camera_on(page, new_match(page, base))
+    if failure == "refused":
+        page.route("**/live/frame*", lambda route: route.fulfill(status=503, json={"error": FULL}))
+        said = FULL
+    else:
+        page.route("**/live/frame*", lambda route: route.abort())
+        said = "the okgin server cannot be reached"
+    status = page.locator("#camera-status")
+    expect(status).to_contain_text(said, timeout=15_000)
+    expect(status).not_to_contain_text("Stable")
+    # waits of 1, 2 then 5 s between frames: at most 3 more in 4 s, where 4 a second made 16
+    assert frames_posted_while_waiting(page, frames, 4000) <= 3
+    expect(page.locator("#chips-1 .chip")).to_have_count(1)
+    page.unroute("**/live/frame*")
+    expect(status).to_have_text(STABLE, timeout=30_000)
+    assert not errors, errors
+
+
+def test_a_camera_that_ends_says_so_and_keeps_the_cards(served: tuple[str, Any]) -> None:
+    """A camera unplugged (its track ends): the page posted black frames, said "Stable · 0 cards" and cleared the
+    camera's cards. Now it stops posting, says how to start the camera again, and the cards stay on the table."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    frames = camera_on(page, new_match(page, base))
+    page.evaluate(
+        """() => { const track = document.getElementById('video').srcObject.getVideoTracks()[0];
+            track.stop(); track.dispatchEvent(new Event('ended')); }"""
+    )  # as an unplugged camera's track ends (stop() alone fires no event)
+    status = page.locator("#camera-status")
+    expect(status).to_contain_text("The camera stopped")
+    expect(status).to_contain_text("Tap Start camera to start it again")
+    expect(page.locator("#camera-start")).to_be_visible()
+    expect(page.locator("#camera-stop")).to_be_hidden()
+    assert frames_posted_while_waiting(page, frames, 1500) <= 1  # one may have been on its way
+    expect(page.locator("#chips-1 .chip")).to_have_count(1)
+    page.click("#camera-start")
+    expect(status).to_have_text(STABLE, timeout=30_000)
+    assert not errors, errors
+
+
+def test_a_hidden_page_pauses_its_camera_and_goes_on_when_shown(served: tuple[str, Any]) -> None:
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    frames = camera_on(page, new_match(page, base))
+    show = """hidden => { Object.defineProperty(document, 'hidden', {value: hidden, configurable: true});
+        Object.defineProperty(document, 'visibilityState', {value: hidden ? 'hidden' : 'visible', configurable: true});
+        document.dispatchEvent(new Event('visibilitychange')); }"""
+    page.evaluate(show, True)  # headless Chromium hides no page: as another tab or a locked phone does
+    status = page.locator("#camera-status")
+    expect(status).to_have_text("Camera paused while this page is hidden")
+    assert frames_posted_while_waiting(page, frames, 1500) <= 1  # one may have been on its way
+    page.evaluate(show, False)
+    expect(status).to_have_text(STABLE, timeout=30_000)
+    assert not errors, errors
+
+
+def test_two_tabs_of_one_browser_post_as_two_cameras(served: tuple[str, Any]) -> None:
+    """Two tabs share the session cookie, and the server followed them as one table: two cameras on two matches
+    mixed their readings. Each page now names its own camera with every frame (the server keeps them apart:
+    ``test_web_live.test_each_page_of_one_browser_has_its_own_camera_reading``)."""
+    base, browser = served
+    errors: list[str] = []
+    context = browser.new_context(viewport=DESKTOP)
+    context.on("weberror", lambda error: errors.append(str(error.error)))
+    first, second = context.new_page(), context.new_page()
+    sent = [camera_on(page, new_match(page, base)) for page in (first, second)]
+    ids = [{parse_qs(urlparse(url).query).get("camera", [""])[0] for url in frames} for frames in sent]
+    assert all(len(one) == 1 and "" not in one for one in ids), ids  # one id per page, on every frame
+    assert ids[0] != ids[1]
+    assert not errors, errors
