@@ -10,7 +10,8 @@ which ``STILL_LEVELS`` must sit between: above every still pair, below the chang
 
 Part two (the model): ``--frames`` frames of one still table (fresh grain each) through ``TablePipeline`` with the
 still table's reading kept and without (``still_seconds=0``), taking turns, frames 0.25 s apart as the page sends
-them; printed: frames read, time per frame, and the ratio.
+them, the stabiliser as served (a reading is kept only once it reads stable, after 7 frames and a second); printed:
+frames read, time per frame, and the ratio.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from scorer.synth.scene import Placement, SceneConfig, render_cards
 from scorer.vision.detector import CardDetector
 from scorer.vision.layout import TableLayout
 from scorer.vision.manifest import BACKENDS, ModelError
-from scorer.vision.pipeline import STILL_LEVELS, STILL_WIDTH, StillTable, TablePipeline
+from scorer.vision.pipeline import STILL_LEVELS, STILL_SIDE, StillTable, TablePipeline
 
 WIDTH, HEIGHT = 1280, 720
 CARD_WIDTHS = {40: 13, 70: 22, 120: 38}
@@ -56,9 +57,9 @@ def differences(tables: int, config: SceneConfig) -> dict[tuple[int, str], list[
             places = [Placement(cards[i], (x0 + i * card_width * 0.3, y0), angle) for i in range(10)]
 
             def render(placements: list[Placement], seed: int = seed, card_width: int = card_width) -> np.ndarray:
-                return render_cards(seed, placements, width=WIDTH, height=HEIGHT, card_width=card_width, config=config)[
-                    0
-                ]
+                size = {"width": WIDTH, "height": HEIGHT, "card_width": card_width}
+                image, _ = render_cards(seed, placements, **size, config=config)
+                return image
 
             table = render(places)
             swapped_last = render([*places[:-1], Placement(cards[10], places[-1].centre, angle)])
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     config = SceneConfig(faces_dir=DEFAULT_FACES_DIR, procedural_fraction=0.0)
     found = differences(args.tables, config)
     print(
-        f"largest thumbnail cell difference ({STILL_WIDTH} cells wide; STILL_LEVELS {STILL_LEVELS:g}), "
+        f"largest thumbnail cell difference ({STILL_SIDE} cells on its longer side; STILL_LEVELS {STILL_LEVELS:g}), "
         f"min / median / max over {args.tables} tables:"
     )
     for card_width, index in CARD_WIDTHS.items():
