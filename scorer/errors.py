@@ -25,6 +25,7 @@ import reprlib
 
 __all__ = ["OkginError", "shown"]
 
+
 class _JsonWords(reprlib.Repr):
     """A short ``repr`` that writes null, true and false as JSON does: most values quoted came from JSON (a page
     showed 'upcard must be a card like "7D", got None')."""
