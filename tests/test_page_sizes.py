@@ -4,6 +4,7 @@ are at least 32 px, the totals stay in view, and a screenshot of each is kept to
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 from browser_support import BROWSER_TESTS, DESKTOP, PHONE, live_server, no_sideways_scroll, screenshot_dir
 from browser_support import small_tap_targets as small_targets
+
+from web.fields import MAX_NAME_LENGTH
 
 pytestmark = BROWSER_TESTS
 
@@ -34,9 +37,9 @@ def base(tmp_path: Path) -> Iterator[str]:
         yield url
 
 
-def new_match(page: Any, base: str, players: int, **extra: Any) -> int:
+def new_match(page: Any, base: str, players: int, names: list[str] = NAMES, **extra: Any) -> int:
     rules = "oklahoma" if players == 2 else "oklahoma-multi"
-    body = {"players": NAMES[:players], "rules": rules, "dealer": "Ann", **extra}
+    body = {"players": names[:players], "rules": rules, "dealer": names[0], **extra}
     created = page.request.post(f"{base}/api/matches", data=body)
     assert created.status == 201, created.text()
     match_id: int = created.json()["id"]
@@ -44,8 +47,8 @@ def new_match(page: Any, base: str, players: int, **extra: Any) -> int:
 
 
 def type_table(page: Any, players: int) -> None:
-    for index, name in enumerate(NAMES[:players], start=1):
-        page.fill(f"#hand-{index}", HANDS[players][name])
+    for index, cards in enumerate(HANDS[players].values(), start=1):  # seat by seat, whatever the names
+        page.fill(f"#hand-{index}", cards)
         page.press(f"#hand-{index}", "Enter")
     page.fill("#upcard-input", UPCARD[players])
     page.press("#upcard-input", "Enter")
@@ -148,6 +151,131 @@ def test_every_page_fits_the_screen(base: str, browser: Any, size: dict, tmp_pat
     check("error")
     other = browser.new_page(viewport=size, extra_http_headers={"X-Forwarded-For": "10.0.0.9"})
     other.goto(f"{base}/")
+    page.close()
+    assert not errors, errors
+
+
+LONGEST = [
+    (stem * MAX_NAME_LENGTH)[:MAX_NAME_LENGTH]
+    for stem in ("Wolfeschlegelsteinhausenbergerdorffvoralternwarengewissenhaft", "1234567890", "W", "Mm")
+]
+"""Names as long as a name may be, each one word (letters, digits, the widest letter): nowhere to break a line."""
+
+STICKING_OUT = """() => {
+    const out = [];
+    const named = (node, why) => out.push(`${node.tagName}#${node.id}.${node.className}: ${why}`);
+    for (const node of document.querySelectorAll('#totals-bar > *')) {  // pinned: past an edge is out of reach
+        const box = node.getBoundingClientRect();
+        if (box.width && (box.left < -0.5 || box.right > innerWidth + 0.5)) named(node, `${box.left}..${box.right}`);
+    }
+    for (const node of document.querySelectorAll('body *')) {  // a word wider than its box, a dialog's sideways scroll
+        const style = getComputedStyle(node);
+        const clips = style.overflowX !== 'visible' && node.tagName !== 'DIALOG';  // cut on purpose (an ellipsis)
+        if (node.clientWidth && !clips && node.scrollWidth > node.clientWidth + 1 && node.checkVisibility()
+            && !node.closest('.visually-hidden, .table-scroll, .stage-scroll')) {
+            named(node, `${node.scrollWidth} px of content in ${node.clientWidth}`);
+        }
+    }
+    return out;
+}"""
+
+
+def long_names_fit(page: Any, what: str, shots: Path) -> None:
+    """Nothing to scroll sideways, no name sticking out of its box or the pinned totals, tap targets kept."""
+    no_sideways_scroll(page, what)
+    page.screenshot(path=str(shots / f"{what}.png"), full_page=True)
+    assert page.evaluate(STICKING_OUT) == [], f"{what}: sticks out"
+    if page.viewport_size == PHONE:
+        assert small_targets(page) == [], f"{what}: tap targets under 32 px"
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_the_longest_one_word_names_fit(base: str, browser: Any, size: dict, tmp_path: Path) -> None:
+    """A one-word name of 26 characters or more made the table and the sheet scroll sideways at 390 px (616 px at
+    40), cut the pinned totals at the left edge, and widened the knock buttons, the winner's banner and the match
+    list: every page and dialog that shows a name, for two to four such names, up to a won match."""
+    from playwright.sync_api import expect
+
+    shots = screenshot_dir(tmp_path)
+    label = "phone" if size == PHONE else "desktop"
+    page = browser.new_page(viewport=size)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+
+    def check(what: str) -> None:
+        long_names_fit(page, f"{label}-longest-{what}", shots)
+
+    page.goto(base)
+    for index, name in enumerate(LONGEST, start=1):
+        page.fill(f"#player-{index}", name)
+    page.fill("#player-2", LONGEST[0].lower())
+    check("setup")  # the first dealer's choices name them
+    page.click("text=Start the match")
+    expect(page.locator(".error-text")).to_contain_text("must differ")
+    check("setup-error")
+
+    options = {"target": 10, "game_bonus": 100}  # one round wins: the banner names the winner and the bonuses
+    for players in (2, 3, 4):
+        match_id = new_match(page, base, players, LONGEST, options=options)
+        page.goto(f"{base}/matches/{match_id}")
+        type_table(page, players)
+        check(f"table-{players}-players")  # "… knocked" on each hand
+        if players == 4:  # the dialogs: four names say all that two or three do
+            page.locator("#chips-1 .chip").first.click()
+            expect(page.locator("#card-editor")).to_be_visible()
+            check("card-editor")  # "Belongs to" names the hands
+            page.keyboard.press("Escape")
+            expect(page.locator("#card-editor")).to_be_hidden()
+            page.click('[data-pick="3"]')
+            expect(page.locator("#card-grid")).to_be_visible()
+            check("card-grid")  # "Pick …'s cards"
+            page.keyboard.press("Escape")
+            expect(page.locator("#card-grid")).to_be_hidden()
+        page.click("#knock-1")
+        expect(page.locator("#proposal")).to_be_visible()
+        page.locator("#proposal details").evaluate("(details) => { details.open = true; }")  # regroup …'s melds
+        check(f"proposal-{players}-players")
+        page.click("#confirm-round")
+        expect(page.locator("#match-over")).to_be_visible()
+        expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet")
+        expect(page.locator("#sheet-body .winner-banner")).to_contain_text("wins the match! Bonuses:")
+        check(f"won-{players}-players")  # the winner's line, the notice, the totals, the sheet's banner
+        sheet_fits(page, f"{label} table, {players} longest names")
+        if players == 4:
+            page.click('button[aria-label="Edit round 1"]')
+            expect(page.locator("#round-editor")).to_be_visible()
+            check("round-editor")  # the knocker's choices, "…'s cards"
+            page.keyboard.press("Escape")
+            expect(page.locator("#round-editor")).to_be_hidden()
+        page.goto(f"{base}/matches/{match_id}/sheet")
+        check(f"sheet-{players}-players")
+        if size == PHONE:  # a laptop's full-width sheet sizes its columns to their words: it may scroll in its box
+            sheet_fits(page, f"{label} sheet, {players} longest names")
+
+    # unfinished, listed under Resume: two rounds, the second undone ("… knocked, up 9♣" among its earlier versions)
+    unfinished = new_match(page, base, 4, LONGEST)
+    deal = {"upcard": UPCARD[4], "knocker": LONGEST[2], "hands": dict(zip(LONGEST, HANDS[4].values(), strict=True))}
+    for _ in range(2):
+        played = page.request.post(f"{base}/api/matches/{unfinished}/rounds", data=deal)
+        assert played.status == 201, played.text()
+    undone = page.request.delete(f"{base}/api/matches/{unfinished}/rounds/2")
+    assert undone.ok, undone.text()
+    page.goto(f"{base}/matches/{unfinished}")
+    page.locator("#sheet-body details.versions").evaluate_all("(all) => all.forEach((d) => { d.open = true; })")
+    expect(page.locator("#sheet-body .version-what")).to_contain_text(f"{LONGEST[2]} knocked")
+    check("undone-round")
+    # opened from its file, whose totals are not the rescored ones: the start page says both, naming the players
+    saved = json.loads(page.request.get(f"{base}/matches/{unfinished}/export.json").body())
+    saved["totals"] = {name: total + 1 for name, total in saved["totals"].items()}
+    page.goto(base)
+    upload = {"name": "okgin-match.json", "mimeType": "application/json", "buffer": json.dumps(saved).encode()}
+    page.set_input_files("#match-file", upload)
+    page.click("text=Open the match")
+    expect(page.locator(".import-form .status")).to_contain_text("were scored again")
+    expect(page.locator(".winner-tag")).to_have_count(3)
+    check("matches")  # Resume, History, and what the import said
+    page.goto(f"{base}/players")
+    check("players")
     page.close()
     assert not errors, errors
 
