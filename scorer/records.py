@@ -1,8 +1,8 @@
 """Players' records over many matches: matches and rounds won, gins, undercuts, and head to head.
 
 Players are not registered anywhere: a match names its players as they were typed. The same person is
-recognised across matches by name, compared without case or extra spaces ("ann  " is Ann), and shown
-as the most recent match spelled the name.
+recognised across matches by name, compared without case, extra spaces or Unicode's other ways of writing a
+letter ("ann  " is Ann), and shown as the most recent match spelled the name.
 
 >>> from scorer.cards import Card, parse_cards
 >>> from scorer.match import Match
@@ -71,8 +71,9 @@ def _outline(match: Match | MatchOutline) -> MatchOutline:
 
 
 def _player_keys(match: MatchOutline) -> dict[str, str]:
-    """Each of the match's players' key (``same_player``); two players of one match whose names differ only in
-    case or spaces ("Ann" and "ann") are two people there, so they keep their names as typed, apart."""
+    """Each of the match's players' key (``same_player``); two players of one match whose names ``same_player``
+    takes for one ("Ann" and "ann", in a match saved before names were told apart so) are two people there, so they
+    keep their names as typed, apart."""
     keys = {name: same_player(name) for name in match.players}
     shared = {key for key in keys.values() if list(keys.values()).count(key) > 1}
     return {name: "\0" + name if key in shared else key for name, key in keys.items()}
@@ -117,6 +118,20 @@ class HeadToHead:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def involves(self, name: str) -> bool:
+        """Whether ``name`` (written any way ``same_player`` allows) is one of the two."""
+        return same_player(name) in (same_player(self.first), same_player(self.second))
+
+    def seen_by(self, name: str) -> HeadToHead:
+        """The pair with ``name``'s player first, as a list of one player's opponents reads.
+
+        >>> HeadToHead("Ann", "Bob", 3, 1, 2).seen_by("bob")
+        HeadToHead(first='Bob', second='Ann', matches=3, first_won=2, second_won=1)
+        """
+        if same_player(name) != same_player(self.second):
+            return self
+        return HeadToHead(self.second, self.first, self.matches, self.second_won, self.first_won)
 
 
 def player_records(matches: Iterable[Match | MatchOutline]) -> list[PlayerRecord]:

@@ -336,6 +336,6 @@ def test_players_records_count_matches_won_of_those_finished(client: FlaskClient
     assert client.get(f"/api/matches/{finished}").json["winner"] == "Ann"
     new_match(client)
     page = client.get("/players").get_data(as_text=True)
-    ann = re.search(r'<th scope="row">Ann</th>\s*<td>(.*?)</td>', page, re.S)
+    ann = re.search(r'<th scope="row"><a [^>]*>Ann</a></th>\s*<td>(.*?)</td>', page, re.S)
     assert ann and " ".join(re.sub(r"<[^>]+>", "", ann.group(1)).split()) == "1 of 1"
     assert 'title="Matches won of matches finished"' in page and "1 finished match together" in page

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import web_fixtures
 from flask import Flask
@@ -88,6 +90,35 @@ def test_the_page_shows_names_as_text(client: FlaskClient) -> None:
     assert "<b>Ann</b>" not in text and "&lt;b&gt;Ann&lt;/b&gt;" in text
     assert "Over all 1 match kept here" in text
     assert 'href="/players"' in client.get("/").get_data(as_text=True)
+
+
+def finished_between(client: FlaskClient, first: str, second: str) -> None:
+    """A match of ``first`` and ``second`` that ``first`` wins with one knock (``ROUND``: Ann's)."""
+    match_id = new_match(client, players=[first, second], dealer=second, options={"target": 10})
+    body = {**ROUND, "knocker": first, "hands": {first: ROUND["hands"]["Ann"], second: ROUND["hands"]["Bob"]}}
+    assert client.post(f"/api/matches/{match_id}/rounds", json=body).status_code == 201
+
+
+def pairs_shown(html: str) -> list[str]:
+    section = html.split('id="head-to-head"')[1]
+    return [" ".join(re.sub(r"<[^>]+>", " ", item).split()) for item in re.findall(r"<li>(.*?)</li>", section, re.S)]
+
+
+def test_a_players_name_lists_only_their_opponents_with_them_first(client: FlaskClient) -> None:
+    """A club's head-to-head list held every pair (336 of them, a 37,000 px page on a phone): a player's name now
+    lists that player's opponents only, the player first."""
+    finished_between(client, "Ann", "Bob")
+    finished_between(client, "Cat", "Bob")
+    finished_between(client, "Cat", "Dan")
+    everyone = client.get("/players").get_data(as_text=True)
+    assert 'href="/players?player=Bob#head-to-head"' in everyone and len(pairs_shown(everyone)) == 3
+    page = client.get("/players?player=bob").get_data(as_text=True)
+    assert "Head to head: bob" in page and "Every pair of players" in page
+    assert sorted(pairs_shown(page)) == [
+        "Bob 0 – 1 Ann 1 finished match together",
+        "Bob 0 – 1 Cat 1 finished match together",
+    ], pairs_shown(page)
+    assert "No finished matches of Eve with another player." in client.get("/players?player=Eve").get_data(as_text=True)
 
 
 def test_no_matches_yet(client: FlaskClient) -> None:

@@ -221,12 +221,19 @@ def file_name_shown(name: str) -> str:
 
 @bp.get("/players")
 def players() -> str:
-    """The players' records over the most recent matches: matches and rounds won, gins, undercuts, head to head."""
+    """The players' records over the most recent matches: matches and rounds won, gins, undercuts, head to head;
+    with ``?player=NAME``, only that player's opponents, that player first (a club's hundreds of pairs are a long
+    page on a phone)."""
     outlines = matches.match_outlines()
+    player = request.args.get("player")
+    pairs = head_to_head(outlines)
+    if player is not None:
+        pairs = [pair.seen_by(player) for pair in pairs if pair.involves(player)]
     return render_template(
         "players.html",
         records=player_records(outlines),
-        pairs=head_to_head(outlines),
+        pairs=pairs,
+        player=player,
         counted=len(outlines),
         limit=matches.RECORDS_MATCHES,
     )
