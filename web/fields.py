@@ -156,12 +156,7 @@ def parse_revision(text: str | None) -> int | None:
 
     :raises InputError: for anything but a whole number from 0.
     """
-    if text is None:
-        return None
-    revision = parse_form_int(text, "revision")
-    if revision < 0:
-        raise InputError(f"revision must be a whole number from 0, got {revision}")
-    return revision
+    return _query_number(text, "revision", 0, "a whole number from 0")
 
 
 def parse_before(text: str | None) -> int | None:
@@ -169,12 +164,20 @@ def parse_before(text: str | None) -> int | None:
 
     :raises InputError: for anything but a whole number from 1.
     """
+    return _query_number(text, "before", 1, "a match id, a whole number from 1")
+
+
+def _query_number(text: str | None, name: str, least: int, what: str) -> int | None:
+    """The whole number a query names (``?name=N``), at least ``least``, or None when it names none.
+
+    :raises InputError: saying the number must be ``what``.
+    """
     if text is None:
         return None
-    before = parse_form_int(text, "before")
-    if before < 1:
-        raise InputError(f"before must be a match id, a whole number from 1, got {before}")
-    return before
+    number = parse_form_int(text, name)
+    if number < least:
+        raise InputError(f"{name} must be {what}, got {number}")
+    return number
 
 
 def parse_finished(text: str | None) -> bool | None:
