@@ -67,15 +67,19 @@ def sheet_fits(page: Any, what: str) -> None:
     assert widths[0] <= widths[1], f"{what}: the sheet is {widths[0]} px wide in {widths[1]} px"
 
 
+def sized_page(browser: Any, size: dict, tmp_path: Path) -> tuple[Any, list[str], str, Path]:
+    """A page at ``size``, the script errors it raises, its size's name and where its screenshots go."""
+    page = browser.new_page(viewport=size)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    return page, errors, "phone" if size == PHONE else "desktop", screenshot_dir(tmp_path)
+
+
 @pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
 def test_every_page_fits_the_screen(base: str, browser: Any, size: dict, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
-    shots = screenshot_dir(tmp_path)
-    label = "phone" if size == PHONE else "desktop"
-    page = browser.new_page(viewport=size)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
+    page, errors, label, shots = sized_page(browser, size, tmp_path)
 
     def check(what: str) -> None:
         no_sideways_scroll(page, f"{label} {what}")
@@ -196,11 +200,7 @@ def test_the_longest_one_word_names_fit(base: str, browser: Any, size: dict, tmp
     list: every page and dialog that shows a name, for two to four such names, up to a won match."""
     from playwright.sync_api import expect
 
-    shots = screenshot_dir(tmp_path)
-    label = "phone" if size == PHONE else "desktop"
-    page = browser.new_page(viewport=size)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
+    page, errors, label, shots = sized_page(browser, size, tmp_path)
 
     def check(what: str) -> None:
         long_names_fit(page, f"{label}-longest-{what}", shots)
