@@ -33,7 +33,7 @@ def test_serve_https_answers_over_tls(tmp_path: Path) -> None:
     try:
         trusted = ssl.create_default_context(cafile=str(tmp_path / "data" / "tls" / "cert.pem"))
         with urllib.request.urlopen(f"https://127.0.0.1:{port}/api/matches", context=trusted, timeout=10) as answer:
-            assert json.load(answer) == {"matches": []}
+            assert json.load(answer) == {"matches": [], "older": None}
     finally:
         server.terminate()
         server.wait(10)
