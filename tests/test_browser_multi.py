@@ -260,6 +260,17 @@ def test_a_change_made_on_the_other_phone_is_said_here_in_the_pages_words(base: 
     assert not errors, errors
 
 
+def round_2_offered(base: str, browser: Any, errors: list[str]) -> tuple[Any, Any, str]:
+    """Two phones at one match: the first has just recorded round 2, a draw, after the API recorded round 1 (its
+    notice offers "Undo round 2"). Answers the first phone, the other and the match's API URL."""
+    page, other = phone_page(browser, errors), phone(browser, errors)
+    url, api = new_match(page, base, ["Ann", "Bob"])
+    post_round(page, api, knock_body(KNOCK, "KS", "Ann"))
+    page.goto(url)
+    page.click("#record-draw")
+    return page, other, api
+
+
 def test_news_from_the_other_phone_keeps_the_undo_just_offered_here(base: str, browser: Any) -> None:
     """This phone had just recorded round 2 and offered "Undo round 2" when the other phone edited round 1: its news
     would have taken the Undo away. The news now follows the offer, whose button stays; later news replaces the
@@ -267,11 +278,7 @@ def test_news_from_the_other_phone_keeps_the_undo_just_offered_here(base: str, b
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page, other = phone_page(browser, errors), phone(browser, errors)
-    url, api = new_match(page, base, ["Ann", "Bob"])
-    post_round(page, api, knock_body(KNOCK, "KS", "Ann"))
-    page.goto(url)
-    page.click("#record-draw")
+    page, other, api = round_2_offered(base, browser, errors)
     offered = "Round 2 is on the sheet: a draw, no points."
     text, buttons = page.locator("#notice span"), page.locator("#notice button")
     expect(text).to_have_text(offered)
@@ -304,11 +311,7 @@ def test_an_undo_offered_here_after_the_other_phone_undid_the_round_says_so(base
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page, other = phone_page(browser, errors), phone(browser, errors)
-    url, api = new_match(page, base, ["Ann", "Bob"])
-    post_round(page, api, knock_body(KNOCK, "KS", "Ann"))
-    page.goto(url)
-    page.click("#record-draw")
+    page, other, api = round_2_offered(base, browser, errors)
     expect(page.locator("#notice span")).to_have_text("Round 2 is on the sheet: a draw, no points.")
 
     revision = other.request.get(api).json()["revision"]
