@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { parseCard } from "../../web/static/js/cards.js";
-import { hitBox, placeLabels } from "../../web/static/js/table/overlay.js";
+import { hitBox, nearestBox, placeLabels } from "../../web/static/js/table/overlay.js";
 import { STALE, Sequencer, Store } from "../../web/static/js/table/sequence.js";
 import {
   OUT,
@@ -205,6 +205,17 @@ test("labels never overlap, and a box always gets a tap target of the minimum si
   assert.ok(rects.length >= 4);
   const [x1, y1, x2, y2] = hitBox([10, 10, 16, 50], 32);
   assert.deepEqual([x2 - x1, y2 - y1], [32, 40]);
+});
+
+test("a tap where fanned cards' tap targets overlap is the nearest box's, not the one drawn last", () => {
+  const targets = [[100, 100, 106, 116], [110, 100, 116, 116], [120, 100, 126, 116]].map((box, id) => ({ id, box, hit: hitBox(box, 32) }));
+  assert.equal(nearestBox({ x: 104, y: 120 }, targets), 0); // every target holds it: the first box is nearest
+  assert.equal(nearestBox({ x: 108, y: 108 }, targets), 0); // between two boxes: the nearer
+  assert.equal(nearestBox({ x: 112, y: 95 }, targets), 1); // above the middle one
+  assert.equal(nearestBox({ x: 127, y: 108 }, targets), 2);
+  assert.equal(nearestBox({ x: 200, y: 108 }, targets), null); // no target holds it
+  const inside = [{ id: 7, box: [0, 0, 40, 40], hit: [0, 0, 40, 40] }, { id: 8, box: [30, 30, 34, 34], hit: [16, 16, 48, 48] }];
+  assert.equal(nearestBox({ x: 32, y: 33 }, inside), 8); // in both boxes: the one whose centre is nearer
 });
 
 test("the card editor reads one card, in words too (typed hands are read by the server: /api/cards)", () => {

@@ -63,6 +63,28 @@ function boxClass(state, entry) {
   return player?.deadwood?.includes(entry.card) ? "deadwood" : "";
 }
 
+/** Distance from a point to a box (0 inside it). */
+function distanceTo([x1, y1, x2, y2], { x, y }) {
+  return Math.hypot(Math.max(x1 - x, 0, x - x2), Math.max(y1 - y, 0, y - y2));
+}
+
+/**
+ * The id of the box a tap at `point` means, of `targets` ([{id, box, hit}], frame pixels): among those whose tap
+ * target holds the point, the box nearest to it, then the one whose centre is nearest. Fanned cards' small boxes
+ * have tap targets grown to 32 CSS pixels that overlap, and the one drawn last is not the one a finger was nearest.
+ * Null where no target holds the point.
+ */
+export function nearestBox(point, targets) {
+  const centreDistance = ([x1, y1, x2, y2]) => Math.hypot((x1 + x2) / 2 - point.x, (y1 + y2) / 2 - point.y);
+  let best = null;
+  for (const target of targets) {
+    if (distanceTo(target.hit, point) > 0) continue;
+    const key = [distanceTo(target.box, point), centreDistance(target.box)];
+    if (!best || key[0] < best.key[0] || (key[0] === best.key[0] && key[1] < best.key[1])) best = { id: target.id, key };
+  }
+  return best?.id ?? null;
+}
+
 /** Draw every card's box over the picture (the SVG's viewBox is the frame's pixel size). */
 export function drawOverlay(state) {
   const svg = document.getElementById("overlay");
@@ -84,9 +106,10 @@ export function drawOverlay(state) {
   boxed.forEach((entry, index) => {
     const [x1, y1, x2, y2] = entry.box;
     // Generous tap targets underneath, the boxes themselves on top: a tap on a box is that card, a tap
-    // near small (fanned) boxes goes to the nearest one's target.
+    // near small (fanned) boxes goes to the nearest box whose target holds it (`nearestBox`).
     const [hx1, hy1, hx2, hy2] = hitBox(entry.box, MIN_HIT_PX * scale);
-    hits.push(svgNode("rect", { class: "hit", "data-id": entry.id, x: hx1, y: hy1, width: hx2 - hx1, height: hy2 - hy1 }));
+    hits.push(svgNode("rect", { class: "hit", "data-id": entry.id, "data-box": entry.box.join(" "),
+      x: hx1, y: hy1, width: hx2 - hx1, height: hy2 - hy1 }));
     const classes = ["box", boxClass(state, entry), entry.id === state.selected ? "selected" : ""].filter(Boolean).join(" ");
     const group = svgNode("g", { class: classes, tabindex: "0", role: "button", "data-card": entry.card, "data-id": entry.id,
       "aria-label": `${pretty(entry.card)} in ${placeName(state, entry.place)}: correct it` });
@@ -129,7 +152,17 @@ function swallowTheTapsClick(x, y) {
  */
 export function enableTaps(onCard) {
   const svg = document.getElementById("overlay");
-  const idOf = (event) => Number(event.target.closest("[data-id]")?.dataset.id ?? NaN);
+  const idOf = (event) => {
+    if (!event.target.matches?.("rect.hit")) return Number(event.target.closest("[data-id]")?.dataset.id ?? NaN);
+    const matrix = svg.getScreenCTM()?.inverse();
+    if (!matrix) return Number(event.target.dataset.id);
+    const point = new DOMPoint(event.clientX, event.clientY).matrixTransform(matrix);
+    const targets = [...svg.querySelectorAll("rect.hit")].map((rect) => {
+      const [x, y, width, height] = ["x", "y", "width", "height"].map((name) => Number(rect.getAttribute(name)));
+      return { id: Number(rect.dataset.id), box: rect.dataset.box.split(" ").map(Number), hit: [x, y, x + width, y + height] };
+    });
+    return nearestBox(point, targets) ?? Number(event.target.dataset.id);
+  };
   let pressed = null; // {id, x, y}: the box the finger or the main button went down on
   svg.addEventListener("pointerdown", (event) => {
     const id = idOf(event);
