@@ -175,3 +175,14 @@ def small_tap_targets(page: Any, scope: str = "body") -> list[str]:
         [scope, MIN_TAP_PX],
     )
     return found
+
+
+def set_page_hidden(page: Any, hidden: bool) -> None:
+    """Hide or show ``page`` as another tab or a locked phone does (headless Chromium hides no page)."""
+    page.evaluate(
+        """hidden => { Object.defineProperty(document, 'hidden', {value: hidden, configurable: true});
+            const state = hidden ? 'hidden' : 'visible';
+            Object.defineProperty(document, 'visibilityState', {value: state, configurable: true});
+            document.dispatchEvent(new Event('visibilitychange')); }""",
+        hidden,
+    )

@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from browser_support import BROWSER_TESTS, DESKTOP, ScaledDetector, camera_table
+from browser_support import BROWSER_TESTS, DESKTOP, ScaledDetector, camera_table, set_page_hidden
 
 from scorer.cards import Card
 from scorer.vision.types import CardDetection
@@ -123,14 +123,11 @@ def test_a_hidden_page_pauses_its_camera_and_goes_on_when_shown(served: tuple[st
     errors: list[str] = []
     page = page_of(browser, errors)
     frames = camera_on(page, new_match(page, base))
-    show = """hidden => { Object.defineProperty(document, 'hidden', {value: hidden, configurable: true});
-        Object.defineProperty(document, 'visibilityState', {value: hidden ? 'hidden' : 'visible', configurable: true});
-        document.dispatchEvent(new Event('visibilitychange')); }"""
-    page.evaluate(show, True)  # headless Chromium hides no page: as another tab or a locked phone does
+    set_page_hidden(page, True)
     status = page.locator("#camera-status")
     expect(status).to_have_text("Camera paused while this page is hidden")
     assert frames_posted_while_waiting(page, frames, 1500) <= 1  # one may have been on its way
-    page.evaluate(show, False)
+    set_page_hidden(page, False)
     expect(status).to_have_text(STABLE, timeout=30_000)
     assert not errors, errors
 

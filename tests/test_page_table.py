@@ -25,6 +25,7 @@ from browser_support import (
     launch,
     live_server,
     screenshot_dir,
+    set_page_hidden,
 )
 from test_seating import BOTTOM, LEFT, RIGHT, TOP, UPCARD, cards_at
 
@@ -475,19 +476,24 @@ def test_a_won_match_offers_rematch_and_proposes_nothing(browser: Any, base: str
     expect(page.locator("#match-over")).to_be_hidden()
 
 
-def test_an_ended_table_camera_is_reported_once(browser: Any, app: Any, base: str, tmp_path: Path) -> None:
+def grey_video(path: Path, frames: int) -> Path:
+    """A plain grey MJPEG video of ``frames`` frames at 15 a second: a server camera's source."""
     import cv2
     import numpy as np
+
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), 15, (320, 180))
+    for _ in range(frames):
+        writer.write(np.full((180, 320, 3), 90, np.uint8))
+    writer.release()
+    return path
+
+
+def test_an_ended_table_camera_is_reported_once(browser: Any, app: Any, base: str, tmp_path: Path) -> None:
     from playwright.sync_api import expect
 
     from web.live import attach_camera
 
-    video = tmp_path / "short.avi"
-    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 15, (320, 180))
-    for _ in range(8):
-        writer.write(np.full((180, 320, 3), 90, np.uint8))
-    writer.release()
-    camera = attach_camera(app, str(video))
+    camera = attach_camera(app, str(grey_video(tmp_path / "short.avi", 8)))
     try:
         page = open_table(browser, base, new_match(browser.new_page(), base))
         polls: list[float] = []
@@ -497,5 +503,40 @@ def test_an_ended_table_camera_is_reported_once(browser: Any, app: Any, base: st
         seen = len(polls)
         page.wait_for_timeout(2000)
         assert len(polls) == seen, "the page stopped asking once the camera had ended"
+    finally:
+        camera.stop()
+
+
+def test_a_hidden_page_stops_following_the_table_camera_and_goes_on_when_shown(
+    browser: Any, app: Any, base: str, tmp_path: Path
+) -> None:
+    """A hidden page polled the server camera's reading three times a second and kept a viewer's place on its
+    stream, which nobody saw (the browser's own camera already paused)."""
+    from playwright.sync_api import expect
+
+    from web.live import attach_camera
+
+    camera = attach_camera(app, str(grey_video(tmp_path / "long.avi", 900)))
+    try:
+        page = open_table(browser, base, new_match(browser.new_page(), base))
+        polls: list[float] = []
+        page.on("request", lambda r: polls.append(time.monotonic()) if "/live/camera/reading" in r.url else None)
+        page.click("#server-camera")
+        still = page.locator("#still")
+        expect(still).to_have_attribute("src", "/live/camera.mjpg")
+        page.wait_for_timeout(1000)
+        assert polls, "the page follows the table camera's reading"
+        set_page_hidden(page, True)
+        status = page.locator("#camera-status")
+        expect(status).to_have_text("Camera paused while this page is hidden")
+        expect(still).not_to_have_attribute("src", "/live/camera.mjpg")  # its stream closed: a viewer's place freed
+        seen = len(polls)
+        page.wait_for_timeout(1500)
+        assert len(polls) - seen <= 1, "a hidden page stopped polling (one may have been on its way)"
+        set_page_hidden(page, False)
+        expect(still).to_have_attribute("src", "/live/camera.mjpg")
+        expect(status).not_to_contain_text("paused")
+        page.wait_for_timeout(1000)
+        assert len(polls) - seen >= 2, "shown again, the page follows the camera again"
     finally:
         camera.stop()

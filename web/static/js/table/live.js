@@ -14,6 +14,7 @@ const POLL_MS = 300;
 const RETRY_MS = [1000, 2000, 5000]; // after a failed poll or frame: wait longer, never hammer the server
 const retryDelay = (failures) => RETRY_MS[Math.min(failures, RETRY_MS.length) - 1];
 const LOOKING = "Camera on: looking for cards…";
+const SERVER_LOOKING = "Table camera on the server: looking for cards…";
 
 /** This page's own id for its camera (`?camera=` of each frame): two tabs of one browser share a session, and the
  * server keeps a reading per session and page, so two cameras never mix their cards. */
@@ -96,19 +97,25 @@ export class LiveTable {
         status: "The camera stopped (unplugged, or taken by another app). Tap Start camera to start it again, or type the cards." } }));
   }
 
-  /** A hidden page (another tab, the phone locked) does not post frames: nobody sees them, and they take the server's
-   * time from the tables that play. Shown again, it goes on. */
+  /** A hidden page (another tab, the phone locked) neither posts frames nor follows the server's camera (its
+   * reading polled, its picture streamed): nobody sees them, and they take the server's time and a viewer's place
+   * from the tables that play. Shown again, it goes on. */
   visibilityChanged() {
-    const { source, frozen } = this.store.state.camera;
-    if (source !== "browser" || frozen) return;
+    const { source, frozen, ended } = this.store.state.camera;
+    if (!source || frozen) {
+      this.setCamera({ hidden: document.hidden }); // the stream waits for it once the camera is live again
+      return;
+    }
     if (document.hidden) {
       this.loop.stop();
+      this.stopServer();
       this.sequencer.cancel("frame");
       this.store.update((state) => ({ ...state, stable: false,
-        camera: { ...state.camera, status: "Camera paused while this page is hidden" } }));
+        camera: { ...state.camera, hidden: true, status: "Camera paused while this page is hidden" } }));
     } else {
-      this.setCamera({ status: LOOKING });
-      this.loop.start();
+      this.setCamera({ hidden: false, status: source === "server" ? SERVER_LOOKING : LOOKING });
+      if (source === "browser") this.loop.start();
+      else if (!ended) this.schedulePoll(0);
     }
   }
 
@@ -150,7 +157,7 @@ export class LiveTable {
     this.loop.stop();
     this.camera.stop();
     this.failures = 0;
-    this.setCamera({ source: "server", frozen: false, ended: false, status: "Table camera on the server: looking for cards…" });
+    this.setCamera({ source: "server", frozen: false, ended: false, status: SERVER_LOOKING });
     this.resume();
   }
 
@@ -198,7 +205,8 @@ export class LiveTable {
   resume() {
     this.store.update((state) => ({ ...state, corrected: false, zoom: 1, camera: { ...state.camera, frozen: false } }));
     const { source, ended } = this.store.state.camera;
-    if (source === "browser" && !document.hidden) this.loop.start();
+    if (document.hidden) return;
+    if (source === "browser") this.loop.start();
     else if (source === "server" && !ended) this.schedulePoll(0);
   }
 }

@@ -217,7 +217,7 @@ function renderNotice(state, before) {
 }
 
 function renderCamera(state) {
-  const { source, frozen, status } = state.camera;
+  const { source, frozen, status, hidden } = state.camera;
   $("stage-wrap").hidden = !source;
   $("stage-hint").hidden = !source;
   $("camera-start").hidden = source === "browser";
@@ -226,7 +226,7 @@ function renderCamera(state) {
   $("video").hidden = !(source === "browser" && !frozen);
   const still = $("still");
   still.hidden = !(source === "server" || frozen);
-  const src = !source ? "" : frozen && state.frame ? (source === "server" ? `/live/frames/${state.frame.id}.jpg` : state.frame.url) : source === "server" ? "/live/camera.mjpg" : "";
+  const src = !source || (hidden && !frozen) ? "" : frozen && state.frame ? (source === "server" ? `/live/frames/${state.frame.id}.jpg` : state.frame.url) : source === "server" ? "/live/camera.mjpg" : "";
   if (src && still.getAttribute("src") !== src) still.src = src;
   if (!src && still.hasAttribute("src")) still.removeAttribute("src");
   const line = $("camera-status");

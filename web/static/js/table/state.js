@@ -17,7 +17,7 @@ export function initialState(match, seating) {
     cards: [],
     nextId: 1,
     frame: null, // {id, width, height, url}: the picture the boxes belong to
-    camera: { source: null, frozen: false, status: "", ended: false },
+    camera: { source: null, frozen: false, status: "", ended: false, hidden: false },
     stable: false,
     corrected: false, // the current frame's cards were corrected by hand
     arrangement: null, // {key, answer}: /api/arrange for the cards under `key`
