@@ -212,7 +212,8 @@ def test_the_sheet_shows_rounds_totals_and_the_winner(client: FlaskClient) -> No
     page = client.get(f"/matches/{match_id}/sheet").get_data(as_text=True)
     assert "Ann wins the match!" in page
     assert '<progress max="30" value="36"' in page
-    assert 'Ann · knock · up <span class="card-text black">K♠</span>' in page and ">Draw (no knock)<" in page
+    assert '<span class="name">Ann</span> · knock · up <span class="card-text black">K♠</span>' in page
+    assert ">Draw (no knock)<" in page
 
 
 def test_csv_export_has_one_row_per_round(client: FlaskClient) -> None:
@@ -320,7 +321,8 @@ def test_the_sheet_body_is_the_one_drawing_of_the_sheet(client: FlaskClient) -> 
     client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
     body = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
     assert "Ann wins the match! Bonuses: Ann +50." in body
-    assert 'Ann · undercut by Bob · up <span class="card-text black">K♠</span>' in body
+    undercut = '<span class="name">Ann</span> · undercut by <span class="name">Bob</span> · up'
+    assert f'{undercut} <span class="card-text black">K♠</span>' in body
     assert 'data-edit-round="3"' in body and 'data-undo-round="3"' in body
     plain = client.get(f"/matches/{match_id}/sheet-body").get_data(as_text=True)
     assert "data-edit-round" not in plain and "Undo" not in plain
