@@ -540,3 +540,32 @@ def test_a_hidden_page_stops_following_the_table_camera_and_goes_on_when_shown(
         assert len(polls) - seen >= 2, "shown again, the page follows the camera again"
     finally:
         camera.stop()
+
+
+def test_the_sheet_that_comes_with_the_page_is_used_not_fetched_again(browser: Any, base: str) -> None:
+    """The table page fetched its score sheet once more as it opened, though the page holds it (a long match's sheet
+    is hundreds of KB): the sheet drawn with the page is used, its buttons working, until the match changes."""
+    from playwright.sync_api import expect
+
+    match_id = new_match(browser.new_page(), base)
+    setup = browser.new_page()
+    deal = {"upcard": "KS", "knocker": "Ann", "hands": {"Ann": ANN, "Bob": BOB}}
+    for _ in range(2):
+        assert setup.request.post(f"{base}/api/matches/{match_id}/rounds", data=deal).status == 201
+    assert setup.request.delete(f"{base}/api/matches/{match_id}/rounds/2").ok  # an earlier version, with its time
+    page = browser.new_page(viewport=DESKTOP)
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "/sheet-body" in r.url else None)
+    page.goto(f"{base}/matches/{match_id}")
+    page.wait_for_selector("body[data-ready=true]")
+    page.wait_for_timeout(500)
+    assert fetched == []
+    time = page.locator("#sheet-body time[datetime]").first
+    expect(time).not_to_contain_text("T")  # in the players' clock, not the server's ISO form
+    page.click('button[aria-label="Edit round 1"]')
+    expect(page.locator("#round-editor")).to_be_visible()
+    page.keyboard.press("Escape")
+    page.on("dialog", lambda dialog: dialog.accept())  # "Undo round 1?"
+    page.click("[data-undo-round]")
+    expect(page.locator("#sheet-body")).to_contain_text("No rounds yet.")
+    assert len(fetched) == 1  # the match changed: its sheet is fetched

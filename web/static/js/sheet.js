@@ -23,12 +23,23 @@ export async function renderSheet(container, match, actions = null) {
   const focused = container.contains(document.activeElement) ? document.activeElement : null;
   const open = [...container.querySelectorAll("details[data-versions][open]")].map((details) => details.dataset.versions);
   container.replaceChildren(document.createRange().createContextualFragment(html));
-  // The times the server wrote in UTC, in the players' own clock; the earlier versions they had open stay open.
-  container.querySelectorAll("time[datetime]").forEach((time) => {
-    time.textContent = new Date(time.dateTime).toLocaleString([], { dateStyle: "short", timeStyle: "short" });
-  });
+  // the earlier versions the players had open stay open
   container.querySelectorAll("details[data-versions]").forEach((details) => {
     details.open = open.includes(details.dataset.versions);
+  });
+  dressSheet(container, actions, focused);
+}
+
+/**
+ * Make the sheet drawn in `container` (by the server, with the page or fetched) the page's: its times in the players'
+ * own clock, its buttons calling `actions` (as `renderSheet`'s), and the focus back on the button that had it
+ * (`focused`, in the sheet drawn before). The table page's first sheet comes with the page: it is dressed, not fetched
+ * again.
+ */
+export function dressSheet(container, actions = null, focused = null) {
+  // The times the server wrote in UTC, in the players' own clock.
+  container.querySelectorAll("time[datetime]").forEach((time) => {
+    time.textContent = new Date(time.dateTime).toLocaleString([], { dateStyle: "short", timeStyle: "short" });
   });
   if (!actions) return;
   container.querySelectorAll("[data-edit-round]").forEach((button) =>

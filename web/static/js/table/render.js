@@ -3,7 +3,7 @@
 
 import { cardChip, pretty, textWithCards } from "../cards.js";
 import { layDownPanel } from "../laydown.js";
-import { el, renderSheet } from "../sheet.js";
+import { dressSheet, el, renderSheet } from "../sheet.js";
 import { drawOverlay } from "./overlay.js";
 import { OUT, UPCARD, cardsAt, handStatus, players, tableKey, upcardOf } from "./state.js";
 
@@ -249,8 +249,12 @@ export function render(state, before, actions) {
   renderNotice(state, before);
   $("table-error").textContent = state.error;
   if (!before || before.match !== state.match) {
-    renderSheet($("sheet-body"), state.match, { onUndo: actions.undoRound, onEdit: actions.openRoundEditor, onRestore: actions.restoreVersion })
-      .then(sayWinner);
+    const sheetActions = { onUndo: actions.undoRound, onEdit: actions.openRoundEditor, onRestore: actions.restoreVersion };
+    if (before) renderSheet($("sheet-body"), state.match, sheetActions).then(sayWinner);
+    else { // the sheet came with the page, drawn from the same match
+      dressSheet($("sheet-body"), sheetActions);
+      sayWinner();
+    }
     renderTotals(state);
   }
   drawOverlay(state);
