@@ -383,6 +383,16 @@ def test_correcting_a_fanned_hand_on_a_phone(browser: Any, tmp_path: Path) -> No
         stage = page.locator("#stage-wrap").bounding_box()
         assert stage is not None and stage["y"] >= -1 and stage["y"] + stage["height"] <= PHONE["height"]
         page.screenshot(path=str(screenshot_dir(tmp_path) / "phone-camera-proposal.png"))
+        # Zoomed while the proposal is shown, the picture is as wide as the zoom: it scrolls in its capped height
+        # (it was drawn in that height, as small as unzoomed, beside a wide black band).
+        page.click("#zoom")
+        drawn = page.evaluate(
+            """() => { const still = document.getElementById('still'), style = getComputedStyle(still);
+                const box = still.getBoundingClientRect(), ratio = still.naturalWidth / still.naturalHeight;
+                const shown = style.objectFit === 'contain' ? Math.min(box.width, box.height * ratio) : box.width;
+                return [shown, still.closest('.stage-scroll').clientWidth]; }"""
+        )
+        assert drawn[0] == pytest.approx(2 * drawn[1], rel=0.05), drawn
         assert not page.errors, page.errors
 
 

@@ -237,6 +237,7 @@ function renderCamera(state) {
   document.body.classList.toggle("proposing", Boolean(state.proposal && source));
   const stage = $("stage");
   stage.style.width = `${state.zoom * 100}%`;
+  stage.classList.toggle("zoomed", state.zoom > 1);
   $("zoom").textContent = state.zoom === 1 ? "Zoom" : `Zoom ${state.zoom}×`;
   $("zoom").setAttribute("aria-pressed", String(state.zoom > 1));
 }
