@@ -17,14 +17,15 @@ letter ("ann  " is Ann), and shown as the most recent match spelled the name.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
 from scorer.match import Match
-from scorer.rules import Outcome
 
 
+@functools.lru_cache(maxsize=4096)  # a club's few dozen names, met in each of its thousands of matches
 def same_player(name: str) -> str:
     """The key two spellings of one player's name share: case, runs of spaces and Unicode's ways of writing one
     letter (a composed ë or an e and its accent, a full-width Ａ) ignored.
@@ -35,35 +36,90 @@ def same_player(name: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", name).split()).casefold()
 
 
-@dataclasses.dataclass(frozen=True)
-class RoundOutline:
-    """What a record needs of one scored round."""
-
-    outcome: Outcome
-    knocker: str
-    winner: str
-    points: tuple[tuple[str, int], ...]
+class InvalidOutlineError(ValueError):
+    """A stored outline that is not one ``MatchOutline.to_dict()`` writes."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)
+class RoundsTally:
+    """One player's scored rounds in one match, as ``PlayerRecord`` adds them up over matches (draws are void)."""
+
+    rounds: int = 0
+    rounds_won: int = 0
+    gins: int = 0
+    undercuts: int = 0
+    undercut: int = 0
+    points: int = 0
+
+
+_TALLIED = tuple(field.name for field in dataclasses.fields(RoundsTally))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class MatchOutline:
-    """What a record needs of one match: small and cheap to keep, where a ``Match`` scores its rounds to be built
-    (a page of records over hundreds of stored matches keeps their outlines, not the matches)."""
+    """What a record needs of one match: its players, how it ended and each player's tally of its rounds. It is of
+    one small size however long the match, where a ``Match`` scores every round to be built: the records over a
+    club's thousands of matches read their outlines (``web.matches`` stores one with each match).
+
+    >>> match = Match(["Ann", "Bob"], dealer="Bob")
+    >>> MatchOutline.from_dict(MatchOutline.of(match).to_dict()) == MatchOutline.of(match)
+    True
+    """
 
     players: tuple[str, ...]
     finished: bool
     winner: str | None
-    rounds: tuple[RoundOutline, ...]
-    """The scored rounds: draws are void."""
+    tallies: tuple[RoundsTally, ...]
+    """Each player's, in the order of ``players``."""
 
     @classmethod
     def of(cls, match: Match) -> MatchOutline:
-        rounds = tuple(
-            RoundOutline(result.outcome, result.knocker, result.winner, tuple(result.points.items()))
-            for result in (round_.result for round_ in match.rounds)
-            if result is not None
-        )
-        return cls(match.players, match.finished, match.winner, rounds)
+        counts = {name: dict.fromkeys(_TALLIED, 0) for name in match.players}
+        for result in (round_.result for round_ in match.rounds):
+            if result is None:
+                continue
+            for name, points in result.points.items():
+                counts[name]["rounds"] += 1
+                counts[name]["points"] += points
+            won = counts[result.winner]
+            won["rounds_won"] += 1
+            won["gins"] += result.outcome == "gin"
+            won["undercuts"] += result.outcome == "undercut"
+            counts[result.knocker]["undercut"] += result.outcome == "undercut"
+        tallies = tuple(RoundsTally(**counts[name]) for name in match.players)
+        return cls(tuple(match.players), match.finished, match.winner, tallies)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: ``{"players", "finished", "winner", "tallies": [{"rounds", "rounds_won", "gins",
+        "undercuts", "undercut", "points"}, ...]}``, a tally per player in the order of ``players``."""
+        return {
+            "players": list(self.players),
+            "finished": self.finished,
+            "winner": self.winner,
+            "tallies": [dataclasses.asdict(tally) for tally in self.tallies],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> MatchOutline:
+        """The outline ``to_dict`` wrote.
+
+        :raises InvalidOutlineError: for anything else, saying what is wrong.
+        """
+        if not isinstance(data, dict):
+            raise InvalidOutlineError(f"an outline is a JSON object, got {type(data).__name__}")
+        players, finished, winner, tallies = (data.get(key) for key in ("players", "finished", "winner", "tallies"))
+        if not isinstance(players, list) or not all(isinstance(name, str) for name in players):
+            raise InvalidOutlineError("an outline's players are a list of names")
+        if not isinstance(finished, bool) or not (winner is None or winner in players):
+            raise InvalidOutlineError("an outline's finished is true or false and its winner one of its players")
+        if not isinstance(tallies, list) or len(tallies) != len(players):
+            raise InvalidOutlineError("an outline has one tally per player")
+        for tally in tallies:
+            if not isinstance(tally, dict) or set(tally) != set(_TALLIED):
+                raise InvalidOutlineError(f"a tally has exactly {', '.join(_TALLIED)}")
+            if not all(type(count) is int for count in tally.values()):  # bool is an int, but not a count
+                raise InvalidOutlineError("a tally's counts are whole numbers")
+        return cls(tuple(players), finished, winner, tuple(RoundsTally(**tally) for tally in tallies))
 
 
 def _outline(match: Match | MatchOutline) -> MatchOutline:
@@ -140,23 +196,18 @@ def player_records(matches: Iterable[Match | MatchOutline]) -> list[PlayerRecord
     records: dict[str, PlayerRecord] = {}
     for match in map(_outline, matches):
         key = _player_keys(match)
-        for name in match.players:
+        for name, tally in zip(match.players, match.tallies, strict=True):
             record = records.setdefault(key[name], PlayerRecord(name))
             record.name = name
             record.matches += 1
             record.finished += match.finished
             record.won += match.winner == name
-        for result in match.rounds:
-            for name, points in result.points:
-                record = records[key[name]]
-                record.rounds += 1
-                record.points += points
-            winner = records[key[result.winner]]
-            winner.rounds_won += 1
-            winner.gins += result.outcome == "gin"
-            winner.undercuts += result.outcome == "undercut"
-            if result.outcome == "undercut":
-                records[key[result.knocker]].undercut += 1
+            record.rounds += tally.rounds
+            record.rounds_won += tally.rounds_won
+            record.gins += tally.gins
+            record.undercuts += tally.undercuts
+            record.undercut += tally.undercut
+            record.points += tally.points
     return sorted(records.values(), key=lambda record: (-record.won, -record.rounds_won, same_player(record.name)))
 
 

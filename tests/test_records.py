@@ -1,10 +1,14 @@
 """Players' records over matches: who won what, names matched across matches, head to head."""
 
+import json
+from typing import Any
+
+import pytest
 from test_match import ANN_KNOCKS, BOB_GINS, BOB_UNDERCUTS, C
 
 from scorer.cards import parse_cards
 from scorer.match import Match
-from scorer.records import MatchOutline, head_to_head, player_records
+from scorer.records import InvalidOutlineError, MatchOutline, RoundsTally, head_to_head, player_records
 from scorer.rules import Rules
 
 
@@ -44,7 +48,37 @@ def test_an_outline_of_a_match_gives_the_same_records() -> None:
     outlines = [MatchOutline.of(match) for match in matches]
     assert player_records(outlines) == player_records(matches)
     assert head_to_head(outlines) == head_to_head(matches)
-    assert len(outlines[0].rounds) == 2  # the draw is void
+    assert [tally.rounds for tally in outlines[0].tallies] == [2, 2]  # the draw is void
+
+
+def test_an_outline_reads_back_from_its_json_form() -> None:
+    outline = MatchOutline.of(played(["Ann", "Bob"], "knock", "draw", "undercut", "gin"))
+    assert MatchOutline.from_dict(json.loads(json.dumps(outline.to_dict()))) == outline
+    assert outline.tallies == (
+        RoundsTally(rounds=3, rounds_won=1, gins=0, undercuts=0, undercut=1, points=18),
+        RoundsTally(rounds=3, rounds_won=2, gins=1, undercuts=1, undercut=0, points=101),
+    )
+
+
+TALLY = {"rounds": 1, "rounds_won": 1, "gins": 0, "undercuts": 0, "undercut": 0, "points": 18}
+OUTLINE = {"players": ["Ann"], "finished": False, "winner": None, "tallies": [TALLY]}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [],
+        {**OUTLINE, "players": "Ann"},
+        {**OUTLINE, "winner": "Bob"},
+        {**OUTLINE, "finished": 1},
+        {**OUTLINE, "tallies": []},
+        {**OUTLINE, "tallies": [{**TALLY, "gins": True}]},
+        {**OUTLINE, "tallies": [{"rounds": 1}]},
+    ],
+)
+def test_an_outline_not_as_okgin_writes_it_is_refused(data: Any) -> None:
+    with pytest.raises(InvalidOutlineError):
+        MatchOutline.from_dict(data)
 
 
 def test_a_name_typed_differently_is_the_same_player_shown_as_last_typed() -> None:

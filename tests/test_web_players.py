@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
+import sqlite3
+import threading
+from pathlib import Path
 
 import pytest
 import web_fixtures
 from flask import Flask
 from flask.testing import FlaskClient
-from web_fixtures import ROUND, new_match
+from web_fixtures import ROUND, database_at, new_match
 
-from web import matches
+from scorer.records import MatchOutline
+from web import create_app, matches
 
 app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
 GIN = {  # Bob goes gin: 25 + Ann's 66
@@ -24,6 +30,34 @@ def records(client: FlaskClient) -> dict:
     answer = client.get("/api/players")
     assert answer.status_code == 200, answer.json
     return answer.json
+
+
+def counted_in_the_background(app: Flask) -> None:
+    """Wait for the thread that makes the outlines of matches kept before okgin stored them, if one was started."""
+    filler = app.extensions.get("okgin_outlines_filler")
+    if filler is not None:
+        filler.join(60)
+        assert not filler.is_alive()
+
+
+def never_replayed(match_id: int) -> matches.MatchRecord:
+    raise AssertionError(f"the records replayed match {match_id}")
+
+
+def records_read(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """The records, read without replaying any match (a club's year of matches took 15 s to replay)."""
+    with monkeypatch.context() as patched:
+        patched.setattr(matches, "_rebuilt", never_replayed)
+        return records(client)
+
+
+def stored_outline(app: Flask, match_id: int) -> tuple[MatchOutline | None, bool]:
+    """The outline stored with the match, and whether it was made for the match's revision."""
+    with contextlib.closing(sqlite3.connect(app.config["DATABASE"])) as db:
+        text, made_for, revision = db.execute(
+            "SELECT outline_json, outline_revision, revision FROM matches WHERE id = ?", (match_id,)
+        ).fetchone()
+    return None if text is None else MatchOutline.from_dict(json.loads(text)), made_for == revision
 
 
 def test_the_records_count_every_match_and_round(client: FlaskClient) -> None:
@@ -53,15 +87,89 @@ def test_an_undo_is_counted_at_once(client: FlaskClient) -> None:
     assert {r["name"]: r["rounds_won"] for r in records(client)["players"]} == {"Ann": 0, "Bob": 0}
 
 
-def test_only_the_most_recent_matches_are_counted(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(matches, "RECORDS_MATCHES", 2)
-    for players in (["Old", "Bob"], ["Ann", "Bob"], ["Ann", "Cat"]):
-        new_match(client, players=players, dealer="Bob" if "Bob" in players else "Cat")
+def test_every_match_is_counted_however_many(client: FlaskClient) -> None:
+    """The records counted the 200 most recent matches: a club keeps a year of play (3,000 matches), and a player's
+    older matches were left out of their record."""
+    oldest = new_match(client, players=["Old", "Bob"], dealer="Bob")
+    body = {**ROUND, "knocker": "Old", "hands": {"Old": ROUND["hands"]["Ann"], "Bob": ROUND["hands"]["Bob"]}}
+    assert client.post(f"/api/matches/{oldest}/rounds", json=body).status_code == 201
+    for _ in range(200):
+        new_match(client)
     found = records(client)
-    assert found["matches_counted"] == 2 and found["most_recent"] == 2
-    assert "Old" not in {record["name"] for record in found["players"]}
+    assert found["matches_counted"] == 201
+    assert found["matches_waiting"] == 0
+    old = next(record for record in found["players"] if record["name"] == "Old")
+    assert (old["matches"], old["rounds_won"], old["points"]) == (1, 1, 18)
+    assert "Over all 201 matches kept here." in client.get("/players").get_data(as_text=True)
+
+
+def test_each_change_to_a_match_stores_its_outline_and_the_records_follow(
+    app: Flask, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every write (a round added, edited, undone, put back) stores the match's outline in its transaction, so the
+    records read it, never a replay, and never a stale one."""
+    match_id = new_match(client)
+    url = f"/api/matches/{match_id}"
+
+    def follows() -> tuple[dict[str, tuple[int, int]], int]:
+        match = client.get(url).json
+        outline, current = stored_outline(app, match_id)
+        with app.app_context():
+            assert current and outline == MatchOutline.of(matches.load_match(match_id).match)
+        found = records_read(client, monkeypatch)
+        return {r["name"]: (r["rounds_won"], r["gins"]) for r in found["players"]}, match["revision"]
+
+    assert follows()[0] == {"Ann": (0, 0), "Bob": (0, 0)}
+    assert client.post(f"{url}/rounds", json=ROUND).status_code == 201
+    won, revision = follows()
+    assert won == {"Ann": (1, 0), "Bob": (0, 0)}
+    assert client.put(f"{url}/rounds/1?revision={revision}", json=GIN).status_code == 200
+    won, revision = follows()
+    assert won == {"Ann": (0, 0), "Bob": (1, 1)}
+    assert client.delete(f"{url}/rounds/1?revision={revision}").status_code == 200
+    won, revision = follows()
+    assert won == {"Ann": (0, 0), "Bob": (0, 0)}
+    undone = client.get(url).json["earlier_versions"][0]
+    assert undone["input"]["knocker"] == "Bob" and undone["restore"] == "add"
+    back = client.post(f"{url}/earlier-versions/{undone['id']}/restore", json={"revision": revision})
+    assert back.status_code == 200
+    assert follows()[0] == {"Ann": (0, 0), "Bob": (1, 1)}
+
+
+def test_a_match_kept_before_the_upgrade_is_counted_once_its_outline_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database from before okgin stored outlines has none: the records page answers at once, saying how many
+    matches are still being counted, while a thread makes each missing outline once."""
+    path = tmp_path / "v6.db"
+    with database_at(path, 6) as old:
+        old.execute("INSERT INTO rounds VALUES (7, 1, ?, 'then', 1)", (json.dumps(ROUND),))
+    app = create_app({"DATA_DIR": str(tmp_path), "DATABASE": str(path)})
+    client = app.test_client()
+    rebuilt: list[int] = []
+    real = matches._rebuilt
+    monkeypatch.setattr(matches, "_rebuilt", lambda match_id: rebuilt.append(match_id) or real(match_id))
     page = client.get("/players").get_data(as_text=True)
-    assert "Over the 2 most recent matches" in page
+    assert "Over 0 of the 1 matches kept here so far: 1 saved by an older okgin is still being counted" in page
+    assert "No match counted yet." in page and "No matches yet." not in page
+    counted_in_the_background(app)
+    found = records_read(client, monkeypatch)
+    assert (found["matches_counted"], found["matches_waiting"]) == (1, 0)
+    assert {r["name"]: (r["rounds_won"], r["points"]) for r in found["players"]} == {"Ann": (1, 18), "Bob": (0, 0)}
+    assert "Over all 1 match kept here." in client.get("/players").get_data(as_text=True)
+    counted_in_the_background(app)
+    assert rebuilt == [7] and stored_outline(app, 7)[1]
+
+
+def test_an_outline_stored_unreadable_is_made_again(app: Flask, client: FlaskClient) -> None:
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    with contextlib.closing(sqlite3.connect(app.config["DATABASE"])) as db, db:
+        db.execute("UPDATE matches SET outline_json = '{\"players\": 3}' WHERE id = ?", (match_id,))
+    found = records(client)  # the outline is forgotten, and made again in the background
+    assert (found["matches_counted"], found["matches_waiting"]) == (0, 1)
+    counted_in_the_background(app)
+    assert records(client)["matches_counted"] == 1 and stored_outline(app, match_id)[1]
 
 
 def test_a_stored_match_that_no_longer_scores_is_left_out(app: Flask, client: FlaskClient) -> None:
@@ -74,6 +182,10 @@ def test_a_stored_match_that_no_longer_scores_is_left_out(app: Flask, client: Fl
             db.execute('UPDATE rounds SET input_json = \'{"upcard": "ZZ"}\' WHERE match_id = ?', (broken,))
             db.execute("UPDATE matches SET revision = revision + 1 WHERE id = ?", (broken,))
     assert kept and records(client)["matches_counted"] == 1
+    counted_in_the_background(app)
+    found = records(client)
+    assert (found["matches_counted"], found["matches_waiting"]) == (1, 0)  # not waited for
+    assert stored_outline(app, broken) == (None, True)  # tried once for this revision
 
 
 def test_the_page_shows_names_as_text(client: FlaskClient) -> None:
@@ -122,7 +234,7 @@ def test_a_players_name_lists_only_their_opponents_with_them_first(client: Flask
 
 
 def test_no_matches_yet(client: FlaskClient) -> None:
-    assert records(client) == {"players": [], "head_to_head": [], "matches_counted": 0, "most_recent": 200}
+    assert records(client) == {"players": [], "head_to_head": [], "matches_counted": 0, "matches_waiting": 0}
     assert "No matches yet." in client.get("/players").get_data(as_text=True)
 
 
@@ -163,16 +275,16 @@ def test_a_match_opened_again_from_its_file_is_counted_once(client: FlaskClient)
     assert len(client.get("/api/matches").json["matches"]) == 4  # every copy is kept, and listed
 
 
-def test_copies_of_a_match_kept_elsewhere_are_one_match(client: FlaskClient) -> None:
+def test_copies_of_a_match_kept_elsewhere_are_one_match(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
     """A file from another okgin names a match not stored here: opened twice, it is still one match, counted as
-    the first copy (played on since or not)."""
+    the first copy (played on since or not), from the outline stored with it when it was opened."""
     match_id = new_match(client)
     client.post(f"/api/matches/{match_id}/rounds", json=GIN)
     elsewhere = exported(client, match_id) | {"id": 9000, "created_at": "2020-01-01T10:00:00+00:00"}
     client.post("/api/matches/import", json=exported(client, match_id) | {"id": None})  # names no match: its own
     first, second = imported(client, elsewhere), imported(client, elsewhere)
     client.post(f"/api/matches/{second}/rounds", json=GIN)
-    found = records(client)
+    found = records_read(client, monkeypatch)
     assert found["matches_counted"] == 3
     assert {r["name"]: r["rounds_won"] for r in found["players"]} == {"Bob": 3, "Ann": 0}
     assert client.get(f"/api/matches/{first}").json["origin"] == {"id": 9000, "created_at": elsewhere["created_at"]}
@@ -190,14 +302,14 @@ def test_matches_alike_are_each_counted(client: FlaskClient) -> None:
     assert {r["name"]: (r["matches"], r["rounds_won"]) for r in found["players"]} == {"Bob": (4, 2), "Ann": (4, 0)}
 
 
-def test_records_asked_at_once_by_several_phones_rebuild_each_match_once(
+def test_records_asked_at_once_after_the_upgrade_answer_at_once_and_each_match_is_rebuilt_once(
     app: Flask, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """After a restart, four phones opening the records each rebuilt every match, 4.5 s each where one took 1.4 s
-    (a scale probe). One request now rebuilds what is missing while the others wait for it."""
-    import threading
-
+    """After the upgrade, four phones opening the records each rebuilt every match (a club's year: 15 s each). They
+    now answer with what is counted so far, and one thread rebuilds each match once."""
     ids = [new_match(client) for _ in range(3)]
+    with contextlib.closing(sqlite3.connect(app.config["DATABASE"])) as db, db:
+        db.execute("UPDATE matches SET outline_json = NULL, outline_revision = NULL")  # as the upgrade leaves them
     rebuilt: list[int] = []
     real = matches._rebuilt
 
@@ -212,11 +324,14 @@ def test_records_asked_at_once_by_several_phones_rebuild_each_match_once(
     def ask() -> None:
         with app.app_context():
             start.wait()
-            answers.append(len(matches.match_outlines()))
+            found = matches.records()
+            answers.append(found.counted + found.waiting)
 
     askers = [threading.Thread(target=ask) for _ in range(4)]
     for asker in askers:
         asker.start()
     for asker in askers:
         asker.join(10)
+    counted_in_the_background(app)
     assert answers == [3, 3, 3, 3] and sorted(rebuilt) == ids
+    assert records(client)["matches_counted"] == 3 and sorted(rebuilt) == ids

@@ -13,7 +13,6 @@ from typing import Any
 from flask import Blueprint, Response, jsonify, request, url_for
 
 from scorer.proposal import table_status
-from scorer.records import head_to_head, player_records
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, Rules
 from scorer.vision.images import MIME_TYPES
 from web import fields, matches, once
@@ -126,13 +125,14 @@ def import_match() -> tuple[Response, int]:
 
 @bp.get("/players")
 def players() -> Response:
-    """The players' records (``scorer.records``) over the most recent matches, up to ``RECORDS_MATCHES``."""
-    outlines = matches.match_outlines()
+    """The players' records (``scorer.records``) over every match kept here (``matches.records``), and how
+    many matches are still waiting to be counted (kept before okgin stored outlines: counted in the background)."""
+    found = matches.records()
     return jsonify(
-        players=[record.to_dict() for record in player_records(outlines)],
-        head_to_head=[pair.to_dict() for pair in head_to_head(outlines)],
-        matches_counted=len(outlines),
-        most_recent=matches.RECORDS_MATCHES,
+        players=[record.to_dict() for record in found.players],
+        head_to_head=[pair.to_dict() for pair in found.pairs],
+        matches_counted=found.counted,
+        matches_waiting=found.waiting,
     )
 
 

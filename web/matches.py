@@ -5,6 +5,8 @@ computed score: totals, dealers and the winner come from replaying the rounds, s
 newer engine cannot leave stale totals behind. Replays are kept in a small per-app cache keyed by the
 match's ``revision`` (bumped by every write), so a long match is not replayed on every request. What an edit
 replaced or an undo removed is kept too (``web.round_history``), in the same transaction, and can be put back.
+So is the match's outline (``scorer.records.MatchOutline``): the players' records read every match's outline in one
+query, never replaying a match (``records``).
 
 Writes are optimistic: the change is computed on the cached match outside any lock, then ``BEGIN
 IMMEDIATE`` checks the revision is unchanged and writes one row. The write lock is held for a few
@@ -25,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from flask import current_app
+from flask import Flask, current_app
 
 from scorer.match import (
     InvalidPlayersError,
@@ -36,9 +38,9 @@ from scorer.match import (
     RoundInputError,
     parse_round_input,
 )
-from scorer.records import MatchOutline
+from scorer.records import HeadToHead, InvalidOutlineError, MatchOutline, PlayerRecord, head_to_head, player_records
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, InvalidRulesError, Rules
-from web.db import get_db, snapshot, transaction
+from web.db import DatabaseError, database_problem, get_db, snapshot, transaction
 from web.fields import MAX_ROW_ID, InputError
 from web.round_history import EDITED, UNDONE, EarlierVersion, Restore, keep_replaced, read_history, restore
 from web.transfer import MatchFile, Origin
@@ -263,8 +265,9 @@ def create_match(players: list[str], rules: Rules, dealer: str | None, keep_post
         raise InputError(str(error)) from error
     with transaction() as db:
         cursor = db.execute(
-            "INSERT INTO matches (created_at, rules_json, first_dealer) VALUES (?, ?, ?)",
-            (_now(), json.dumps(rules.to_dict()), match.first_dealer),
+            "INSERT INTO matches (created_at, rules_json, first_dealer, outline_json, outline_revision)"
+            " VALUES (?, ?, ?, ?, 0)",
+            (_now(), json.dumps(rules.to_dict()), match.first_dealer, _outline_json(match)),
         )
         match_id = cursor.lastrowid
         assert match_id is not None
@@ -504,7 +507,7 @@ def store_imported(imported: MatchFile, keep_post: KeepPost | None = None) -> in
             origin = source if found is None else Origin(found["origin_id"], found["origin_created_at"])
         cursor = db.execute(
             "INSERT INTO matches (created_at, rules_json, first_dealer, winner, finished_at, origin_id,"
-            " origin_created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " origin_created_at, outline_json, outline_revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)",
             (
                 now,
                 json.dumps(match.rules.to_dict()),
@@ -513,6 +516,7 @@ def store_imported(imported: MatchFile, keep_post: KeepPost | None = None) -> in
                 now if match.winner else None,
                 None if origin is None else origin.id,
                 None if origin is None else origin.created_at,
+                _outline_json(match),
             ),
         )
         match_id = cursor.lastrowid
@@ -548,49 +552,147 @@ def store_imported(imported: MatchFile, keep_post: KeepPost | None = None) -> in
     return match_id
 
 
-RECORDS_MATCHES = 200
-"""The players' records count the most recent matches, up to this many (each is scored once per revision)."""
+_COUNTED = (
+    "FROM matches AS m WHERE (m.origin_id IS NULL OR NOT EXISTS ("
+    "  SELECT 1 FROM matches AS o"
+    "  WHERE o.id = m.origin_id AND o.created_at = m.origin_created_at AND o.origin_id IS NULL"
+    "  UNION ALL SELECT 1 FROM matches AS o"
+    "  WHERE o.origin_id = m.origin_id AND o.origin_created_at = m.origin_created_at AND o.id < m.id))"
+)
+"""The matches the players' records count (``records``), as SQL's FROM and WHERE."""
+FILL_BATCH = 50
+"""The most outlines ``fill_outlines`` makes before it stores them, together: one commit (a sync to disk) each."""
+_FILLER = "okgin_outlines_filler"
 
 
-def match_outlines() -> list[MatchOutline]:
-    """The outlines of the most recent ``RECORDS_MATCHES`` matches, oldest first (as ``scorer.records`` takes them);
-    a match that no longer scores (``ConflictError``) or was deleted meanwhile is left out.
+@dataclasses.dataclass(frozen=True)
+class Records:
+    """The players' records (``scorer.records``) over the matches counted, and how many more matches they will count
+    once those matches' outlines are made (``fill_outlines``: matches kept before okgin stored outlines). Shared by
+    the requests that ask for them: not to be changed."""
+
+    players: list[PlayerRecord]
+    pairs: list[HeadToHead]
+    counted: int
+    waiting: int
+
+
+class _RecordsKept:
+    """The records last made, with the matches' ids and revisions they were made of, and the outlines they were made
+    of, by match id with the revision each was made for: a records page parses only the outlines that changed, and
+    adds up again only when one did."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.made_of: tuple[tuple[int, int, int | None], ...] = ()
+        self.records = Records([], [], 0, 0)
+        self.outlines: dict[int, tuple[int, MatchOutline]] = {}
+
+
+def records() -> Records:
+    """The players' records over every match they count, made of the matches' outlines, read in one query: each is
+    stored with its match, in the transaction of every change to it, so none is ever replayed here (a club's year of
+    matches took 15 s to replay). A match that no longer scores is left out. A match kept before okgin stored outlines
+    is counted once its outline is made, which a thread does in the background (``fill_outlines``), started here when
+    one is missing: a records page never waits for it.
 
     A match is counted once, however many copies of it were imported (``store_imported``): as the first of them stored
     here, the original itself when it is here. A copy played on after it was opened is not counted: the match it was
     copied from is. Matches alike that no file tied together (two empty matches of Ann and Bob) are two matches.
     """
-    with snapshot() as db:
-        rows = db.execute(
-            "SELECT id, revision FROM matches AS m WHERE m.origin_id IS NULL OR NOT EXISTS ("
-            "  SELECT 1 FROM matches AS o"
-            "  WHERE o.id = m.origin_id AND o.created_at = m.origin_created_at AND o.origin_id IS NULL"
-            "  UNION ALL SELECT 1 FROM matches AS o"
-            "  WHERE o.origin_id = m.origin_id AND o.origin_created_at = m.origin_created_at AND o.id < m.id)"
-            " ORDER BY id DESC LIMIT ?",
-            (RECORDS_MATCHES,),
-        ).fetchall()
-    # outlines kept apart from the match cache, so that a records page leaves it to the matches being played
-    kept: ByRevision[MatchOutline] = current_app.extensions.setdefault(
-        "okgin_outlines", ByRevision[MatchOutline](2 * RECORDS_MATCHES)
-    )
-    outlines = {row["id"]: outline for row in rows if (outline := kept.get(row["id"], row["revision"])) is not None}
-    missing = [row for row in rows if row["id"] not in outlines]
-    if missing:
-        # one request rebuilds what is missing, the others wait for it: four phones opening the records after a
-        # restart each rebuilt every match (4.5 s each, other clients slowed meanwhile: a scale probe)
-        with current_app.extensions.setdefault("okgin_outlines_rebuild", threading.Lock()):
-            for row in missing:
-                outline = kept.get(row["id"], row["revision"])  # rebuilt meanwhile by the request waited for
-                if outline is None:
-                    try:
-                        found = _rebuilt(row["id"])
-                    except (NotFoundError, ConflictError):
-                        continue
-                    outline = MatchOutline.of(found.match)
-                    kept.put(row["id"], found.revision, outline)
-                outlines[row["id"]] = outline
-    return [outlines[row["id"]] for row in reversed(rows) if row["id"] in outlines]
+    kept: _RecordsKept = current_app.extensions.setdefault("okgin_records", _RecordsKept())
+    with kept.lock:  # one request adds them up, the others asking meanwhile wait and read what it made
+        with snapshot() as db:
+            rows = db.execute(f"SELECT id, revision, outline_revision, outline_json {_COUNTED} ORDER BY id").fetchall()
+        made_of = tuple((row["id"], row["revision"], row["outline_revision"]) for row in rows)
+        if made_of == kept.made_of:
+            if kept.records.waiting:
+                _start_filling(current_app._get_current_object())  # type: ignore[attr-defined]
+            return kept.records
+        outlines: dict[int, tuple[int, MatchOutline]] = {}
+        unreadable, waiting = [], 0
+        for row in rows:
+            match_id, revision = row["id"], row["revision"]
+            if row["outline_revision"] != revision:
+                waiting += 1
+            elif (found := kept.outlines.get(match_id)) is not None and found[0] == revision:
+                outlines[match_id] = found
+            elif row["outline_json"] is not None:  # else its rounds no longer score
+                try:
+                    outlines[match_id] = (revision, MatchOutline.from_dict(json.loads(row["outline_json"])))
+                except InvalidOutlineError:  # not what okgin writes: made again
+                    unreadable.append((match_id, revision))
+        if unreadable:
+            with transaction() as db:
+                db.executemany(
+                    "UPDATE matches SET outline_revision = NULL WHERE id = ? AND outline_revision = ?", unreadable
+                )
+            made_of = ()  # made again for the same revisions: read again
+        if waiting or unreadable:
+            _start_filling(current_app._get_current_object())  # type: ignore[attr-defined]
+        counted = [outline for _, outline in outlines.values()]  # oldest first, as ``scorer.records`` takes them
+        kept.records = Records(player_records(counted), head_to_head(counted), len(counted), waiting + len(unreadable))
+        kept.made_of, kept.outlines = made_of, outlines
+        return kept.records
+
+
+def fill_outlines() -> int:
+    """Make and store the outline of each match the records count that has none for its revision (stored before okgin
+    kept outlines, or changed by hand), newest first; returns how many were stored. Each match is rebuilt from its
+    rounds, then the thread sleeps as long as that took, so the requests served meanwhile keep at least half of the
+    interpreter (a club's year of matches: about 15 s of replays). An outline is stored only while its match is at the
+    revision it was made of: a change meanwhile has stored its own.
+    """
+    stored = 0
+    while True:
+        with snapshot() as db:
+            stale = db.execute(
+                f"SELECT id, revision {_COUNTED} AND m.outline_revision IS NOT m.revision ORDER BY id DESC LIMIT ?",
+                (FILL_BATCH,),
+            ).fetchall()
+        if not stale:
+            return stored
+        made: list[tuple[str | None, int, int, int]] = []
+        for row in stale:
+            began = time.perf_counter()
+            try:
+                record = _rebuilt(row["id"])
+                made.append((_outline_json(record.match), record.revision, row["id"], record.revision))
+            except NotFoundError:
+                continue
+            except ConflictError:  # left out of the records until a change makes it score
+                made.append((None, row["revision"], row["id"], row["revision"]))
+            time.sleep(time.perf_counter() - began)
+        with transaction() as db:
+            changed = db.executemany(
+                "UPDATE matches SET outline_json = ?, outline_revision = ? WHERE id = ? AND revision = ?", made
+            ).rowcount
+        if not changed:  # every one changed meanwhile (storing its own) or is gone: the next records page looks again
+            return stored
+        stored += changed
+
+
+def _start_filling(app: Flask) -> None:
+    """Start ``fill_outlines`` in a thread of its own, unless one is at it."""
+    with app.extensions.setdefault(_FILLER + "_lock", threading.Lock()):
+        running = app.extensions.get(_FILLER)
+        if running is not None and running.is_alive():
+            return
+        thread = threading.Thread(target=_fill_in_background, args=(app,), name="okgin-outlines", daemon=True)
+        app.extensions[_FILLER] = thread
+        thread.start()
+
+
+def _fill_in_background(app: Flask) -> None:
+    with app.app_context():
+        try:
+            fill_outlines()
+        except (sqlite3.Error, DatabaseError) as error:  # the next records page tries again
+            app.logger.warning("the players' records could not count every match yet: %s", database_problem(error))
+
+
+def _outline_json(match: Match) -> str:
+    return json.dumps(MatchOutline.of(match).to_dict(), separators=(",", ":"))
 
 
 # --- internals
@@ -608,6 +710,7 @@ def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchReco
         for attempt in range(WRITE_ATTEMPTS):
             record = load_match(match_id)
             match, deals, write = change(record)  # ``record.match`` is a private copy: changing it is safe
+            outline = _outline_json(match)
             try:
                 with cache.guard(match_id):  # readers that miss the cache wait for this write's entry
                     with transaction() as db:
@@ -618,9 +721,9 @@ def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchReco
                         winner = match.winner
                         db.execute(
                             "UPDATE matches SET revision = revision + 1, winner = ?,"
-                            " finished_at = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(finished_at, ?) END"
-                            " WHERE id = ?",
-                            (winner, winner, _now(), match_id),
+                            " finished_at = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(finished_at, ?) END,"
+                            " outline_json = ?, outline_revision = revision + 1 WHERE id = ?",
+                            (winner, winner, _now(), outline, match_id),
                         )
                     earlier = record.earlier if kept is None else (kept, *record.earlier)
                     changed = dataclasses.replace(

@@ -13,7 +13,6 @@ from markupsafe import Markup, escape
 from werkzeug.wrappers import Response as BaseResponse
 
 from scorer.match import Knock
-from scorer.records import head_to_head, player_records
 from scorer.rules import PRESETS, Rules
 from web import fields, matches, once
 from web.errors import ApiError
@@ -221,21 +220,16 @@ def file_name_shown(name: str) -> str:
 
 @bp.get("/players")
 def players() -> str:
-    """The players' records over the most recent matches: matches and rounds won, gins, undercuts, head to head;
+    """The players' records over every match kept here: matches and rounds won, gins, undercuts, head to head;
     with ``?player=NAME``, only that player's opponents, that player first (a club's hundreds of pairs are a long
     page on a phone)."""
-    outlines = matches.match_outlines()
+    found = matches.records()
     player = request.args.get("player")
-    pairs = head_to_head(outlines)
+    pairs = found.pairs
     if player is not None:
         pairs = [pair.seen_by(player) for pair in pairs if pair.involves(player)]
     return render_template(
-        "players.html",
-        records=player_records(outlines),
-        pairs=pairs,
-        player=player,
-        counted=len(outlines),
-        limit=matches.RECORDS_MATCHES,
+        "players.html", records=found.players, pairs=pairs, player=player, counted=found.counted, waiting=found.waiting
     )
 
 

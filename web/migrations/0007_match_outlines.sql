@@ -1,0 +1,9 @@
+-- Version 7: each match's outline for the players' records (scorer.records.MatchOutline.to_dict(): its players,
+-- how it ended, each player's tally of its rounds) and the revision it was made for, written in the transaction of
+-- every change to the match (web/matches.py), so the records read every match's outline in one query instead of
+-- replaying every round of a club's thousands of matches.
+-- outline_revision NULL (a match stored before this upgrade) or not the match's revision: the outline is still to
+-- be made, which web/matches.py does in the background (fill_outlines). outline_json NULL at the match's revision:
+-- its rounds no longer score, and the records leave it out.
+ALTER TABLE matches ADD COLUMN outline_json TEXT CHECK (outline_json IS NULL OR json_valid(outline_json));
+ALTER TABLE matches ADD COLUMN outline_revision INTEGER;
