@@ -40,16 +40,26 @@ class InvalidOutlineError(ValueError):
     """A stored outline that is not one ``MatchOutline.to_dict()`` writes."""
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass
 class RoundsTally:
-    """One player's scored rounds in one match, as ``PlayerRecord`` adds them up over matches (draws are void)."""
+    """One player's scored rounds: in one match (its ``MatchOutline``), or over many (a ``PlayerRecord``)."""
 
     rounds: int = 0
+    """Rounds scored (draws are void and not counted)."""
     rounds_won: int = 0
     gins: int = 0
+    """Rounds won by going gin."""
     undercuts: int = 0
+    """Rounds won by undercutting the player who laid down."""
     undercut: int = 0
+    """Rounds laid down and undercut."""
     points: int = 0
+    """Points over those rounds, before end-of-match bonuses (penalty scoring counts its minus points)."""
+
+    def add(self, other: RoundsTally) -> None:
+        """Count ``other``'s rounds too."""
+        for name in _TALLIED:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 _TALLIED = tuple(field.name for field in dataclasses.fields(RoundsTally))
@@ -135,9 +145,9 @@ def _player_keys(match: MatchOutline) -> dict[str, str]:
     return {name: "\0" + name if key in shared else key for name, key in keys.items()}
 
 
-@dataclasses.dataclass
-class PlayerRecord:
-    """One player's figures over the matches they played."""
+@dataclasses.dataclass(kw_only=True)
+class PlayerRecord(RoundsTally):
+    """One player's figures over the matches they played: their rounds' tally, and their matches."""
 
     name: str
     """As the most recent of those matches spelled it."""
@@ -145,17 +155,6 @@ class PlayerRecord:
     finished: int = 0
     """Matches played to their end (won by someone)."""
     won: int = 0
-    rounds: int = 0
-    """Rounds scored in their matches (draws are void and not counted)."""
-    rounds_won: int = 0
-    gins: int = 0
-    """Rounds they won by going gin."""
-    undercuts: int = 0
-    """Rounds they won by undercutting the player who laid down."""
-    undercut: int = 0
-    """Rounds they laid down and were undercut."""
-    points: int = 0
-    """Points over all their rounds, before end-of-match bonuses (penalty scoring counts its minus points)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -197,17 +196,12 @@ def player_records(matches: Iterable[Match | MatchOutline]) -> list[PlayerRecord
     for match in map(_outline, matches):
         key = _player_keys(match)
         for name, tally in zip(match.players, match.tallies, strict=True):
-            record = records.setdefault(key[name], PlayerRecord(name))
+            record = records.setdefault(key[name], PlayerRecord(name=name))
             record.name = name
             record.matches += 1
             record.finished += match.finished
             record.won += match.winner == name
-            record.rounds += tally.rounds
-            record.rounds_won += tally.rounds_won
-            record.gins += tally.gins
-            record.undercuts += tally.undercuts
-            record.undercut += tally.undercut
-            record.points += tally.points
+            record.add(tally)
     return sorted(records.values(), key=lambda record: (-record.won, -record.rounds_won, same_player(record.name)))
 
 

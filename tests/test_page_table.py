@@ -498,23 +498,30 @@ def grey_video(path: Path, frames: int) -> Path:
     return path
 
 
-def test_an_ended_table_camera_is_reported_once(browser: Any, app: Any, base: str, tmp_path: Path) -> None:
-    from playwright.sync_api import expect
-
+@contextlib.contextmanager
+def following_the_table_camera(browser: Any, app: Any, base: str, video: Path) -> Iterator[tuple[Any, list[float]]]:
+    """A table page following a server camera playing ``video``, and the times it asked for the camera's reading."""
     from web.live import attach_camera
 
-    camera = attach_camera(app, str(grey_video(tmp_path / "short.avi", 8)))
+    camera = attach_camera(app, str(video))
     try:
         page = open_table(browser, base, new_match(browser.new_page(), base))
         polls: list[float] = []
         page.on("request", lambda r: polls.append(time.monotonic()) if "/live/camera/reading" in r.url else None)
         page.click("#server-camera")
+        yield page, polls
+    finally:
+        camera.stop()
+
+
+def test_an_ended_table_camera_is_reported_once(browser: Any, app: Any, base: str, tmp_path: Path) -> None:
+    from playwright.sync_api import expect
+
+    with following_the_table_camera(browser, app, base, grey_video(tmp_path / "short.avi", 8)) as (page, polls):
         expect(page.locator("#camera-status")).to_contain_text("has ended", timeout=15_000)
         seen = len(polls)
         page.wait_for_timeout(2000)
         assert len(polls) == seen, "the page stopped asking once the camera had ended"
-    finally:
-        camera.stop()
 
 
 def test_a_hidden_page_stops_following_the_table_camera_and_goes_on_when_shown(
@@ -524,14 +531,7 @@ def test_a_hidden_page_stops_following_the_table_camera_and_goes_on_when_shown(
     stream, which nobody saw (the browser's own camera already paused)."""
     from playwright.sync_api import expect
 
-    from web.live import attach_camera
-
-    camera = attach_camera(app, str(grey_video(tmp_path / "long.avi", 900)))
-    try:
-        page = open_table(browser, base, new_match(browser.new_page(), base))
-        polls: list[float] = []
-        page.on("request", lambda r: polls.append(time.monotonic()) if "/live/camera/reading" in r.url else None)
-        page.click("#server-camera")
+    with following_the_table_camera(browser, app, base, grey_video(tmp_path / "long.avi", 900)) as (page, polls):
         still = page.locator("#still")
         expect(still).to_have_attribute("src", "/live/camera.mjpg")
         page.wait_for_timeout(1000)
@@ -548,8 +548,6 @@ def test_a_hidden_page_stops_following_the_table_camera_and_goes_on_when_shown(
         expect(status).not_to_contain_text("paused")
         page.wait_for_timeout(1000)
         assert len(polls) - seen >= 2, "shown again, the page follows the camera again"
-    finally:
-        camera.stop()
 
 
 def test_the_sheet_that_comes_with_the_page_is_used_not_fetched_again(browser: Any, base: str) -> None:
