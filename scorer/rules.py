@@ -255,7 +255,7 @@ class Rules:
         """The knock limit in words, for error messages."""
         limit = self.knock_limit_for(upcard)
         if self.ace_upcard_gin_only and upcard.rank == 1:
-            return f"only gin (knock limit 0) with ace upcard {upcard}"
+            return f"the knock limit 0 with ace upcard {upcard} (only gin ends the round)"
         if self.knock_limit == "upcard":
             return f"the knock limit {limit} set by upcard {upcard}"
         return f"the knock limit {limit} ({self.title}; upcard {upcard})"
