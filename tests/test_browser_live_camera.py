@@ -14,7 +14,8 @@ import pytest
 from browser_support import BROWSER_TESTS, DESKTOP, ScaledDetector, camera_table, set_page_hidden
 
 from scorer.cards import Card
-from scorer.vision.types import CardDetection
+from scorer.vision.sharpness import BLURRED
+from scorer.vision.types import CardDetection, Detections, FrameNotRead
 
 pytestmark = BROWSER_TESTS
 
@@ -146,3 +147,33 @@ def test_two_tabs_of_one_browser_post_as_two_cameras(served: tuple[str, Any]) ->
     assert all(len(one) == 1 and "" not in one for one in ids), ids  # one id per page, on every frame
     assert ids[0] != ids[1]
     assert not errors, errors
+
+
+class BumpedCamera(ScaledDetector):
+    """``ScaledDetector`` whose live frames are declined as blurred while ``moving``."""
+
+    moving = False
+
+    def detect_live(self, image_bgr: Any) -> Detections:
+        if self.moving:
+            raise FrameNotRead(BLURRED)
+        return self.detect(image_bgr)
+
+
+def test_a_blurred_frame_says_so_and_keeps_the_cards(tmp_path: Path) -> None:
+    """A camera bumped: its smeared frames are not read (``scorer.vision.sharpness``) and the page said nothing of it;
+    now it says why, the cards read before staying, and goes on once frames are read again."""
+    from playwright.sync_api import expect
+
+    camera = BumpedCamera(ONE_CARD)
+    with camera_table(tmp_path, camera) as (base, browser):
+        errors: list[str] = []
+        page = page_of(browser, errors)
+        camera_on(page, new_match(page, base))
+        camera.moving = True
+        status = page.locator("#camera-status")
+        expect(status).to_have_text(f"{STABLE} · Last frame not read: {BLURRED}")
+        expect(page.locator("#chips-1 .chip")).to_have_count(1)
+        camera.moving = False
+        expect(status).to_have_text(STABLE)
+        assert not errors, errors

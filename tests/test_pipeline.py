@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
@@ -17,6 +18,7 @@ from scorer.vision.layout import TableLayout
 from scorer.vision.pipeline import LatestFrameWorker, StillTable, TablePipeline
 from scorer.vision.sources import CameraSource, SourceError, describe_source
 from scorer.vision.stabilise import Stabiliser
+from scorer.vision.types import FrameNotRead
 
 HAND_1 = row_of("AS 2S 3S", y=650)
 HAND_2 = row_of("KD QD JD", y=60)
@@ -288,3 +290,55 @@ def test_with_no_still_seconds_every_frame_is_read() -> None:
     for seed in range(3):
         pipeline.process(table_frame(seed), seed / 10)
     assert detector.calls == 3 and pipeline.frames_kept == 0
+
+
+# --- live frames the detector declines (blurred) -------------------------------------------------------------------
+
+
+class Shaky(FakeDetector):
+    """A live detector that declines every frame while ``shaking`` (a camera moving), as ``detect_live`` does."""
+
+    def __init__(self, frames: list[Any]) -> None:
+        super().__init__(frames)
+        self.shaking = False
+        self.declined = 0
+
+    def detect_live(self, image_bgr: np.ndarray) -> Any:
+        if self.shaking:
+            self.declined += 1
+            raise FrameNotRead("the picture is blurred: hold the camera still")
+        return self.detect(image_bgr)
+
+
+def test_a_live_frame_the_detector_declines_keeps_the_reading_and_says_why() -> None:
+    """A bumped camera's frame cost the detector seconds and read one card of 21 (session 44's live probe): it is
+    declined, and the table's reading stands as the frames before it left it, saying why; it is not counted."""
+    detector = Shaky([HAND_1])
+    pipeline = settled_pipeline(detector)
+    before = pipeline.process(table_frame(3, cards=7), 0.75)  # a changed table: read
+    detector.shaking = True
+    declined = pipeline.process(table_frame(4, cards=6), 1.0)
+    assert detector.declined == 1 and (pipeline.frames_read, pipeline.frames_declined) == (4, 1)
+    assert declined.unread == "the picture is blurred: hold the camera still"
+    assert declined == dataclasses.replace(before, unread="the picture is blurred: hold the camera still")
+    assert declined.to_dict() == {**before.to_dict(), "unread": "the picture is blurred: hold the camera still"}
+    detector.shaking = False
+    again = pipeline.process(table_frame(5, cards=6), 1.25)
+    assert again.unread is None and "unread" not in again.to_dict() and pipeline.frames_read == 5
+
+
+def test_a_first_live_frame_declined_shows_no_cards_and_is_not_stable(blank_frame: np.ndarray) -> None:
+    detector = Shaky([HAND_1])
+    detector.shaking = True
+    pipeline = TablePipeline(detector, TableLayout.default(2))
+    declined = pipeline.process(blank_frame[:600], 0.0)
+    assert declined.unread and not declined.stable and detector.calls == 0
+    assert declined.reading.by_player == {1: (), 2: ()}
+    assert (declined.reading.width, declined.reading.height) == (1280, 600)
+
+
+def test_a_single_photo_is_read_however_the_live_detector_would_judge_it(blank_frame: np.ndarray) -> None:
+    detector = Shaky([HAND_1])
+    detector.shaking = True
+    reading = TablePipeline(detector, TableLayout.default(2)).read(blank_frame)
+    assert [str(c.card) for c in reading.by_player[1]] == ["AS", "2S", "3S"] and detector.declined == 0

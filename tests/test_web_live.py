@@ -109,6 +109,43 @@ def test_a_live_frame_is_read_per_seat_and_kept_for_corrections(client: FlaskCli
     assert sorted(c["card"] for c in reading["zones"]["1"]) == sorted(ANN.split())
 
 
+def test_a_blurred_live_frame_answers_the_reading_before_it_saying_why(tmp_path: Path) -> None:
+    """A bumped camera's frame held the detector some 5 s, every other table waiting (session 44's live probe): the
+    detector declines it, the page is told why in words with the reading as it stood, and no frame id, as no
+    reading came from the frame. A photo sent to /api/detect is read however it looks."""
+    import cv2
+
+    from scorer.vision.sharpness import BLURRED
+    from scorer.vision.types import FrameNotRead
+    from web import create_app
+
+    class ShakyCamera(FakeDetector):
+        shaking = False
+
+        def detect_live(self, image_bgr: np.ndarray) -> Detections:
+            if self.shaking:
+                raise FrameNotRead(BLURRED)
+            return self.detect(image_bgr)
+
+    detector = ShakyCamera(web_fixtures.table_detections())
+    client = create_app({"TESTING": True, "DATA_DIR": str(tmp_path), "DETECTOR": detector}).test_client()
+    for _ in range(12):
+        before = client.post("/live/frame?players=2", data=jpeg(), content_type="image/jpeg").json
+    assert "unread" not in before and len(before["zones"]["1"]) == 10
+    detector.shaking = True
+    smeared = cv2.imencode(".jpg", np.full((720, 1280, 3), (90, 90, 90), np.uint8))[1].tobytes()  # not the still table
+    answer = client.post("/live/frame?players=2", data=smeared, content_type="image/jpeg")
+    assert answer.status_code == 200, answer.json
+    assert answer.json["unread"] == BLURRED == "the picture is blurred: hold the camera still"
+    assert answer.json["frame_id"] is None
+    assert {key: value for key, value in answer.json.items() if key not in ("unread", "frame_id")} == {
+        key: value for key, value in before.items() if key != "frame_id"
+    }
+    calls = detector.calls
+    photo = client.post("/api/detect", data=smeared, content_type="image/jpeg")
+    assert len(photo.json["cards"]) == 20 and detector.calls == calls + 1
+
+
 def corrected_cards(frame_id: str) -> dict:
     return {
         "frame_id": frame_id,

@@ -28,7 +28,7 @@ import numpy as np
 from flask import Flask, current_app
 
 from scorer.vision.manifest import ModelError
-from scorer.vision.types import CardDetection, Detector, FrameReading
+from scorer.vision.types import CardDetection, Detector, FrameReading, LiveDetector
 from web.errors import error_response
 
 FRAME_CACHE_SIZE = 24
@@ -129,23 +129,27 @@ class DetectorService:
                 self._detector = CardDetector(self._model_dir)
             return self._detector
 
-    def detect(self, image_bgr: np.ndarray) -> Any:
-        """Run one inference, queueing behind others.
+    def detect(self, image_bgr: np.ndarray, live: bool = False) -> Any:
+        """Run one inference, queueing behind others; with ``live``, for a camera's frame, which the detector may
+        decline (``LiveDetector``): session 44's blurred probe frame cost it 21 times a sharp one's time, and every
+        other table waited for that (``scorer.vision.sharpness``).
 
         A request that finds the queue full is answered at once rather than waiting for a place: each
         waiting request holds a server thread, so the queue bounds how many threads detection can take.
 
         :raises DetectorBusy: when the queue is full or the wait too long.
         :raises ModelError: when there is no usable model.
+        :raises FrameNotRead: for a live frame the detector declines.
         """
         detector = self.detector()
+        read = detector.detect_live if live and isinstance(detector, LiveDetector) else detector.detect
         if not self._slots.acquire(blocking=False):
             raise DetectorBusy("the card detector is busy; try again in a moment")
         try:
             if not self._inference_lock.acquire(timeout=self._wait_seconds):
                 raise DetectorBusy("the card detector is busy; try again in a moment")
             try:
-                return detector.detect(image_bgr)
+                return read(image_bgr)
             finally:
                 self._inference_lock.release()
         finally:
@@ -246,13 +250,16 @@ class DetectorService:
 
 
 class _GatedDetector:
-    """The shared detector seen through the service's queue, for pipelines."""
+    """The shared detector seen through the service's queue, for pipelines: their frames are a camera's."""
 
     def __init__(self, service: DetectorService) -> None:
         self._service = service
 
     def detect(self, image_bgr: np.ndarray) -> Any:
         return self._service.detect(image_bgr)
+
+    def detect_live(self, image_bgr: np.ndarray) -> Any:
+        return self._service.detect(image_bgr, live=True)
 
 
 def service(app: Flask | None = None) -> DetectorService:

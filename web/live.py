@@ -142,6 +142,9 @@ def camera_key(camera_id: str | None) -> str:
 def frame() -> Response:
     """One browser camera frame through this table's pipeline: cards per seat, stable or not, a frame id.
 
+    A frame the detector declines (blurred: a camera moving) answers the reading as the frames before it left it,
+    ``"unread"`` saying why in the players' words, and no frame id.
+
     With ``?match=ID`` the answer also has ``"table"``: the cards given to that match's players (``table_json``).
     The query is checked before any work: a bad count, match or camera id is refused before decoding and inference.
     """
@@ -154,7 +157,8 @@ def frame() -> Response:
     table_id = camera_key(camera_id)
     stable = service().pipeline(table_id, count, client_key(request.remote_addr)).process(image, time.monotonic())
     height, width = image.shape[:2]
-    frame_id = service().remember_frame(data, width, height, table_id)  # a JPEG, PNG, WEBP, BMP or TIFF file, as sent
+    # kept as sent (a JPEG, PNG, WEBP, BMP or TIFF file); a frame not read is not: no reading came from it to correct
+    frame_id = None if stable.unread else service().remember_frame(data, width, height, table_id)
     extra = {} if players is None else {"table": table_json(stable.reading, layout, players)}
     return jsonify(frame_id=frame_id, **stable.to_dict(), **extra)
 
@@ -300,7 +304,7 @@ class CameraEnded(ApiError):
 
 
 class _TrackingPipeline:
-    """A pipeline that reports which frame (by timestamp) each reading came from."""
+    """A pipeline that reports which frame (by timestamp) each reading came from (none for a frame not read)."""
 
     def __init__(self, pipeline: Any, on_processed: Callable[[float], None]) -> None:
         self._pipeline = pipeline
@@ -308,7 +312,8 @@ class _TrackingPipeline:
 
     def process(self, frame_bgr: Any, timestamp: float) -> Any:
         result = self._pipeline.process(frame_bgr, timestamp)
-        self._on_processed(timestamp)
+        if result.unread is None:  # a frame not read: the reading, and so its frame, is an earlier one's
+            self._on_processed(timestamp)
         return result
 
 

@@ -37,7 +37,8 @@ from scorer.vision.boxes import FusedBoxes, box_from_row, fuse_looks
 from scorer.vision.crops import AS_SHOWN, Stretch, light_share
 from scorer.vision.manifest import BACKENDS, ModelError, ModelManifest
 from scorer.vision.merge import merge_corners
-from scorer.vision.types import Box, CornerEvidence, Detections
+from scorer.vision.sharpness import BLURRED, blurred, box_sharpness
+from scorer.vision.types import Box, CornerEvidence, Detections, FrameNotRead
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,15 @@ def surer_half(probabilities: Sequence[float] | np.ndarray) -> float:
     """
     ordered = np.sort(np.asarray(probabilities, np.float32))
     return float(ordered[-max(3, len(ordered) // 2) :].mean()) if len(ordered) else 0.0
+
+
+def surest_named(found: FusedBoxes) -> FusedBoxes:
+    """The boxes of ``found`` that are read: the ``MOST_BOXES_NAMED`` the detector is surest of."""
+    if len(found.scores) <= MOST_BOXES_NAMED:
+        return found
+    keep = np.zeros(len(found.scores), bool)
+    keep[np.argsort(-found.scores, kind="stable")[:MOST_BOXES_NAMED]] = True
+    return found.subset(keep)
 
 
 class CardDetector:
@@ -316,11 +326,7 @@ class CardDetector:
         are read.
         """
         manifest = self.manifest
-        fused = self.find_boxes(image_bgr) if found is None else FusedBoxes.of(found)
-        if len(fused.scores) > MOST_BOXES_NAMED:
-            keep = np.zeros(len(fused.scores), bool)
-            keep[np.argsort(-fused.scores, kind="stable")[:MOST_BOXES_NAMED]] = True
-            fused = fused.subset(keep)
+        fused = surest_named(self.find_boxes(image_bgr) if found is None else FusedBoxes.of(found))
         boxes = [box_from_row(row) for row in fused.xyxy]
         if self.classifier is None:
             return [
@@ -413,6 +419,25 @@ class CardDetector:
         """The cards in a BGR frame, each once (corners merged), with one-deck conflicts."""
         height, width = image_bgr.shape[:2]
         return self.cards_from(self.read_corners(image_bgr), width, height)
+
+    def detect_live(self, image_bgr: np.ndarray) -> Detections:
+        """``detect`` for a live camera's frame, which is not read where the boxes it would read are smeared
+        (``scorer.vision.sharpness.blurred``): the camera was moving.
+
+        Such a frame cost the classifier up to 38 times a sharp frame's crops (session 44's bumped probe frame: 5,965
+        against 130 to 192), seconds of the CPU that every other table waits for, and read next to nothing; the
+        camera still again, the next frame is read. Judging costs the boxes cut once more, in grey (a few percent of
+        a sharp frame's time). A photo is read whatever its sharpness (``detect``): it is taken once, and some
+        blurred photos are read well. A frame read gives what ``detect`` gives.
+
+        :raises FrameNotRead: for a blurred frame, saying so in the players' words.
+        """
+        found = self.find_boxes(image_bgr)
+        boxes = [box_from_row(row) for row in surest_named(found).xyxy]
+        if blurred(box_sharpness(image_bgr, boxes, self.manifest.crop_size, self.manifest.crop_pad)):
+            raise FrameNotRead(BLURRED)
+        height, width = image_bgr.shape[:2]
+        return self.cards_from(self.read_corners(image_bgr, found), width, height)
 
     def cards_from(self, corners: Sequence[CornerEvidence], width: int, height: int) -> Detections:
         """The cards that named corners of a ``width`` x ``height`` frame show: fused with the manifest's

@@ -9,6 +9,7 @@ grow a lag of seconds. A table nobody touches is not read again frame after fram
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -19,7 +20,7 @@ import numpy as np
 
 from scorer.vision.layout import TableLayout
 from scorer.vision.stabilise import Stabiliser
-from scorer.vision.types import Detections, Detector, FrameReading, StableReading
+from scorer.vision.types import Detections, Detector, FrameNotRead, FrameReading, LiveDetector, StableReading
 
 log = logging.getLogger(__name__)
 
@@ -109,11 +110,19 @@ class TablePipeline:
         """The latest frame's raw detections, e.g. to draw boxes over the live picture."""
         self.frames_read = 0
         self.frames_kept = 0
-        """Live frames read, and those that kept the reading of a still table."""
+        self.frames_declined = 0
+        """Live frames read, those that kept the reading of a still table, and those the detector declined."""
+        self._last: StableReading | None = None  # the last answer from a frame read or kept
 
-    def read(self, frame_bgr: np.ndarray) -> FrameReading:
-        """One frame's reading, not stabilised (a single photo)."""
-        detections = self.detector.detect(frame_bgr)
+    def read(self, frame_bgr: np.ndarray, live: bool = False) -> FrameReading:
+        """One frame's reading, not stabilised (a single photo; with ``live``, a camera's frame, which a
+        ``LiveDetector`` may decline).
+
+        :raises FrameNotRead: for a live frame the detector declines.
+        """
+        detector = self.detector
+        live_detector = detector if live and isinstance(detector, LiveDetector) else None
+        detections = detector.detect(frame_bgr) if live_detector is None else live_detector.detect_live(frame_bgr)
         self.last_detections = detections
         return self.layout.assign(detections, max_cards=self.max_cards)
 
@@ -122,28 +131,40 @@ class TablePipeline:
 
         A frame of a still table keeps the reading of the frame last read (``StillTable``), only where that reading
         is what the stabiliser holds, stable: a reading kept is counted again at each frame, and a misread one
-        would so outvote the frames read right.
+        would so outvote the frames read right. A frame the detector declines (``FrameNotRead``: a moving camera's)
+        is not counted either: the answer is the stabilised reading as the frames before it left it, with why this
+        one was not read (``StableReading.unread``).
         """
         when = time.monotonic() if timestamp is None else timestamp
         still = self.still
-        if still is None:
-            return self._read_and_stabilise(frame_bgr, when)[0]
-        thumbnail = still.thumbnail(frame_bgr)
-        kept = still.kept_reading(thumbnail, when)
+        thumbnail = still.thumbnail(frame_bgr) if still else None
+        kept = still.kept_reading(thumbnail, when) if still and thumbnail is not None else None
         if kept is not None:
             self.frames_kept += 1
-            return self.stabiliser.update(kept, when)
-        stable, reading = self._read_and_stabilise(frame_bgr, when)
-        if stable.stable and self.stabiliser.agrees(reading):
-            still.remember(thumbnail, when, reading)
-        else:
-            still.forget()
+            self._last = self.stabiliser.update(kept, when)
+            return self._last
+        try:
+            reading = self.read(frame_bgr, live=True)
+        except FrameNotRead as declined:
+            self.frames_declined += 1
+            return self._declined(frame_bgr, when, str(declined))
+        self.frames_read += 1
+        self._last = stable = self.stabiliser.update(reading, when)
+        if still and thumbnail is not None:
+            if stable.stable and self.stabiliser.agrees(reading):
+                still.remember(thumbnail, when, reading)
+            else:
+                still.forget()
         return stable
 
-    def _read_and_stabilise(self, frame_bgr: np.ndarray, when: float) -> tuple[StableReading, FrameReading]:
-        reading = self.read(frame_bgr)
-        self.frames_read += 1
-        return self.stabiliser.update(reading, when), reading
+    def _declined(self, frame_bgr: np.ndarray, when: float, why: str) -> StableReading:
+        """The answer for a frame not read: the last answer's reading, or before any an empty one of the frame's
+        size, not stable, with ``why``."""
+        if self._last is not None:
+            return dataclasses.replace(self._last, unread=why)
+        height, width = frame_bgr.shape[:2]
+        nothing = self.layout.assign(Detections((), (), width, height), max_cards=self.max_cards)
+        return StableReading(nothing, False, when, unread=why)
 
 
 class LatestFrameWorker:

@@ -10,7 +10,7 @@ JSON form, its ``to_dict``, which the CLI, the API and the page all print.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from scorer.cards import Card
 
@@ -112,6 +112,19 @@ class Detector(Protocol):
     def detect(self, image_bgr: np.ndarray) -> Detections: ...
 
 
+@runtime_checkable
+class LiveDetector(Detector, Protocol):
+    """A detector that reads a live camera's frames its own way and may decline one (``CardDetector.detect_live``).
+    A live pipeline (``TablePipeline.process``) reads a frame so where its detector can, else as a photo."""
+
+    def detect_live(self, image_bgr: np.ndarray) -> Detections: ...
+
+
+class FrameNotRead(Exception):
+    """A live frame the detector declined to read (a moving camera's, blurred), its message saying why in the words
+    the players are told. The table's reading stands as the frames read before it left it."""
+
+
 def _cards_json(cards: tuple[CardDetection, ...]) -> list[dict[str, object]]:
     return [card.to_dict() for card in cards]
 
@@ -153,12 +166,21 @@ class FrameReading:
 
 @dataclasses.dataclass(frozen=True)
 class StableReading:
-    """The stabilised reading of the table, whether it has settled, and since when it is unchanged."""
+    """The stabilised reading of the table, whether it has settled, and since when it is unchanged; ``unread``, for
+    a frame the detector declined (``FrameNotRead``), why, in the players' words: the reading is then the one the
+    frames read before it left."""
 
     reading: FrameReading
     stable: bool
     changed_at: float
+    unread: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: the reading's (``FrameReading.to_dict``) plus ``stable`` and ``changed_at``."""
-        return {**self.reading.to_dict(), "stable": self.stable, "changed_at": self.changed_at}
+        """JSON form: the reading's (``FrameReading.to_dict``) plus ``stable`` and ``changed_at``, and ``unread``
+        for a frame not read.
+
+        >>> StableReading(FrameReading({}), True, 2.5, unread="blurred").to_dict()["unread"]
+        'blurred'
+        """
+        unread = {} if self.unread is None else {"unread": self.unread}
+        return {**self.reading.to_dict(), "stable": self.stable, "changed_at": self.changed_at, **unread}

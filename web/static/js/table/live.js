@@ -27,7 +27,9 @@ function describeReading(reading, count) {
   // a match's table names its players where the reading says "seat N"
   const conflicts = (reading.table?.conflicts ?? reading.conflicts ?? []).map((c) => c.reason).join("; ");
   const cards = `${count} ${count === 1 ? "card" : "cards"}`;
-  return `${reading.stable ? "Stable" : "Reading…"} · ${cards}${conflicts ? ` · ${conflicts}` : ""}`;
+  // a frame not read (blurred: the camera moving) says why, its reading the one the frames before it left
+  const unread = reading.unread ? ` · Last frame not read: ${reading.unread}` : "";
+  return `${reading.stable ? "Stable" : "Reading…"} · ${cards}${conflicts ? ` · ${conflicts}` : ""}${unread}`;
 }
 
 export class LiveTable {
@@ -59,8 +61,11 @@ export class LiveTable {
       return;
     }
     const previous = state.frame?.url;
-    if (previous?.startsWith("blob:") && previous !== url) URL.revokeObjectURL(previous);
-    const frame = { id: reading.frame_id, width: reading.width, height: reading.height, url };
+    // a browser frame not read keeps the picture its reading came from (and the frame a correction is saved with)
+    const kept = Boolean(reading.unread && url.startsWith("blob:") && state.frame);
+    if (kept) URL.revokeObjectURL(url);
+    else if (previous?.startsWith("blob:") && previous !== url) URL.revokeObjectURL(previous);
+    const frame = kept ? state.frame : { id: reading.frame_id, width: reading.width, height: reading.height, url };
     const count = Object.values(reading.table.hands).flat().length + (reading.table.upcard ? 1 : 0);
     this.store.update((s) => ({
       ...applyReading(s, { frame, stable: Boolean(reading.stable), table: reading.table }),
