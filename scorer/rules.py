@@ -90,6 +90,11 @@ class Preset:
         """The title with its summary, as a menu shows it."""
         return f"{self.title} ({self.summary})"
 
+    @property
+    def scoring(self) -> str:
+        """How its rounds are scored: "standard" (two players) or "penalty" (the multi-player table)."""
+        return str(self.options.get("scoring", Rules.scoring))
+
 
 PRESETS: dict[str, Preset] = {
     # Oklahoma Gin: the upcard's value is the knock limit (rules page, seeds M and I).

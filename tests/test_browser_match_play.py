@@ -129,6 +129,91 @@ def test_a_second_phone_shows_the_rounds_recorded_on_the_first(base: str, browse
     assert not errors, errors
 
 
+def test_a_second_tap_of_record_a_draw_after_the_first_was_stored_asks_first(base: str, browser: Any) -> None:
+    """ "Record a draw" tapped twice, the second tap once the first draw was stored, recorded two draws (a round
+    too many, and an undone draw listed for ever after Undo). A draw after a draw is now asked first, as the same
+    deal confirmed again is."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors, accept_dialogs=False)
+    page.goto(new_match(page, base))
+    asked: list[str] = []
+
+    def answer(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()  # the second tap was a slip
+
+    page.on("dialog", answer)
+    page.click("#record-draw")
+    expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet")
+    page.click("#record-draw")
+    expect(page.locator("#record-draw")).to_be_enabled()
+    assert asked == ["Round 1 on the sheet is a draw already. Record another draw as round 2?"]
+    assert [line["draw"] for line in stored(page)["rounds"]] == [True]
+    page.remove_listener("dialog", answer)
+    page.on("dialog", lambda dialog: dialog.accept())  # two draws in a row do happen
+    page.click("#record-draw")
+    expect(page.locator("#sheet-body tbody tr:has(th[scope=row])")).to_have_count(2)
+    assert [line["draw"] for line in stored(page)["rounds"]] == [True, True]
+    assert not errors, errors
+
+
+IN_VIEW = """(selector) => {
+    const box = document.querySelector(selector).getBoundingClientRect();
+    const bar = document.getElementById('totals-bar').getBoundingClientRect();
+    return [Math.round(box.top), Math.round(box.bottom), Math.round(Math.min(innerHeight, bar.top))];
+}"""
+"""A part of the page's top and bottom, and where the view ends above the pinned totals bar."""
+
+TAP_AT_THE_TOP = """(selector) => {
+    const button = document.querySelector(selector);
+    window.scrollTo(0, scrollY + button.getBoundingClientRect().top - 8);
+    button.click();
+}"""
+"""Tap the button at the top of the view, as a player coming up from the sheet does."""
+
+
+def in_view(page: Any, selector: str) -> None:
+    top, bottom, end = page.evaluate(IN_VIEW, selector)
+    assert top >= 0 and bottom <= end, f"{selector} is drawn at {top}..{bottom}, the view ends at {end}"
+
+
+def test_what_a_tap_shows_is_brought_into_view(base: str, browser: Any) -> None:
+    """At 390 px a knock tapped far down the page drew its proposal a screen above, and an undo's refusal or a
+    notice appeared out of sight, the player seeing nothing happen (a first-time user's probe): each is now brought
+    into view, clear of the pinned totals bar."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    deal(page, BOB_KNOCKS, "KD")
+    bottom = "() => window.scrollTo(0, document.documentElement.scrollHeight)"
+    page.wait_for_function("() => !document.getElementById('knock-2').disabled")
+    page.evaluate(TAP_AT_THE_TOP, "#knock-2")
+    expect(page.locator("#proposal .outcome")).to_contain_text("Bob")
+    in_view(page, "#proposal h2")
+    in_view(page, "#proposal .outcome")  # the result; Confirm, in a tall proposal, a short scroll further
+    page.click("#confirm-round")
+    expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet")
+    page.evaluate(bottom)
+    page.click("#record-draw")
+    expect(page.locator("#notice")).to_contain_text("Round 2 is on the sheet")
+    in_view(page, "#notice")  # with its Undo
+    page.fill("#hand-2", KNOCK["Bob"].rsplit(" ", 1)[0])  # Bob holds 9 cards
+    page.press("#hand-2", "Enter")
+    page.fill("#hand-1", KNOCK["Ann"])
+    page.press("#hand-1", "Enter")
+    page.fill("#upcard-input", "KS")
+    page.press("#upcard-input", "Enter")
+    page.wait_for_function("() => !document.getElementById('knock-1').disabled")
+    page.evaluate(TAP_AT_THE_TOP, "#knock-1")
+    page.wait_for_function("() => document.getElementById('table-error').textContent !== ''")
+    in_view(page, "#table-error")
+    assert not errors, errors
+
+
 def test_a_round_confirmed_on_one_phone_closes_its_proposal_on_the_other(base: str, browser: Any) -> None:
     """Both phones showed the same proposed knock; once the first confirmed it, the second still offered Confirm
     (a tap there was refused as already stored). Now the second sees the round on the sheet and its proposal closes."""
@@ -329,6 +414,23 @@ def edit_round_1_into_a_draw(page: Any) -> None:
     page.check("#round-draw")
     page.click('#round-editor button[value="save"]')
     expect(page.locator(TOTALS).first).to_have_text("0")
+
+
+def test_a_round_saved_unchanged_changes_nothing_and_says_so(base: str, browser: Any) -> None:
+    """A round opened in the editor and saved as it was said "Round 1 changed" (and the server kept a revision of
+    nothing): now it is not sent, and the notice says nothing changed."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = knocked_and_confirmed(phone(browser, errors), base)
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    revision = stored(page)["revision"]
+    page.click('button[aria-label="Edit round 1"]')
+    page.click('#round-editor button[value="save"]')
+    expect(page.locator("#notice")).to_contain_text("Round 1 already holds this: nothing changed.")
+    expect(page.locator("#round-editor")).to_be_hidden()
+    assert stored(page)["revision"] == revision
+    assert not errors, errors
 
 
 def test_an_edit_made_by_mistake_is_undone_from_its_notice(base: str, browser: Any) -> None:

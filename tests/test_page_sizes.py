@@ -316,3 +316,47 @@ def test_the_pin_page_fits_a_phone(tmp_path: Path, browser: Any) -> None:
         no_sideways_scroll(page, "phone pin")
         assert small_targets(page) == []
         page.screenshot(path=str(screenshot_dir(tmp_path) / "phone-pin.png"), full_page=True)
+
+
+def test_the_set_up_form_shows_the_chosen_scorings_own_points(base: str, browser: Any) -> None:
+    """Multi-player scoring ignores the two-player undercut bonus: the form shows, and sends, the points of the rule
+    set chosen, switched with the third player's name as the rule set is."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport=PHONE)
+    page.goto(base)
+    expect(page.locator("#undercut_bonus")).to_be_visible()
+    expect(page.locator("#penalty_knock_points")).to_be_hidden()
+    page.fill("#player-1", "Ann")
+    page.fill("#player-2", "Bob")
+    page.fill("#player-3", "Cat")
+    page.press("#player-3", "Tab")  # a third name: the multi-player rules, and their points
+    expect(page.locator("#preset")).to_have_value("oklahoma-multi")
+    expect(page.locator("#undercut_bonus")).to_be_hidden()
+    expect(page.locator("#penalty_undercut_points")).to_be_visible()
+    page.fill("#penalty_undercut_points", "25")
+    page.click("text=Start the match")
+    page.wait_for_url("**/matches/*")
+    rules = page.request.get(page.url.replace("/matches/", "/api/matches/")).json()["rules"]
+    assert (rules["preset"], rules["penalty_undercut_points"], rules["undercut_bonus"]) == ("oklahoma-multi", 25, 10)
+
+
+@pytest.mark.parametrize("size", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_a_match_to_resume_is_a_tap_from_the_top_of_a_phones_start_page(base: str, browser: Any, size: dict) -> None:
+    """On a phone the Resume list came after the whole set-up form, some 2,000 px down: a button at the top now goes
+    to it while there is a match to resume (beside the form on a laptop, it needs none)."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport=size)
+    page.goto(base)
+    expect(page.locator(".resume-jump")).to_have_count(0)  # nothing to resume
+    new_match(page, base, 2)
+    page.goto(base)
+    jump = page.locator(".resume-jump a")
+    if size == DESKTOP:
+        expect(jump).to_be_hidden()
+        return
+    expect(jump).to_contain_text("Resume a match (1 unfinished)")
+    assert page.evaluate("() => document.getElementById('resume-title').getBoundingClientRect().top") > size["height"]
+    jump.click()
+    expect(page.locator(".match-list a.match-link").first).to_be_in_viewport()

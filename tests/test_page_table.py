@@ -257,6 +257,7 @@ def test_each_player_gets_the_cards_of_their_seat(browser: Any, tmp_path: Path, 
         for index, name in enumerate(players, start=1):
             wait_for_chips(page, f"#chips-{index}", seats[name][0].split())
         expect(page.locator("#hand-title-2")).to_contain_text("left of the picture")
+        expect(page.locator("#hand-title-2 .seat-where")).to_be_visible()  # said while there is a picture
         expect(page.locator("#upcard-input")).to_have_value("9C")
         if len(players) == 3:
             wait_for_chips(page, "#out-chips", RIGHT[0].split())  # nobody sits at the right
@@ -577,3 +578,20 @@ def test_the_sheet_that_comes_with_the_page_is_used_not_fetched_again(browser: A
     page.click("[data-undo-round]")
     expect(page.locator("#sheet-body")).to_contain_text("No rounds yet.")
     assert len(fetched) == 1  # the match changed: its sheet is fetched
+
+
+def test_enter_in_a_hands_box_goes_on_to_the_next_hands_box(browser: Any, base: str) -> None:
+    """Enter left the box, so a phone's keyboard closed after every hand typed: it goes on to the next hand's box
+    (the hand typed is read as the box is left), and from the last hand's box it leaves."""
+    from playwright.sync_api import expect
+
+    page = open_table(browser, base, new_match(browser.new_page(), base), size=PHONE)
+    expect(page.locator("#hand-title-1 .seat-where")).to_be_hidden()  # "bottom of the picture": with no picture
+    page.fill("#hand-1", ANN)
+    page.press("#hand-1", "Enter")
+    expect(page.locator("#hand-2")).to_be_focused()
+    expect(page.locator("#chips-1 .chip")).to_have_count(10)
+    page.keyboard.type(BOB)
+    page.keyboard.press("Enter")
+    expect(page.locator("#chips-2 .chip")).to_have_count(10)
+    expect(page.locator("#hand-2")).not_to_be_focused()

@@ -54,6 +54,20 @@ def test_set_up_form_creates_a_match_with_its_options(client: FlaskClient) -> No
     assert "over 150 or 12 rounds" in client.get("/matches/1/sheet").get_data(as_text=True)
 
 
+def test_the_set_up_form_sets_the_multi_player_scorings_own_points(client: FlaskClient) -> None:
+    """The form offered the two-player undercut bonus only, which multi-player scoring ignores: a player changed it
+    for nothing. Each scoring's own points are on the form now, a multi-player match's scored with them."""
+    penalty = {"penalty_knock_points": "15", "penalty_undercut_points": "30", "penalty_gin_multiplier": "3"}
+    form = {**SETUP, "player": ["Ann", "Bob", "Cat", ""], "preset": "oklahoma-multi", "dealer": "1", **penalty}
+    del form["undercut_bonus"]  # the page sends the chosen scoring's fields only (setup.js)
+    assert client.post("/matches", data={"csrf_token": form_token(client), **form}).status_code == 303
+    rules = client.get("/api/matches/1").json["rules"]
+    assert {name: rules[name] for name in penalty} == {name: int(value) for name, value in penalty.items()}
+    page = client.get("/").get_data(as_text=True)
+    assert 'data-scoring="penalty"' in page and 'id="penalty_knock_points"' in page
+    assert '<option value="oklahoma-multi" data-scoring="penalty"' in page
+
+
 def test_the_set_up_form_sent_twice_makes_one_match(client: FlaskClient) -> None:
     """A double tap on "Start the match", or a browser sending the form again, made a second match."""
     page = client.get("/").get_data(as_text=True)
@@ -307,7 +321,7 @@ def test_set_up_errors_name_the_field_and_keep_every_value(client: FlaskClient, 
     for name in sent["player"][:2]:
         assert f'value="{name}"' in page or "\x00" in name
     if "preset" not in change:
-        assert '<option value="oklahoma-multi" selected>' in page
+        assert '<option value="oklahoma-multi" data-scoring="penalty" selected>' in page
     assert '<option value="20" selected>' in page and 'value="15"' in page and 'name="spade_doubles" checked' in page
     assert '<option value="&gt;" selected>' in page and 'value="100"' in page
     assert client.get("/api/matches").json["matches"] == []

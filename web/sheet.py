@@ -25,6 +25,9 @@ bp = Blueprint("sheet", __name__)
 RULE_OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("gin_bonus", "int", "Gin bonus"),
     ("undercut_bonus", "int", "Undercut bonus"),
+    ("penalty_knock_points", "int", "Knock points"),
+    ("penalty_undercut_points", "int", "Undercut points"),
+    ("penalty_gin_multiplier", "int", "Gin: the others lose their deadwood times"),
     ("target", "int", "Target score"),
     ("target_rule", "choice", "Match ends when a total is"),
     ("rounds_limit", "int", "Agreed number of rounds"),

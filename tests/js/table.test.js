@@ -165,6 +165,14 @@ test("wrong card counts are flagged as the server says", () => {
   assert.equal(handStatus(state, 1).wrongCount, false, "an empty hand is not flagged, nor may it knock");
 });
 
+test("a hand's line says why it may not knock, and a gin as gin", () => {
+  let state = setPlace(setPlace(initialState(match, seating), 0, ANN), 1, BOB);
+  const answer = { knock_limit: 4, players: { Ann: { can_knock: false, deadwood_points: 5 }, Bob: { can_knock: true, deadwood_points: 0 } } };
+  state = { ...state, arrangement: { key: tableKey(state), answer } };
+  assert.equal(handStatus(state, 0).text, "10 cards · deadwood 5 · over the knock limit 4");
+  assert.equal(handStatus(state, 1).text, "10 cards · deadwood 0 · can knock: gin");
+});
+
 test("a hand typed but not read says so under its box until it is read", () => {
   let state = typedUnread(initialState(match, seating), 1, "2C 3C 4C");
   assert.equal(handStatus(state, 1).text, "typed, not read yet: press Enter in the box to read it");

@@ -15,9 +15,24 @@ if (form) {
   refresh();
 }
 
-// Three or four players play the multi-player rules: switch the rule set when a third name appears.
+// Each rule set's scoring has its own bonuses: only the chosen one's are shown and sent (the others' would be
+// ignored by its scoring, a field changed for nothing).
 const preset = document.getElementById("preset");
+const showScoringFields = () => {
+  const scoring = preset?.selectedOptions[0]?.dataset.scoring;
+  document.querySelectorAll(".scoring-fields").forEach((group) => {
+    group.hidden = group.dataset.scoring !== scoring;
+    group.querySelectorAll("input").forEach((input) => { input.disabled = group.hidden; });
+  });
+};
+preset?.addEventListener("change", showScoringFields);
+if (preset) showScoringFields();
+
+// Three or four players play the multi-player rules: switch the rule set when a third name appears.
 const third = document.getElementById("player-3");
 third?.addEventListener("change", () => {
-  if (third.value.trim() && preset.value !== "oklahoma-multi") preset.value = "oklahoma-multi";
+  if (third.value.trim() && preset.value !== "oklahoma-multi") {
+    preset.value = "oklahoma-multi";
+    showScoringFields();
+  }
 });

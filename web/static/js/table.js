@@ -55,11 +55,27 @@ const store = new Store(initialState(data.match, data.seating), (state, before) 
 const matchUrl = () => `/api/matches/${store.state.match.id}`;
 const live = new LiveTable(store, sequencer);
 const update = (change) => store.update(change);
-const setError = (message) => update((state) => (state.error === message ? state : { ...state, error: message }));
+/**
+ * Bring `element` into view where it is out of it, unless the player is typing: the answer to a tap is seen where it
+ * lands (a knock's proposal, an undo's refusal or a notice drawn a phone's screen away from the button tapped). The
+ * pinned totals bar and picture are kept clear (their CSS scroll margins).
+ */
+function reveal(element) {
+  if (!element.hidden && !typing()) element.scrollIntoView({ block: "nearest" });
+}
+
+const setError = (message) => {
+  const before = store.state.error;
+  update((state) => (state.error === message ? state : { ...state, error: message }));
+  if (message && message !== before) reveal($("table-error"));
+};
 // A notice: its text and its buttons, the last one OK (`dismiss`), which only closes it.
 const noticeOf = (text, extra = []) =>
   ({ text, actions: [...extra, { label: "OK", dismiss: true, action: () => update((s) => ({ ...s, notice: null })) }] });
-const notify = (text, extra = []) => update((state) => ({ ...state, notice: noticeOf(text, extra) }));
+const notify = (text, extra = []) => {
+  update((state) => ({ ...state, notice: noticeOf(text, extra) }));
+  reveal($("notice"));
+};
 
 /**
  * Say a change of the sheet made on another device. A notice still offering something (an Undo just offered, a
@@ -326,8 +342,10 @@ async function saveRound(body) {
   const { revision } = state.match;
   const number = state.match.rounds.length + 1;
   const last = state.match.rounds.at(-1);
-  if (!body.draw && last && sameRound(last.input, body)
-    && !window.confirm(`Round ${last.number} on the sheet already holds this deal. Add it again as round ${number}?`)) return null;
+  // The same deal again, or a draw after a draw (a second tap of Record a draw, once the first was stored): asked first.
+  const again = body.draw ? `Round ${last?.number} on the sheet is a draw already. Record another draw as round ${number}?`
+    : `Round ${last?.number} on the sheet already holds this deal. Add it again as round ${number}?`;
+  if (last && sameRound(last.input, body) && !window.confirm(again)) return null;
   update((s) => ({ ...s, saving: true, error: "" }));
   // Its answer lost, the refresh (or a second tap) finds whether it was stored.
   const lost = {
@@ -468,6 +486,7 @@ async function editRound(number, body, revision) {
     sayChange({ how: "edited", number }, before, match, more);
   };
   const holds = (match) => holdsEdit(match.rounds[number - 1]?.input, body);
+  if (holds(before)) return notify(`Round ${number} already holds this: nothing changed.`); // saved as it was
   try {
     sayEdited(await sendChange(() => put(`${matchUrl()}/rounds/${number}?revision=${revision}`, body, CHANGE),
       { holds, say: (match) => sayEdited(match, answerLost("done")) }));
@@ -552,8 +571,12 @@ async function refreshMatch() {
   if (change) tell(saidElsewhere(change, state.match, match));
 }
 
+let rematching = false; // the rematch asked for, on its way: a second tap waits for it (one page load, not two)
+
 /** A new match with the same players and rules, the next dealer dealing first. */
 async function rematch() {
+  if (rematching) return;
+  rematching = true;
   const { id, players, rules, dealer } = store.state.match;
   const { preset, ...options } = rules;
   try {
@@ -562,6 +585,7 @@ async function rematch() {
     const created = await post("/api/matches", { players, rules: preset, options, dealer }, once);
     window.location.assign(`/matches/${created.id}`);
   } catch (error) {
+    rematching = false;
     setError(error.message);
   }
 }
@@ -610,7 +634,11 @@ Object.assign(actions, {
     live.freeze();
     editor.open(id);
   },
-  propose,
+  /** A knock tapped: its proposal (or why there is none) shown where the player sees it. */
+  knock: async (knocker) => {
+    await propose(knocker);
+    reveal(store.state.proposal?.knocker === knocker ? $("proposal") : $("table-error"));
+  },
   /** The players say how they laid the cards (a listed way, or the knocker's melds regrouped): score that. */
   layDown: (laid) => {
     const knocker = store.state.proposal?.knocker;

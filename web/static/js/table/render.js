@@ -45,13 +45,16 @@ export function buildHands(state, actions) {
     input.addEventListener("keydown", (event) => {
       if (event.key !== "Enter") return;
       actions.readAgain(index, input.value); // text the server could not read yet: Enter reads it, changed or not
-      input.blur(); // one path: leaving the box sends its change
+      // one path: leaving the box sends its change; to the next hand's box, so a phone's keyboard stays up
+      const next = $(`hand-${n + 1}`);
+      if (next) next.focus();
+      else input.blur();
     });
     const pick = el("button", { type: "button", class: "button", "data-pick": String(n), text: "Pick",
       "aria-label": `Pick ${player}'s cards` }); // each Pick says whose cards it picks
     pick.addEventListener("click", () => actions.openGrid(index));
     const knock = el("button", { type: "button", class: "button knock", id: `knock-${n}`, text: `${player} knocked` });
-    knock.addEventListener("click", () => actions.propose(player));
+    knock.addEventListener("click", () => actions.knock(player));
     const seat = where ? el("span", { class: "seat-where", text: `${where} of the picture` }) : null;
     container.append(
       el("section", { class: "hand", id: `hand-section-${n}`, "aria-labelledby": `hand-title-${n}` },
@@ -235,6 +238,7 @@ function renderCamera(state) {
     line.dataset.said = status;
   }
   document.body.classList.toggle("proposing", Boolean(state.proposal && source));
+  document.body.classList.toggle("camera-on", Boolean(source));
   const stage = $("stage");
   stage.style.width = `${state.zoom * 100}%`;
   stage.classList.toggle("zoomed", state.zoom > 1);

@@ -380,6 +380,9 @@ export function handStatus(state, index) {
   const parts = [wrongCount ? info.problem : `${count} card${count === 1 ? "" : "s"}`];
   if (count && info?.deadwood_points !== null && info?.deadwood_points !== undefined) parts.push(`deadwood ${info.deadwood_points}`);
   if (info?.discard) parts.push(`discards ${info.discard}`);
-  if (info?.can_knock) parts.push("can knock");
+  // why a hand may not knock is said in words (a disabled button's tooltip is never seen on a phone)
+  const limit = answer?.knock_limit;
+  if (info?.can_knock) parts.push(info.deadwood_points === 0 ? "can knock: gin" : "can knock");
+  else if (!wrongCount && count && Number.isInteger(limit) && info?.deadwood_points > limit) parts.push(`over the knock limit ${limit}`);
   return { text: parts.join(" · "), wrongCount, canKnock: Boolean(info?.can_knock), whyNot: info?.problem ?? "" };
 }
