@@ -485,6 +485,12 @@ def test_a_won_match_offers_rematch_and_proposes_nothing(browser: Any, base: str
     expect(page.locator("h1")).to_have_text("Ann vs Bob")
     expect(page.locator("#sheet-body")).to_contain_text("No rounds yet.")
     expect(page.locator("#match-over")).to_be_hidden()
+    # the new table looks just like the old one: it says it is the rematch (once: a reload says nothing)
+    rematch = f"Rematch: a new score sheet (match #{match_id} stays under History). Ann deals first."
+    expect(page.locator("#notice")).to_contain_text(rematch)
+    page.reload()
+    page.wait_for_selector("body[data-ready=true]")
+    expect(page.locator("#notice")).to_be_hidden()
 
 
 def grey_video(path: Path, frames: int) -> Path:
