@@ -360,3 +360,19 @@ def test_a_match_to_resume_is_a_tap_from_the_top_of_a_phones_start_page(base: st
     assert page.evaluate("() => document.getElementById('resume-title').getBoundingClientRect().top") > size["height"]
     jump.click()
     expect(page.locator(".match-list a.match-link").first).to_be_in_viewport()
+
+
+def test_a_four_player_sheet_prints_with_every_column(base: str, browser: Any) -> None:
+    """A printed page is under 800 px wide, where a four-player sheet's narrow layout began: the print lost its
+    dealer column and deadwood details. Printed, a sheet keeps them whatever its players."""
+    page = browser.new_page(viewport={"width": 720, "height": 1000})
+    match_id = new_match(page, base, 4, ORDINARY)
+    deal = {"upcard": UPCARD[4], "knocker": ORDINARY[0], "hands": dict(zip(ORDINARY, HANDS[4].values(), strict=True))}
+    assert page.request.post(f"{base}/api/matches/{match_id}/rounds", data=deal).status == 201
+    page.emulate_media(media="print")
+    page.goto(f"{base}/matches/{match_id}/sheet")
+    shown = page.evaluate(
+        """() => [document.querySelector('table.rounds td:nth-child(2)'), document.querySelector('table.rounds .hint')]
+            .map((node) => getComputedStyle(node).display)"""
+    )
+    assert shown == ["table-cell", "block"], shown

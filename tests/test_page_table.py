@@ -529,6 +529,11 @@ def test_an_ended_table_camera_is_reported_once(browser: Any, app: Any, base: st
         seen = len(polls)
         page.wait_for_timeout(2000)
         assert len(polls) == seen, "the page stopped asking once the camera had ended"
+        set_page_hidden(page, True)
+        set_page_hidden(page, False)  # shown again: it still says why it ended, and asks nothing
+        expect(page.locator("#camera-status")).to_contain_text("has ended")
+        page.wait_for_timeout(1000)
+        assert len(polls) == seen
 
 
 def test_a_hidden_page_stops_following_the_table_camera_and_goes_on_when_shown(

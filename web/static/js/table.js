@@ -72,9 +72,10 @@ const setError = (message) => {
 // A notice: its text and its buttons, the last one OK (`dismiss`), which only closes it.
 const noticeOf = (text, extra = []) =>
   ({ text, actions: [...extra, { label: "OK", dismiss: true, action: () => update((s) => ({ ...s, notice: null })) }] });
-const notify = (text, extra = []) => {
+/** Say `text` in the notice (with buttons `extra`), brought into view unless `unasked` (news no tap here asked for). */
+const notify = (text, extra = [], { unasked = false } = {}) => {
   update((state) => ({ ...state, notice: noticeOf(text, extra) }));
-  reveal($("notice"));
+  if (!unasked) reveal($("notice"));
 };
 
 /**
@@ -494,12 +495,15 @@ function sayUndone(before, match, number, more = "") {
 async function editRound(number, body, revision) {
   const before = store.state.match;
   // What the round held is kept by the server as an earlier version (also on the sheet): the notice puts it back.
+  const holds = (match) => holdsEdit(match.rounds[number - 1]?.input, body);
+  // saved as the page showed the round: sent all the same (the sheet shown may be seconds behind, and the server
+  // refuses an edit of an older sheet), and said as nothing changed, not as a change
+  const unchanged = holds(before);
   const sayEdited = (match, more) => {
     update((state) => withNewerMatch(state, match));
-    sayChange({ how: "edited", number }, before, match, more);
+    if (unchanged) notify(`Round ${number} already holds this: nothing changed.${more ? ` ${more}` : ""}`);
+    else sayChange({ how: "edited", number }, before, match, more);
   };
-  const holds = (match) => holdsEdit(match.rounds[number - 1]?.input, body);
-  if (holds(before)) return notify(`Round ${number} already holds this: nothing changed.`); // saved as it was
   try {
     sayEdited(await sendChange(() => put(`${matchUrl()}/rounds/${number}?revision=${revision}`, body, CHANGE),
       { holds, say: (match) => sayEdited(match, answerLost("done")) }));
@@ -577,7 +581,7 @@ async function refreshMatch() {
     // replaces any offer: what it offered about the cards, or of the sheet before this round, no longer holds.
     update((s) => ({ ...roundConfirmed(s, match), confirmed: [...Object.values(table.hands).flat(), table.upcard], cards: [], stable: false }));
     const news = saidElsewhere(change ?? { how: "entered", number: added.number }, state.match, match);
-    notify(`${news} Round ${added.number} was this table's deal: its cards are cleared.`);
+    notify(`${news} Round ${added.number} was this table's deal: its cards are cleared.`, [], { unasked: true });
     return;
   }
   update((s) => ({ ...s, match }));
@@ -585,6 +589,10 @@ async function refreshMatch() {
 }
 
 let rematching = false; // the rematch asked for, on its way: a second tap waits for it (one page load, not two)
+// the page shown again from the browser's back-forward cache, after the rematch's: Rematch works again
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted) rematching = false;
+});
 
 /** A new match with the same players and rules, the next dealer dealing first. */
 async function rematch() {
@@ -655,7 +663,8 @@ Object.assign(actions, {
   /** A knock tapped: its proposal (or why there is none) shown where the player sees it. */
   knock: async (knocker) => {
     await propose(knocker);
-    reveal(store.state.proposal?.knocker === knocker ? $("proposal") : $("table-error"));
+    if (store.state.proposal?.knocker === knocker) reveal($("proposal"));
+    else if (store.state.error) reveal($("table-error")); // else asked again meanwhile, or the cards changed
   },
   /** The players say how they laid the cards (a listed way, or the knocker's melds regrouped): score that. */
   layDown: (laid) => {

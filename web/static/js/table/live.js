@@ -62,7 +62,7 @@ export class LiveTable {
     }
     const previous = state.frame?.url;
     // a browser frame not read keeps the picture its reading came from (and the frame a correction is saved with)
-    const kept = Boolean(reading.unread && url.startsWith("blob:") && state.frame);
+    const kept = Boolean(reading.unread && url.startsWith("blob:") && state.frame?.url?.startsWith("blob:"));
     if (kept) URL.revokeObjectURL(url);
     else if (previous?.startsWith("blob:") && previous !== url) URL.revokeObjectURL(previous);
     const frame = kept ? state.frame : { id: reading.frame_id, width: reading.width, height: reading.height, url };
@@ -107,8 +107,9 @@ export class LiveTable {
    * from the tables that play. Shown again, it goes on. */
   visibilityChanged() {
     const { source, frozen, ended } = this.store.state.camera;
-    if (!source || frozen) {
-      this.setCamera({ hidden: document.hidden }); // the stream waits for it once the camera is live again
+    if (!source || frozen || (source === "server" && ended)) {
+      // nothing to pause or go on with (what it said stays said); the stream waits for it once the camera is live
+      this.setCamera({ hidden: document.hidden });
       return;
     }
     if (document.hidden) {
@@ -120,7 +121,7 @@ export class LiveTable {
     } else {
       this.setCamera({ hidden: false, status: source === "server" ? SERVER_LOOKING : LOOKING });
       if (source === "browser") this.loop.start();
-      else if (!ended) this.schedulePoll(0);
+      else this.schedulePoll(0);
     }
   }
 
