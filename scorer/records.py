@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import unicodedata
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from scorer.match import Match
@@ -37,7 +39,18 @@ def same_player(name: str) -> str:
 
 
 class InvalidOutlineError(ValueError):
-    """A stored outline that is not one ``MatchOutline.to_dict()`` writes."""
+    """A stored outline that is not one ``MatchOutline.to_dict()`` writes, or not this engine's (``scoring_engine``)."""
+
+
+@functools.cache
+def scoring_engine() -> str:
+    """A fingerprint of the code that scores rounds and tallies them (the modules of the ``scorer`` package itself):
+    an outline stored by other code is made again, so that no fix of the scoring leaves a record's stale figures
+    behind (a stored outline keeps what the engine of its day made of the rounds)."""
+    digest = hashlib.sha256()
+    for module in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(module.name.encode() + b"\0" + module.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 @dataclasses.dataclass
@@ -100,9 +113,11 @@ class MatchOutline:
         return cls(tuple(match.players), match.finished, match.winner, tallies)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``{"players", "finished", "winner", "tallies": [{"rounds", "rounds_won", "gins",
-        "undercuts", "undercut", "points"}, ...]}``, a tally per player in the order of ``players``."""
+        """JSON form: ``{"engine", "players", "finished", "winner", "tallies": [{"rounds", "rounds_won", "gins",
+        "undercuts", "undercut", "points"}, ...]}``, a tally per player in the order of ``players``; ``engine``: the
+        ``scoring_engine`` that made it."""
         return {
+            "engine": scoring_engine(),
             "players": list(self.players),
             "finished": self.finished,
             "winner": self.winner,
@@ -117,6 +132,8 @@ class MatchOutline:
         """
         if not isinstance(data, dict):
             raise InvalidOutlineError(f"an outline is a JSON object, got {type(data).__name__}")
+        if data.get("engine") != scoring_engine():
+            raise InvalidOutlineError("the outline was made by another version of the scoring: made again")
         players, finished, winner, tallies = (data.get(key) for key in ("players", "finished", "winner", "tallies"))
         if not isinstance(players, list) or not all(isinstance(name, str) for name in players):
             raise InvalidOutlineError("an outline's players are a list of names")

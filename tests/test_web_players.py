@@ -57,7 +57,7 @@ def stored_outline(app: Flask, match_id: int) -> tuple[MatchOutline | None, bool
         text, made_for, revision = db.execute(
             "SELECT outline_json, outline_revision, revision FROM matches WHERE id = ?", (match_id,)
         ).fetchone()
-    return None if text is None else MatchOutline.from_dict(json.loads(text)), made_for == revision
+    return None if text is None else matches.read_outline(text), made_for == revision
 
 
 def test_the_records_count_every_match_and_round(client: FlaskClient) -> None:
@@ -186,6 +186,29 @@ def test_a_stored_match_that_no_longer_scores_is_left_out(app: Flask, client: Fl
     found = records(client)
     assert (found["matches_counted"], found["matches_waiting"]) == (1, 0)  # not waited for
     assert stored_outline(app, broken) == (None, True)  # tried once for this revision
+
+
+def test_an_outline_another_version_of_the_scoring_made_is_made_again(app: Flask, client: FlaskClient) -> None:
+    """A stored outline keeps what the engine of its day made of the rounds: a fix of the scoring would have left the
+    records' figures stale until each match changed. One made by other code (``scoring_engine``) is made again."""
+    match_id = new_match(client)
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    outline, _ = stored_outline(app, match_id)
+    assert outline is not None
+    with contextlib.closing(sqlite3.connect(app.config["DATABASE"])) as db, db:
+        old = json.dumps(
+            {
+                **outline.to_dict(),
+                "engine": "an older engine",
+                "tallies": [{**tally, "points": 999} for tally in outline.to_dict()["tallies"]],
+            }
+        )
+        db.execute("UPDATE matches SET outline_json = ? WHERE id = ?", (old, match_id))
+    assert (records(client)["matches_counted"], records(client)["matches_waiting"]) == (0, 1)
+    counted_in_the_background(app)
+    found = records(client)
+    assert found["matches_counted"] == 1 and {r["points"] for r in found["players"]} == {18, 0}
+    assert stored_outline(app, match_id) == (outline, True)
 
 
 def test_the_page_shows_names_as_text(client: FlaskClient) -> None:

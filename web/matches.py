@@ -38,7 +38,15 @@ from scorer.match import (
     RoundInputError,
     parse_round_input,
 )
-from scorer.records import HeadToHead, InvalidOutlineError, MatchOutline, PlayerRecord, head_to_head, player_records
+from scorer.records import (
+    HeadToHead,
+    InvalidOutlineError,
+    MatchOutline,
+    PlayerRecord,
+    head_to_head,
+    player_records,
+    scoring_engine,
+)
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, InvalidRulesError, Rules
 from web.db import DatabaseError, database_problem, get_db, snapshot, transaction
 from web.fields import MAX_ROW_ID, InputError
@@ -617,11 +625,14 @@ def records() -> Records:
                 waiting += 1
             elif (found := kept.outlines.get(match_id)) is not None and found[0] == revision:
                 outlines[match_id] = found
-            elif row["outline_json"] is not None:  # else its rounds no longer score
+            else:
                 try:
-                    outlines[match_id] = (revision, MatchOutline.from_dict(json.loads(row["outline_json"])))
-                except InvalidOutlineError:  # not what okgin writes: made again
+                    outline = read_outline(row["outline_json"])
+                except InvalidOutlineError:  # not what this okgin writes: made again
                     unreadable.append((match_id, revision))
+                    continue
+                if outline is not None:  # else its rounds no longer score
+                    outlines[match_id] = (revision, outline)
         if unreadable:
             with transaction() as db:
                 db.executemany(
@@ -660,8 +671,8 @@ def fill_outlines() -> int:
                 made.append((_outline_json(record.match), record.revision, row["id"], record.revision))
             except NotFoundError:
                 continue
-            except ConflictError:  # left out of the records until a change makes it score
-                made.append((None, row["revision"], row["id"], row["revision"]))
+            except ConflictError:  # left out of the records until a change, or another engine, makes it score
+                made.append((_left_out_json(), row["revision"], row["id"], row["revision"]))
             time.sleep(time.perf_counter() - began)
         with transaction() as db:
             changed = db.executemany(
@@ -693,6 +704,27 @@ def _fill_in_background(app: Flask) -> None:
 
 def _outline_json(match: Match) -> str:
     return json.dumps(MatchOutline.of(match).to_dict(), separators=(",", ":"))
+
+
+def _left_out_json() -> str:
+    """What is stored for a match whose rounds no longer score: left out of the records by this engine only."""
+    return json.dumps({"engine": scoring_engine(), "left_out": True}, separators=(",", ":"))
+
+
+def read_outline(text: str | None) -> MatchOutline | None:
+    """The outline stored (``outline_json``), or None for a match this engine left out (``_left_out_json``).
+
+    :raises InvalidOutlineError: for none, or one another engine made or okgin never wrote: it is to be made again.
+    """
+    if text is None:
+        raise InvalidOutlineError("no outline stored")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InvalidOutlineError(f"the outline is not JSON: {error}") from error
+    if isinstance(data, dict) and data.get("left_out") is True and data.get("engine") == scoring_engine():
+        return None
+    return MatchOutline.from_dict(data)
 
 
 # --- internals
