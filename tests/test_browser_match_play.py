@@ -188,13 +188,14 @@ def test_what_a_tap_shows_is_brought_into_view(base: str, browser: Any) -> None:
     errors: list[str] = []
     page = phone(browser, errors)
     page.goto(new_match(page, base))
-    deal(page, BOB_KNOCKS, "KD")
+    deal(page, KNOCK, "KS")
     bottom = "() => window.scrollTo(0, document.documentElement.scrollHeight)"
-    page.wait_for_function("() => !document.getElementById('knock-2').disabled")
-    page.evaluate(TAP_AT_THE_TOP, "#knock-2")
-    expect(page.locator("#proposal .outcome")).to_contain_text("Bob")
-    in_view(page, "#proposal h2")
-    in_view(page, "#proposal .outcome")  # the result; Confirm, in a tall proposal, a short scroll further
+    page.wait_for_function("() => !document.getElementById('knock-1').disabled")
+    page.evaluate(TAP_AT_THE_TOP, "#knock-1")
+    expect(page.locator("#proposal .outcome")).to_contain_text("Ann knocks: Ann scores 18")
+    assert page.evaluate("() => document.getElementById('proposal').offsetHeight") > PHONE["height"] - 100
+    in_view(page, "#proposal h2")  # a proposal taller than the screen shows its top: the result
+    in_view(page, "#proposal .outcome")  # Confirm a short scroll further
     page.click("#confirm-round")
     expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet")
     page.evaluate(bottom)

@@ -61,7 +61,10 @@ const update = (change) => store.update(change);
  * pinned totals bar and picture are kept clear (their CSS scroll margins).
  */
 function reveal(element) {
-  if (!element.hidden && !typing()) element.scrollIntoView({ block: "nearest" });
+  if (element.hidden || typing()) return;
+  // its top first where it is above or taller than the view: a tall proposal shows its result, Confirm a scroll below
+  const { top, height } = element.getBoundingClientRect();
+  element.scrollIntoView({ block: top < 0 || height > innerHeight ? "start" : "nearest" });
 }
 
 const setError = (message) => {
