@@ -398,3 +398,20 @@ def test_a_deal_kept_twice_is_offered_once(client: FlaskClient) -> None:
     assert len(client.get(f"/api/matches/{match_id}").json["earlier_versions"]) == 3
     sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
     assert "Undone round 1 (1)" in sheet and sheet.count(">Bring back</button>") == 1
+
+
+def test_each_earlier_version_says_what_it_scored(client: FlaskClient) -> None:
+    """The versions listed only their cards: the players compared ten cards by eye to tell which one to put back
+    (a first-time user's probe). Each says what it scored on its own, in the JSON and on the sheet."""
+    match_id = new_match(client)
+    assert client.post(f"/api/matches/{match_id}/rounds", json=ROUND).status_code == 201
+    assert client.put(f"/api/matches/{match_id}/rounds/1", json={"draw": True}).status_code == 200
+    assert client.post(f"/api/matches/{match_id}/rounds", json=ROUND).status_code == 201
+    assert client.delete(f"/api/matches/{match_id}/rounds/2").status_code == 200
+    kept = client.get(f"/api/matches/{match_id}").json["earlier_versions"]
+    assert [version["points"] for version in kept] == [{"Ann": 18, "Bob": 0}, {"Ann": 18, "Bob": 0}]
+    assert client.put(f"/api/matches/{match_id}/rounds/1", json=ROUND).status_code == 200  # the draw kept in turn
+    kept = client.get(f"/api/matches/{match_id}").json["earlier_versions"]
+    assert kept[0]["points"] == {}
+    sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
+    assert 'Ann knocked, up <span class="card-text black">K♠</span>: Ann +18</span>' in sheet

@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime
+import functools
 import json
 import random
 import sqlite3
@@ -29,8 +30,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from flask import Flask, current_app
 
+from scorer.cards import InvalidCardError
 from scorer.match import (
     InvalidPlayersError,
+    Knock,
     Match,
     MatchError,
     MatchRound,
@@ -105,12 +108,14 @@ class MatchRecord:
         """JSON form: ``Match.to_dict()`` plus ``id``, ``created_at``, ``revision`` (what a client names when it
         changes a round, so that a request sent twice, or arriving late, changes nothing), ``origin``
         (``Origin.to_dict()`` or null), ``deals`` (each round's, in round order) and ``earlier_versions``
-        (``EarlierVersion.to_dict()`` each, newest first, with ``restore``: ``"edit"``, ``"add"`` or null, and
-        ``why_not``: why it cannot be put back, or null)."""
+        (``EarlierVersion.to_dict()`` each, newest first, with ``restore``: ``"edit"``, ``"add"`` or null,
+        ``why_not``: why it cannot be put back, or null, and ``points``: what it scored on its own, ``{}`` for a
+        draw, null where it no longer scores)."""
         earlier = []
         for version in self.earlier:
             how = self.restore_of(version)
-            earlier.append(version.to_dict() | {"restore": how.how, "why_not": how.why_not})
+            points = self.version_points.get(version.id)
+            earlier.append(version.to_dict() | {"restore": how.how, "why_not": how.why_not, "points": points})
         return {
             "id": self.id,
             "created_at": self.created_at,
@@ -120,6 +125,23 @@ class MatchRecord:
             "deals": list(self.deals),
             "earlier_versions": earlier,
         }
+
+    @functools.cached_property
+    def version_points(self) -> dict[int, dict[str, int]]:
+        """What each earlier version scored on its own, by version id (a draw: no one's points), so that the players
+        can tell versions apart without comparing their cards; one that no longer scores is left out. Made once per
+        revision: a record is kept per revision (``MatchCache``)."""
+        scored: dict[int, dict[str, int]] = {}
+        for version in self.earlier:
+            entered = version.entered
+            if not isinstance(entered, Knock):
+                scored[version.id] = {}
+                continue
+            try:
+                scored[version.id] = self.match.seated(entered).score(self.match.rules).points
+            except (*SCORING_ERRORS, InvalidCardError):
+                continue
+        return scored
 
     def restore_of(self, version: EarlierVersion) -> Restore:
         """How an earlier version of this match can be put back (``web.round_history.restore``)."""
