@@ -137,6 +137,18 @@ KNOCK_HANDS = {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS
 23, so Ann scores 18."""
 
 
+def full_page_shot(page: Any, path: Path) -> None:
+    """A full-page screenshot kept for a look; taken once more where Chromium could not capture it the first time
+    (headless Chromium's "Unable to capture screenshot", seen once in CI right after a page loaded)."""
+    from playwright.sync_api import Error
+
+    try:
+        page.screenshot(path=str(path), full_page=True)
+    except Error:
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(path), full_page=True)
+
+
 def screenshot_dir(tmp_path: Path) -> Path:
     target = Path(os.environ.get("OKGIN_SCREENSHOT_DIR") or tmp_path / "screenshots")
     target.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import BROWSER_TESTS, DESKTOP, PHONE, live_server, no_sideways_scroll, screenshot_dir
+from browser_support import (
+    BROWSER_TESTS,
+    DESKTOP,
+    PHONE,
+    full_page_shot,
+    live_server,
+    no_sideways_scroll,
+    screenshot_dir,
+)
 from browser_support import small_tap_targets as small_targets
 
 from web.fields import MAX_NAME_LENGTH
@@ -83,7 +91,7 @@ def test_every_page_fits_the_screen(base: str, browser: Any, size: dict, tmp_pat
 
     def check(what: str) -> None:
         no_sideways_scroll(page, f"{label} {what}")
-        page.screenshot(path=str(shots / f"{label}-{what}.png"), full_page=True)
+        full_page_shot(page, shots / f"{label}-{what}.png")
         if size == PHONE:
             assert small_targets(page) == [], f"{what}: tap targets under 32 px"
 
@@ -187,7 +195,7 @@ STICKING_OUT = """() => {
 def long_names_fit(page: Any, what: str, shots: Path) -> None:
     """Nothing to scroll sideways, no name sticking out of its box or the pinned totals, tap targets kept."""
     no_sideways_scroll(page, what)
-    page.screenshot(path=str(shots / f"{what}.png"), full_page=True)
+    full_page_shot(page, shots / f"{what}.png")
     assert page.evaluate(STICKING_OUT) == [], f"{what}: sticks out"
     if page.viewport_size == PHONE:
         assert small_targets(page) == [], f"{what}: tap targets under 32 px"
@@ -315,7 +323,7 @@ def test_the_pin_page_fits_a_phone(tmp_path: Path, browser: Any) -> None:
         page.goto(f"{url}/pin")
         no_sideways_scroll(page, "phone pin")
         assert small_targets(page) == []
-        page.screenshot(path=str(screenshot_dir(tmp_path) / "phone-pin.png"), full_page=True)
+        full_page_shot(page, screenshot_dir(tmp_path) / "phone-pin.png")
 
 
 def test_the_set_up_form_shows_the_chosen_scorings_own_points(base: str, browser: Any) -> None:
