@@ -559,10 +559,33 @@ def test_an_unchanged_match_is_not_sent_again(client: FlaskClient) -> None:
     assert changed.status_code == 200 and changed.headers["ETag"] != tag and changed.json["totals"]["Ann"] == 18
 
 
+def test_a_rematch_has_the_players_and_rules_and_the_next_dealer_and_is_made_once(client: FlaskClient) -> None:
+    """Rematch tapped twice, or on two phones that read the match apart, made two matches; the new table's notice
+    that it is the rematch was kept by the browser, apart from the server's arrival notices."""
+    options = {"target": 10, "box_bonus": 5}
+    three = {"players": ["Ann", "Bob", "Cat"], "dealer": "Cat", "rules": "oklahoma-multi", "options": options}
+    played = client.post("/api/matches", json=three)
+    match_id = played.json["id"]
+    assert client.post(f"/api/matches/{match_id}/rounds", json={"draw": True}).status_code == 201
+    before = client.get(f"/api/matches/{match_id}").json
+    made = [client.post(f"/api/matches/{match_id}/rematch", json={}) for _ in range(2)]
+    assert [answer.status_code for answer in made] == [201, 201]
+    assert made[0].json["id"] == made[1].json["id"] != match_id
+    rematch = client.get(f"/api/matches/{made[0].json['id']}").json
+    assert rematch["players"] == ["Ann", "Bob", "Cat"] and rematch["rules"] == before["rules"]
+    assert rematch["dealer"] == before["dealer"] == "Cat" and rematch["rounds"] == []  # a draw: Cat deals again
+    said = "Rematch: a new score sheet (match #1 stays under History). Cat deals first."
+    assert said in client.get(f"/matches/{rematch['id']}").get_data(as_text=True)
+    assert said not in client.get(f"/matches/{rematch['id']}").get_data(as_text=True)  # said once
+    assert len(client.get("/api/matches").json["matches"]) == 2
+    missing = client.post("/api/matches/99/rematch", json={})
+    assert missing.status_code == 404 and missing.json["error"] == "no match with id 99"
+
+
 def test_a_match_asked_twice_with_one_idempotency_key_is_made_once(client: FlaskClient) -> None:
-    """Rematch tapped twice, or on two phones, made two matches: the page sends one key per rematch."""
+    """Start tapped twice, or a reply lost and the post sent again, made two matches: a client sends a key."""
     body = {"players": ["Ann", "Bob"], "dealer": "Bob"}
-    key = {"Idempotency-Key": "rematch-of-match-1"}
+    key = {"Idempotency-Key": "start-0123456789abcdef"}
     first = client.post("/api/matches", json=body, headers=key)
     again = client.post("/api/matches", json=body, headers=key)
     assert first.status_code == again.status_code == 201 and first.json["id"] == again.json["id"]

@@ -103,6 +103,30 @@ def test_every_match_is_counted_however_many(client: FlaskClient) -> None:
     assert "Over all 201 matches kept here." in client.get("/players").get_data(as_text=True)
 
 
+def test_the_records_read_the_outline_of_only_the_matches_changed(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each records request read every counted match's stored outline (a club's 3,000 matches), though the records
+    kept already held all but the one changed."""
+    played = [new_match(client) for _ in range(5)]
+    asked: list[list[int]] = []
+    texts = matches._outline_texts
+
+    def outline_texts(db: sqlite3.Connection, match_ids: list[int]) -> dict[int, str | None]:
+        asked.append(list(match_ids))
+        return texts(db, match_ids)
+
+    monkeypatch.setattr(matches, "_outline_texts", outline_texts)
+    assert records(client)["matches_counted"] == 5
+    assert sorted(asked.pop()) == played
+    records(client)
+    assert asked == []  # nothing changed: nothing read
+    assert client.post(f"/api/matches/{played[2]}/rounds", json=ROUND).status_code == 201
+    found = records(client)
+    assert asked == [[played[2]]]
+    assert {r["name"]: r["rounds_won"] for r in found["players"]} == {"Ann": 1, "Bob": 0}
+
+
 def test_each_change_to_a_match_stores_its_outline_and_the_records_follow(
     app: Flask, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -20,6 +20,7 @@ from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
 from web.laydown import read_groups
 from web.request_json import json_object as json_body
+from web.sheet import keep_arrival_notice
 from web.transfer import read_match_file
 
 _SERVER_RUN = secrets.token_hex(6)
@@ -93,6 +94,22 @@ def create_match() -> tuple[Response, int]:
     dealer = fields.parse_dealer(body.get("dealer"), players)
     match_id = made_once(lambda keep_post: matches.create_match(players, rules, dealer, keep_post))
     return jsonify(id=match_id), 201
+
+
+@bp.post("/matches/<int:match_id>/rematch")
+def rematch(match_id: int) -> tuple[Response, int]:
+    """A new match of the same players and rules, the next dealer dealing first: ``201 {"id"}``. One rematch of a
+    match however often, and on however many phones, Rematch is tapped (``web.once``, keyed by the match: within
+    a day, the same rematch); the new table says on arrival that it is the rematch."""
+    played = matches.load_match(match_id).match
+    made = once.made(
+        f"rematch-of-match-{match_id}",
+        b"rematch",
+        lambda keep_post: matches.create_match(list(played.players), played.rules, played.dealer, keep_post),
+    )
+    said = f"Rematch: a new score sheet (match #{match_id} stays under History). {played.dealer} deals first."
+    keep_arrival_notice(made, said)
+    return jsonify(id=made), 201
 
 
 @bp.get("/matches")

@@ -618,10 +618,27 @@ class _RecordsKept:
         self.records = Records([], [], 0, 0)
         self.outlines: dict[int, tuple[int, MatchOutline]] = {}
 
+    def has_outline(self, match_id: int, revision: int) -> bool:
+        """Whether the outline of ``match_id`` at ``revision`` is kept here, read already."""
+        found = self.outlines.get(match_id)
+        return found is not None and found[0] == revision
+
+
+def _outline_texts(db: sqlite3.Connection, match_ids: list[int]) -> dict[int, str | None]:
+    """The stored outlines (``outline_json``) of ``match_ids``, by id, a few hundred ids a query (SQLite's limit on a
+    query's parameters)."""
+    texts: dict[int, str | None] = {}
+    for start in range(0, len(match_ids), 500):
+        batch = match_ids[start : start + 500]
+        marks = ",".join("?" * len(batch))
+        query = f"SELECT id, outline_json FROM matches WHERE id IN ({marks})"
+        texts.update((row["id"], row["outline_json"]) for row in db.execute(query, batch))
+    return texts
+
 
 def records() -> Records:
-    """The players' records over every match they count, made of the matches' outlines, read in one query: each is
-    stored with its match, in the transaction of every change to it, so none is ever replayed here (a club's year of
+    """The players' records over every match they count, made of the matches' outlines, each read once (a request
+    reads the text of only those changed since the records were last made): each is stored with its match, in the transaction of every change to it, so none is ever replayed here (a club's year of
     matches took 15 s to replay). A match that no longer scores is left out. A match kept before okgin stored outlines
     is counted once its outline is made, which a thread does in the background (``fill_outlines``), started here when
     one is missing: a records page never waits for it.
@@ -632,24 +649,24 @@ def records() -> Records:
     """
     kept: _RecordsKept = current_app.extensions.setdefault("okgin_records", _RecordsKept())
     with kept.lock:  # one request adds them up, the others asking meanwhile wait and read what it made
-        with snapshot() as db:
-            rows = db.execute(f"SELECT id, revision, outline_revision, outline_json {_COUNTED} ORDER BY id").fetchall()
-        made_of = tuple((row["id"], row["revision"], row["outline_revision"]) for row in rows)
-        if made_of == kept.made_of:
-            if kept.records.waiting:
-                _start_filling(current_app._get_current_object())  # type: ignore[attr-defined]
-            return kept.records
+        with snapshot() as db:  # the outlines' text only of the matches changed since the records were last made
+            rows = db.execute(f"SELECT id, revision, outline_revision {_COUNTED} ORDER BY id").fetchall()
+            made_of = tuple((row["id"], row["revision"], row["outline_revision"]) for row in rows)
+            if made_of == kept.made_of:
+                if kept.records.waiting:
+                    _start_filling(current_app._get_current_object())  # type: ignore[attr-defined]
+                return kept.records
+            stored = [row for row in rows if row["outline_revision"] == row["revision"]]
+            texts = _outline_texts(db, [row["id"] for row in stored if not kept.has_outline(row["id"], row["revision"])])
         outlines: dict[int, tuple[int, MatchOutline]] = {}
-        unreadable, waiting = [], 0
-        for row in rows:
+        unreadable, waiting = [], len(rows) - len(stored)
+        for row in stored:
             match_id, revision = row["id"], row["revision"]
-            if row["outline_revision"] != revision:
-                waiting += 1
-            elif (found := kept.outlines.get(match_id)) is not None and found[0] == revision:
-                outlines[match_id] = found
+            if kept.has_outline(match_id, revision):
+                outlines[match_id] = kept.outlines[match_id]
             else:
                 try:
-                    outline = read_outline(row["outline_json"])
+                    outline = read_outline(texts[match_id])
                 except InvalidOutlineError:  # not what this okgin writes: made again
                     unreadable.append((match_id, revision))
                     continue

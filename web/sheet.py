@@ -190,12 +190,18 @@ def import_file() -> BaseResponse | str | tuple[str, int]:
         return setup_page(imported=(match_id, imported.notes))
     # nothing to report on the start page: the table says, on arrival, that this match is a copy from a file
     copy = f"Opened from {file_name_shown(upload.filename)}: a copy of the match, kept here as match #{match_id}."
-    session[_arrival_key(match_id)] = copy
+    keep_arrival_notice(match_id, copy)
     return redirect(url_for("live.table", match_id=match_id), code=303)
 
 
 def _arrival_key(match_id: int) -> str:
     return f"arrival-{match_id}"
+
+
+def keep_arrival_notice(match_id: int, notice: str) -> None:
+    """Keep ``notice`` for the next showing of match ``match_id``'s table in this browser (``arrival_notices``): the
+    page that sent the players there (a file opened, a rematch) has what to say, the new table looks like any."""
+    session[_arrival_key(match_id)] = notice
 
 
 @bp.app_template_global()

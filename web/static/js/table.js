@@ -187,19 +187,6 @@ async function drawnBox(box) {
  * another device), they are not brought back.
  */
 const keptKey = () => `okgin-table-${store.state.match.id}`;
-const arrivalKey = (matchId) => `okgin-arrival-${matchId}`;
-
-/** What the page that sent the players here left to be said on this match's arrival (a rematch), said once. */
-function arrivalNotice() {
-  try {
-    const key = arrivalKey(store.state.match.id);
-    const said = sessionStorage.getItem(key);
-    sessionStorage.removeItem(key);
-    return said ? [`${said} ${store.state.match.dealer} deals first.`] : [];
-  } catch {
-    return [];
-  }
-}
 
 function keepTypedCards(state, before) {
   if (before && state.cards === before.cards && state.unread === before.unread) return;
@@ -597,21 +584,13 @@ window.addEventListener("pageshow", (event) => {
   if (event.persisted) rematching = false;
 });
 
-/** A new match with the same players and rules, the next dealer dealing first. */
+/** A new match with the same players and rules, the next dealer dealing first: one however often (and on however
+ * many phones) Rematch is pressed, its table saying on arrival that it is the rematch (web/api.py `rematch`). */
 async function rematch() {
   if (rematching) return;
   rematching = true;
-  const { id, players, rules, dealer } = store.state.match;
-  const { preset, ...options } = rules;
   try {
-    // one rematch of this match, however often (and on however many phones) Rematch is pressed: web/once.py
-    const once = { headers: { "Idempotency-Key": `rematch-of-match-${id}` } };
-    const created = await post("/api/matches", { players, rules: preset, options, dealer }, once);
-    try { // said on arrival: the new table looks just like the old one
-      sessionStorage.setItem(arrivalKey(created.id), `Rematch: a new score sheet (match #${id} stays under History).`);
-    } catch {
-      // no storage here: the new sheet says it itself
-    }
+    const created = await post(`/api/matches/${store.state.match.id}/rematch`, {});
     window.location.assign(`/matches/${created.id}`);
   } catch (error) {
     rematching = false;
@@ -685,8 +664,7 @@ function init() {
   render(store.state, null, actions);
   const kept = typedCardsKept();
   if (kept.cards.length || Object.keys(kept.unread).length) update((state) => ({ ...withIds(state, kept.cards), unread: kept.unread }));
-  const notices = [...data.notices, ...arrivalNotice()]; // what the page that sent the players here had to say
-  if (notices.length) notify(notices.join(" "));
+  if (data.notices.length) notify(data.notices.join(" ")); // what the page that sent the players here had to say
   scheduleArrange();
   enableDrawing(() => store.state, drawnBox);
   enableTaps(actions.openEditor);
