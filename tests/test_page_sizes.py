@@ -313,6 +313,28 @@ def test_four_ordinary_names_fit_a_tablets_sheet(base: str, browser: Any, width:
         assert lines == [1, 1, 1, 1], f"{width} px {where or 'table'}: names broken over lines {lines}"
 
 
+def test_a_long_name_on_a_phones_sheet_is_shortened_not_broken_apart(base: str, browser: Any) -> None:
+    """At 390 px a name too long for its column was broken between letters over three lines (Barth / olome / w):
+    it now ends in "…" on one line, whole in its text and its title; a name of two words wraps at its space."""
+    page = browser.new_page(viewport=PHONE)
+    names = ["Bartholomew", "Ann Smith", "Maximiliana", "Jo"]
+    match_id = new_match(page, base, 4, names)
+    page.goto(f"{base}/matches/{match_id}")
+    sheet_fits(page, "390 px, long names")
+    shown = page.evaluate(
+        """() => [...document.querySelectorAll('table.rounds thead .col-name')].map((name) => {
+            const text = document.createRange();
+            text.selectNodeContents(name);
+            const lines = new Set([...text.getClientRects()].map((box) => Math.round(box.top)));  // "…" is a box too
+            return [name.textContent, name.title, lines.size, name.scrollWidth > name.clientWidth];
+        })"""
+    )
+    assert [name for name, *_ in shown] == [title for _, title, *_ in shown] == names
+    lines = {name: (count, shortened) for name, _, count, shortened in shown}
+    assert lines["Bartholomew"] == lines["Maximiliana"] == (1, True), shown
+    assert lines["Ann Smith"][0] == 2 and lines["Jo"] == (1, False), shown
+
+
 def test_the_pin_page_fits_a_phone(tmp_path: Path, browser: Any) -> None:
     """Another machine is asked for the PIN: that page too fits a phone."""
     from web import create_app
