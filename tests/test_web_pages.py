@@ -241,6 +241,20 @@ def test_csv_export_has_one_row_per_round(client: FlaskClient) -> None:
     assert (rows[0]["Ann points"], rows[0]["Bob deadwood"], rows[1]["Ann total"]) == ("18", "23", "18")
 
 
+def test_csv_export_of_a_won_match_ends_on_its_final_score(client: FlaskClient) -> None:
+    """The CSV gave the bonuses but not the score the match ended on: the players added them up by hand."""
+    match_id = new_match(client, options={"target": 30, "box_bonus": 25, "game_bonus": 100})
+    for _ in range(2):
+        client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/matches/{match_id}/export.csv").get_data(as_text=True))))
+    assert [row["round"] for row in rows] == ["1", "2", "bonuses", "final"]
+    final = rows[-1]
+    sheet = client.get(f"/api/matches/{match_id}").json
+    assert final["winner"] == sheet["winner"] == "Ann"
+    assert (final["Ann total"], final["Bob total"]) == (str(sheet["final_totals"]["Ann"]), "0")
+    assert int(final["Ann total"]) == int(rows[1]["Ann total"]) + int(rows[2]["Ann points"]) == 36 + 50 + 100
+
+
 def test_json_export_is_the_match_state(client: FlaskClient) -> None:
     match_id = new_match(client)
     client.post(f"/api/matches/{match_id}/rounds", json=ROUND)

@@ -266,7 +266,8 @@ def export_json(match_id: int) -> Response:
 @bp.get("/matches/<int:match_id>/export.csv")
 def export_csv(match_id: int) -> Response:
     """One row per round: inputs, outcome, each player's deadwood, points and running total, and what was
-    laid as given ("as laid": the knocker's melds, discard and layoffs), blank where the engine chose."""
+    laid as given ("as laid": the knocker's melds, discard and layoffs), blank where the engine chose; a finished
+    match's bonuses and final totals in two rows more ("bonuses", "final")."""
     match = matches.load_match(match_id).match
     out = io.StringIO()
     writer = csv.writer(out)
@@ -293,6 +294,19 @@ def export_csv(match_id: int) -> Response:
         bonuses = match.final_bonuses()
         cells = [cell for name in match.players for cell in ("", bonuses[name], "")]
         write(["bonuses", "", "", "", "", "", *cells, ""])
+        totals = match.final_totals  # the score the match ended on, bonuses in: the figure players copy out
+        write(
+            [
+                "final",
+                "",
+                "",
+                "",
+                "",
+                match.winner,
+                *[cell for name in match.players for cell in ("", "", totals[name])],
+                "",
+            ]
+        )
     return Response(out.getvalue(), mimetype="text/csv", headers=_download(match_id, "csv"))
 
 
