@@ -124,7 +124,7 @@ def camera_table(tmp_path: Path, detector: Any) -> Iterator[tuple[str, Any]]:
 
 def phone_page(browser: Any, errors: list[str], accept_dialogs: bool = True) -> Any:
     """A page in its own browser context (another device: its own cookies and storage) at a phone's size; its
-    page errors go to ``errors``; with ``accept_dialogs``, "Undo round N?" and the like are answered yes."""
+    page errors go to ``errors``; with ``accept_dialogs``, "Add it again as round N?" and the like are answered yes."""
     page = browser.new_context(viewport=PHONE).new_page()
     page.on("pageerror", lambda error: errors.append(str(error)))
     if accept_dialogs:

@@ -296,7 +296,7 @@ def test_without_a_camera_type_pick_confirm_edit_and_undo(server: tuple, tmp_pat
         page = browser.new_page(viewport={"width": 900, "height": 1200})  # a tablet held upright
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
-        page.on("dialog", lambda dialog: dialog.accept())  # the undo confirmation
+        page.on("dialog", lambda dialog: dialog.accept())  # a question the page asks is answered yes
         page.goto(base)
         page.fill("#player-1", "Ann")
         page.fill("#player-2", "Bob")

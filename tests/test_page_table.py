@@ -585,9 +585,11 @@ def test_the_sheet_that_comes_with_the_page_is_used_not_fetched_again(browser: A
     page.click('button[aria-label="Edit round 1"]')
     expect(page.locator("#round-editor")).to_be_visible()
     page.keyboard.press("Escape")
-    page.on("dialog", lambda dialog: dialog.accept())  # "Undo round 1?"
+    # no "Undo round 1?" to answer first (a dialog nobody answers is dismissed): the notice brings the round back
     page.click("[data-undo-round]")
     expect(page.locator("#sheet-body")).to_contain_text("No rounds yet.")
+    expect(page.locator("#notice")).to_contain_text("Round 1 undone (Ann +18).")
+    expect(page.locator("#notice button").first).to_have_text("Bring back round 1")
     assert len(fetched) == 1  # the match changed: its sheet is fetched
 
 

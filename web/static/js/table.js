@@ -451,8 +451,7 @@ async function undoRound(number) {
     setError(`Round ${number} is no longer the last: round ${rounds.length} came after it. Undo that first, or edit round ${number}.`);
     return;
   }
-  if (!window.confirm(`Undo round ${number}?`)) return;
-  undoing = number;
+  undoing = number; // not asked first: the notice it brings puts the round back (an earlier version, kept)
   const lost = {
     holds: (match) => undoneAlready(match, number, rounds[number - 1]),
     say: (match) => sayUndone(before, match, number, answerLost("done")),
