@@ -494,11 +494,15 @@ class Match:
         return leaders[0] if len(leaders) == 1 else None  # a tie at the top plays on
 
     def _score_rounds(self, inputs: Sequence[RoundInput], keep: int) -> None:
-        """Keep the first ``keep`` rounds as scored (they are ``inputs[:keep]``) and score the rest.
+        """Keep the first ``keep`` rounds as scored (they are ``inputs[:keep]``) and score the rest. A round whose
+        entry is the one it holds already (``inputs`` taken from ``inputs()``) keeps its result: a round's score is
+        its own deal's, and only totals, dealers and the winner follow from the rounds before it, so an edit of an
+        early round of a long match scores one deal, not every one after it.
 
         The match is unchanged on error.
         """
-        rounds = self.rounds[:keep]
+        scored = self.rounds
+        rounds = scored[:keep]
         totals = dict(rounds[-1].totals_after) if rounds else dict.fromkeys(self.players, 0)
         winner = self._ended_by(totals, rounds) if rounds else None
         for number, given in enumerate(inputs[keep:], start=keep + 1):
@@ -507,18 +511,26 @@ class Match:
                     f"the match was won by {winner} in round {number - 1}; no round {number} can follow "
                     "(undo rounds or start a new match)"
                 )
-            entered = given if isinstance(given, Draw) else self.seated(given)
-            result = None
-            if isinstance(entered, Knock):
-                try:
-                    result = entered.score(self.rules)
-                except InvalidCardError as error:
-                    raise InvalidHandError(str(error)) from None
+            if number <= len(scored) and given is scored[number - 1].entered:
+                entered, result = scored[number - 1].entered, scored[number - 1].result
+            else:
+                entered, result = self._scored(given)
+            if result is not None:
                 for name, points in result.points.items():
                     totals[name] += points
             rounds.append(MatchRound(number, self._next_dealer(rounds), entered, result, dict(totals)))
             winner = self._ended_by(totals, rounds)
         self.rounds, self._winner = rounds, winner
+
+    def _scored(self, given: RoundInput) -> tuple[RoundInput, RoundResult | None]:
+        """A round's entry as the match keeps it (a knock's hands seated), and its result (None for a draw)."""
+        if isinstance(given, Draw):
+            return given, None
+        entered = self.seated(given)
+        try:
+            return entered, entered.score(self.rules)
+        except InvalidCardError as error:
+            raise InvalidHandError(str(error)) from None
 
     def __repr__(self) -> str:
         return f"<Match {' v '.join(self.players)}: {self.totals}, {len(self.rounds)} rounds>"

@@ -415,3 +415,31 @@ def test_each_earlier_version_says_what_it_scored(client: FlaskClient) -> None:
     assert kept[0]["points"] == {}
     sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
     assert 'Ann knocked, up <span class="card-text black">K♠</span>: Ann +18</span>' in sheet
+
+
+def test_a_version_that_would_end_the_match_early_is_not_offered(client: FlaskClient) -> None:
+    """Round 1's first reading (Ann +18) was offered to be put back where, with it, Ann reaches 30 in round 2 and
+    round 3 could not follow: the server refused the tap its own sheet offered. It is kept for the record, saying
+    why, and the sheet shows no button for it."""
+    match_id = new_match(client, options={"target": 30})
+    url = match_url(match_id)
+    assert client.post(f"{url}/rounds", json=ROUND).status_code == 201
+    revision = client.get(url).json["revision"]
+    assert client.put(f"{url}/rounds/1?revision={revision}", json={"draw": True}).status_code == 200
+    for body in (ROUND, {"draw": True}):
+        assert client.post(f"{url}/rounds", json=body).status_code == 201
+    match = client.get(url).json
+    (version,) = match["earlier_versions"]
+    assert (version["number"], version["points"]) == (1, {"Ann": 18, "Bob": 0})
+    assert version["restore"] is None
+    assert version["why_not"] == "putting it back would end the match before the rounds played after it"
+    sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
+    assert "data-restore" not in sheet and f"Kept for the record: {version['why_not']}." in sheet
+    refused = client.post(f"{url}/earlier-versions/{version['id']}/restore", json={"revision": match["revision"]})
+    assert refused.status_code == 409 and "cannot be put back: putting it back would end" in refused.json["error"]
+    undone = client.delete(f"{url}/rounds/3?revision={match['revision']}")
+    assert undone.status_code == 200  # round 3 undone: now it can come back, ending the match in round 2
+    version = next(kept for kept in undone.json["earlier_versions"] if kept["number"] == 1)
+    assert version["restore"] == "edit"
+    back = client.post(f"{url}/earlier-versions/{version['id']}/restore", json={"revision": undone.json["revision"]})
+    assert back.status_code == 200 and back.json["winner"] == "Ann"

@@ -144,8 +144,28 @@ class MatchRecord:
         return scored
 
     def restore_of(self, version: EarlierVersion) -> Restore:
-        """How an earlier version of this match can be put back (``web.round_history.restore``)."""
-        return restore(version, self.match.inputs(), self.deals, self.match.winner)
+        """How an earlier version of this match can be put back (``web.round_history.restore``), and not offered
+        where putting it back would be refused: a version of an early round whose points would end the match
+        before the rounds played after it."""
+        return self.restores[version.id]
+
+    @functools.cached_property
+    def restores(self) -> dict[int, Restore]:
+        """``restore_of`` each earlier version, by id, made once per revision (each edit tried on a copy of the
+        match: one deal scored, the later rounds' totals added up again)."""
+        inputs = self.match.inputs()
+        found = {}
+        for version in self.earlier:
+            how = restore(version, inputs, self.deals, self.match.winner)
+            if how.how == "edit":
+                try:
+                    self.match.copy().edit(version.number - 1, version.entered)
+                except MatchError:
+                    how = Restore(None, "putting it back would end the match before the rounds played after it")
+                except (*SCORING_ERRORS, InvalidCardError) as error:
+                    how = Restore(None, f"it no longer scores: {error}")
+            found[version.id] = how
+        return found
 
     @property
     def new_deal(self) -> int:
