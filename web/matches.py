@@ -658,8 +658,9 @@ def _outline_texts(db: sqlite3.Connection, match_ids: list[int]) -> dict[int, st
 
 def records() -> Records:
     """The players' records over every match they count, made of the matches' outlines, each read once (a request
-    reads the text of only those changed since the records were last made): each is stored with its match, in the transaction of every change to it, so none is ever replayed here (a club's year of
-    matches took 15 s to replay). A match that no longer scores is left out. A match kept before okgin stored outlines
+    reads the text of only those changed since the records were last made): each is stored with its match, in the
+    transaction of every change to it, so none is ever replayed here (a club's year of matches took 15 s to
+    replay). A match that no longer scores is left out. A match kept before okgin stored outlines
     is counted once its outline is made, which a thread does in the background (``fill_outlines``), started here when
     one is missing: a records page never waits for it.
 
@@ -677,7 +678,8 @@ def records() -> Records:
                     _start_filling(current_app._get_current_object())  # type: ignore[attr-defined]
                 return kept.records
             stored = [row for row in rows if row["outline_revision"] == row["revision"]]
-            texts = _outline_texts(db, [row["id"] for row in stored if not kept.has_outline(row["id"], row["revision"])])
+            unread = [row["id"] for row in stored if not kept.has_outline(row["id"], row["revision"])]
+            texts = _outline_texts(db, unread)
         outlines: dict[int, tuple[int, MatchOutline]] = {}
         unreadable, waiting = [], len(rows) - len(stored)
         for row in stored:
