@@ -92,6 +92,76 @@ def test_the_detector_service_raises_what_went_wrong_not_http(tmp_path: Path) ->
         busy.detect(frame)
 
 
+def test_network_runs_take_turns_in_the_order_asked() -> None:
+    """The frame that just ran waits behind the runs asked for meanwhile; a wait that times out leaves the line."""
+    import threading
+
+    from web.detection import Turns
+
+    turns, ran = Turns(), []
+    assert turns.take(1)
+    waiting = []
+    for name in ("second", "third"):
+        waiting.append(threading.Thread(target=lambda name=name: turns.take(5) and (ran.append(name), turns.give())))
+        waiting[-1].start()
+        time.sleep(0.05)  # asked in this order
+    late = threading.Thread(target=lambda: ran.append("gave up") if not turns.take(0.01) else None)
+    late.start()
+    late.join()
+    turns.give()
+    assert turns.take(5)  # the first frame's next run: behind the two asked before it
+    ran.append("first again")
+    turns.give()
+    for thread in waiting:
+        thread.join(5)
+    assert ran == ["gave up", "second", "third", "first again"]
+
+
+def test_a_frame_that_costs_many_runs_holds_up_no_other(tmp_path: Path) -> None:
+    """A sharp keyboard under the camera cost 7,992 classifier crops (10 s of two cores) and every other table
+    waited for all of it: the frames now take turns run by run, so a plain table is read between the keyboard's."""
+    import threading
+
+    from conftest import shipped_model_or_skip
+
+    from scorer.vision.boxes import FusedBoxes
+    from scorer.vision.detector import CardDetector
+    from web.detection import DetectorService
+
+    runs: list[str] = []
+    crops_read: dict[str, int] = {}
+
+    class SlowUnsureClassifier:
+        """Reads every crop as no card, unsurely (so every further reading is asked for), a run at a time."""
+
+        def predict(self, crops: list[np.ndarray]) -> np.ndarray:
+            runs.append(threading.current_thread().name)
+            crops_read[runs[-1]] = crops_read.get(runs[-1], 0) + len(crops)
+            time.sleep(0.0002 * len(crops))  # as a network takes longer the more it reads
+            return np.full((len(crops), len(CLASS_NAMES) + 1), 1 / (len(CLASS_NAMES) + 1), np.float32)
+
+    def boxes(count: int) -> FusedBoxes:
+        xyxy = np.array([[10 + 20 * k, 10, 26 + 20 * k, 30] for k in range(count)], np.float32)
+        return FusedBoxes.of((xyxy, np.full(count, 0.5, np.float32), np.zeros(count)))
+
+    detector = CardDetector(shipped_model_or_skip(), backend="onnx")
+    detector.find_boxes = lambda image: boxes(200 if image.mean() > 100 else 2)  # type: ignore[method-assign]
+    detector.classifier = SlowUnsureClassifier()
+    shared = DetectorService(detector, None, queue_limit=4, wait_seconds=30)
+    keyboard, table = np.full((720, 1280, 3), 200, np.uint8), np.zeros((720, 1280, 3), np.uint8)
+    heavy = threading.Thread(target=shared.detect, args=(keyboard,), name="keyboard")
+    heavy.start()
+    while "keyboard" not in runs:
+        time.sleep(0.005)
+    light = threading.Thread(target=shared.detect, args=(table,), name="table")
+    light.start()
+    light.join(30)
+    heavy.join(30)
+    assert crops_read["keyboard"] > 50 * crops_read["table"] > 0
+    last = {name: max(index for index, ran in enumerate(runs) if ran == name) for name in crops_read}
+    assert last["table"] < last["keyboard"] - 2, runs  # the table read between the keyboard's runs, not after them
+
+
 def test_detect_bad_players_count(client: FlaskClient) -> None:
     answer = client.post("/api/detect?players=9", data=jpeg(), content_type="image/jpeg")
     assert answer.status_code == 400 and "players must be 2 to 4" in answer.json["error"]

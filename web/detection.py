@@ -1,9 +1,10 @@
-"""The detector as the web app shares it: built lazily, one inference at a time, a bounded queue.
+"""The detector as the web app shares it: built lazily, one network run at a time, a bounded queue.
 
 The model is loaded on the first detection request (unless a test passes ``DETECTOR``), so the server
 starts in a second and ``okgin serve`` without weights still serves the score sheet and typed hands.
-Inference is serialised (the backends already use every core); requests beyond ``DETECT_QUEUE`` waiting
-ones are refused instead of piling up. The service raises what went wrong (``ModelError``, ``DetectorBusy``,
+The networks run one at a time (the backends already use every core), and the frames being read take turns
+run by run (``Turns``), so a frame that costs many runs holds up no other; requests beyond ``DETECT_QUEUE``
+waiting ones are refused instead of piling up. The service raises what went wrong (``ModelError``, ``DetectorBusy``,
 ``TablesFull``); ``init_app`` maps them to 503 answers at the edge.
 
 Each table (browser session) has its own camera state: its pipelines and its most recent frames, bounded per
@@ -22,14 +23,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from flask import Flask, current_app
 
+from scorer.vision.backends import CROPS_PER_RUN, BoxModel, CropModel
 from scorer.vision.manifest import ModelError
 from scorer.vision.types import CardDetection, Detector, FrameReading, LiveDetector
 from web.errors import error_response
+
+if TYPE_CHECKING:
+    from scorer.vision.detector import CardDetector
 
 FRAME_CACHE_SIZE = 24
 """The most recent frames kept per table (and for the server camera), for corrections."""
@@ -48,6 +53,72 @@ address of it (``web.security.client_key``). The address is the connection's (``
 TABLE_IDLE_SECONDS = 120.0
 """A table that has posted no frame for this long may give its place to a new table (its frames go with it)."""
 QUEUE_WAIT_SECONDS = 20.0
+FRAMES_READ_AT_ONCE = 3
+"""Frames (and photos) being read at once, their network runs taking turns; the others wait for a place. Each holds
+its crops while it waits for a turn, so memory stays bounded whatever the clients send."""
+BUSY = "the card detector is busy; try again in a moment"
+
+
+class Turns:
+    """The network runs of the frames being read, one at a time and in the order asked for: a frame asking for its
+    next run after its last one waits behind the runs already asked for. A sharp keyboard under the camera cost
+    7,992 classifier crops (10 s of two cores), while a table of plain cards waiting behind it needs some 200;
+    taking turns, that table is read between two of the keyboard's runs. (``threading.Lock`` wakes any waiter,
+    and the frame that just ran may take it again at once.)"""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._asked: collections.deque[object] = collections.deque()
+        self._running = False
+
+    def take(self, timeout: float) -> bool:
+        """Wait for this caller's turn, at most ``timeout`` seconds; whether it came."""
+        mine = object()
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            self._asked.append(mine)
+            while self._running or self._asked[0] is not mine:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._asked.remove(mine)
+                    self._changed.notify_all()  # the next in line may be first now
+                    return False
+                self._changed.wait(left)
+            self._asked.popleft()
+            self._running = True
+            return True
+
+    def give(self) -> None:
+        """End the turn taken."""
+        with self._changed:
+            self._running = False
+            self._changed.notify_all()
+
+
+class _TakingTurns:
+    """One of the detector's networks, each run of it taking a turn (``Turns``); crops are run ``CROPS_PER_RUN``
+    at a time, so a frame's long batch is many turns, not one."""
+
+    def __init__(self, network: Any, turns: Turns, wait_seconds: float, crops: bool) -> None:
+        self._network, self._turns, self._wait_seconds, self._crops = network, turns, wait_seconds, crops
+
+    def predict(self, *args: Any, **kwargs: Any) -> Any:
+        if not self._crops or not args or len(args[0]) <= CROPS_PER_RUN:
+            return self._run(*args, **kwargs)
+        crops = args[0]
+        parts = [self._run(crops[start : start + CROPS_PER_RUN]) for start in range(0, len(crops), CROPS_PER_RUN)]
+        return np.concatenate(parts)
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:
+        if not self._turns.take(self._wait_seconds):
+            raise DetectorBusy(BUSY)
+        try:
+            return self._network.predict(*args, **kwargs)
+        finally:
+            self._turns.give()
+
+    def __getattr__(self, name: str) -> Any:  # the network's other methods (input_size, ...)
+        return getattr(self._network, name)
 
 
 class DetectorBusy(RuntimeError):
@@ -105,11 +176,15 @@ class DetectorService:
     """Owns the detector, and each table's pipelines and recent frames, for one app."""
 
     def __init__(self, detector: Detector | None, model_dir: str | None, queue_limit: int, wait_seconds: float) -> None:
-        self._detector = detector
+        from scorer.vision.detector import CardDetector
+
         self._wait_seconds = wait_seconds
         self._model_dir = model_dir
         self._build_lock = threading.Lock()
-        self._inference_lock = threading.Lock()
+        self._turns = Turns()
+        self._reading = threading.BoundedSemaphore(FRAMES_READ_AT_ONCE)
+        self._runs_take_turns = False  # the detector's networks wrapped (``_share_networks``): else a read is a turn
+        self._detector = self._share_networks(detector) if isinstance(detector, CardDetector) else detector
         self._slots = threading.BoundedSemaphore(queue_limit + 1)
         self._tables: collections.OrderedDict[str, _Table] = collections.OrderedDict()  # least recently posting first
         self._server_frames = _Table(last_seen=0.0)  # the server camera's (and frames kept for no table)
@@ -126,8 +201,20 @@ class DetectorService:
             if self._detector is None:
                 from scorer.vision.detector import CardDetector
 
-                self._detector = CardDetector(self._model_dir)
+                self._detector = self._share_networks(CardDetector(self._model_dir))
             return self._detector
+
+    def _share_networks(self, detector: CardDetector) -> CardDetector:
+        """``detector`` with each of its networks' runs taking a turn (``Turns``) with the other frames'."""
+        wait = self._wait_seconds
+        detector.boxes = cast(BoxModel, _TakingTurns(detector.boxes, self._turns, wait, crops=False))
+        if detector.classifier is not None:
+            detector.classifier = cast(CropModel, _TakingTurns(detector.classifier, self._turns, wait, crops=True))
+        detector.veto_classifiers = [
+            cast(CropModel, _TakingTurns(veto, self._turns, wait, crops=True)) for veto in detector.veto_classifiers
+        ]
+        self._runs_take_turns = True
+        return detector
 
     def detect(self, image_bgr: np.ndarray, live: bool = False) -> Any:
         """Run one inference, queueing behind others; with ``live``, for a camera's frame, which the detector may
@@ -144,14 +231,21 @@ class DetectorService:
         detector = self.detector()
         read = detector.detect_live if live and isinstance(detector, LiveDetector) else detector.detect
         if not self._slots.acquire(blocking=False):
-            raise DetectorBusy("the card detector is busy; try again in a moment")
+            raise DetectorBusy(BUSY)
         try:
-            if not self._inference_lock.acquire(timeout=self._wait_seconds):
-                raise DetectorBusy("the card detector is busy; try again in a moment")
+            if not self._reading.acquire(timeout=self._wait_seconds):
+                raise DetectorBusy(BUSY)
             try:
-                return read(image_bgr)
+                if self._runs_take_turns:
+                    return read(image_bgr)
+                if not self._turns.take(self._wait_seconds):  # a detector given whole (a test's): one turn a read
+                    raise DetectorBusy(BUSY)
+                try:
+                    return read(image_bgr)
+                finally:
+                    self._turns.give()
             finally:
-                self._inference_lock.release()
+                self._reading.release()
         finally:
             self._slots.release()
 
