@@ -280,6 +280,7 @@ class Match:
         self.first_dealer: str = dealer if dealer is not None else (rng or random.Random()).choice(names)
         self.rounds: list[MatchRound] = []
         self._winner: str | None = None
+        self._peaks: tuple[list[MatchRound], list[list[int]]] | None = None  # _peaks_after's, for these rounds
 
     # --- state that follows from the rounds
 
@@ -383,6 +384,43 @@ class Match:
         inputs[index] = entered
         self._score_rounds(inputs, keep=index)
         return self.rounds[index]
+
+    def check_edit(self, index: int, entered: RoundInput) -> int:
+        """Raise what ``edit(index, entered)`` would raise, the match unchanged: whether a version of a round can be
+        put back, asked of each of a match's earlier versions. Without a rounds limit a match ends only where a
+        total reaches the target, so where no player's highest total after the edited round (before the last),
+        moved by the edit's points, reaches it, nothing is scored but the entry; else the edit is tried on a copy.
+        Returns how many rounds that trial added up again (0 where the totals decided).
+
+        :raises MatchError: for no such round, or an edit that would end the match before later rounds.
+        :raises InvalidHandError: or another scoring error, for an entry that does not score.
+        """
+        if not 0 <= index < len(self.rounds):
+            raise MatchError(f"no round {index} to edit: rounds are numbered 0 to {len(self.rounds) - 1} here")
+        _, result = self._scored(entered)
+        if self.rules.rounds_limit is None:
+            peaks = self._peaks_after()[index]
+            was, now = self.rounds[index].points, result.points if result is not None else {}
+            moved = [peak + now.get(name, 0) - was[name] for peak, name in zip(peaks, self.players, strict=True)]
+            if not any(self.rules.wins_match(total) for total in moved):
+                return 0
+        self.copy().edit(index, entered)
+        return len(self.rounds) - index
+
+    def _peaks_after(self) -> list[list[int]]:
+        """Per round, each player's highest total over the rounds from it to the one before the last (a very low
+        number for the last round, which no round follows), made once per list of rounds."""
+        if self._peaks is not None and self._peaks[0] is self.rounds:
+            return self._peaks[1]
+        lowest = [-(10**18)] * len(self.players)
+        peaks: list[list[int]] = [lowest] * len(self.rounds)
+        running = lowest
+        for index in range(len(self.rounds) - 2, -1, -1):
+            totals = self.rounds[index].totals_after
+            running = [max(high, totals[name]) for high, name in zip(running, self.players, strict=True)]
+            peaks[index] = running
+        self._peaks = (self.rounds, peaks)
+        return peaks
 
     def replay(self, inputs: Sequence[RoundInput]) -> None:
         """Replace every round with these, each scored once: dealers, totals and the winner follow.

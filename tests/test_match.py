@@ -392,3 +392,36 @@ def test_an_edit_scores_the_edited_deal_only_and_the_match_follows(monkeypatch: 
     with pytest.raises(MatchError, match="won by Bob in round 2; no round 3 can follow"):
         low.edit(1, Knock(C("KS"), BOB_GINS, "Bob"))  # Bob 91 of 90 in round 2, before round 3
     assert low.totals == {"Ann": 36, "Bob": 0}  # unchanged on error
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_checking_an_edit_says_what_the_edit_would(seed: int) -> None:
+    """``check_edit`` answers from the totals where they decide, and tries the edit where they do not: either
+    way as the edit itself does (a put-back offered must be a put-back made)."""
+    rng = random.Random(seed)
+    deals = [
+        Knock.of(C("KS"), ANN_KNOCKS, "Ann"),  # Ann +18
+        Knock.of(C("KS"), BOB_GINS, "Bob"),  # Bob +91
+        Knock.of(C("KS"), BOB_UNDERCUTS, "Ann"),  # Bob +10
+        Draw(),
+    ]
+    rules = Rules(target=rng.choice([40, 100, 150, 250]), target_rule=rng.choice([">=", ">"]))
+    if seed % 3 == 0:
+        rules = dataclasses.replace(rules, rounds_limit=rng.randint(3, 12))
+    match = Match(["Ann", "Bob"], rules, dealer="Bob")
+    while not match.finished and len(match.rounds) < 14:
+        match.record(rng.choice(deals if len(match.rounds) % 4 else deals[2:]))
+    for index in range(len(match.rounds)):
+        for entered in deals:
+            try:
+                match.copy().edit(index, entered)
+                refused = None
+            except MatchError as error:
+                refused = str(error)
+            if refused is None:
+                match.check_edit(index, entered)
+            else:
+                with pytest.raises(MatchError) as raised:
+                    match.check_edit(index, entered)
+                assert str(raised.value) == refused
+    assert match.to_dict() == Match.from_dict(match.to_dict()).to_dict()  # checked, never changed

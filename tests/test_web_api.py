@@ -563,23 +563,44 @@ def test_a_rematch_has_the_players_and_rules_and_the_next_dealer_and_is_made_onc
     """Rematch tapped twice, or on two phones that read the match apart, made two matches; the new table's notice
     that it is the rematch was kept by the browser, apart from the server's arrival notices."""
     options = {"target": 10, "box_bonus": 5}
-    three = {"players": ["Ann", "Bob", "Cat"], "dealer": "Cat", "rules": "oklahoma-multi", "options": options}
-    played = client.post("/api/matches", json=three)
-    match_id = played.json["id"]
-    assert client.post(f"/api/matches/{match_id}/rounds", json={"draw": True}).status_code == 201
-    before = client.get(f"/api/matches/{match_id}").json
-    made = [client.post(f"/api/matches/{match_id}/rematch", json={}) for _ in range(2)]
+    match_id = client.post("/api/matches", json={"players": ["Ann", "Bob"], "dealer": "Bob", "options": options}).json[
+        "id"
+    ]
+    url = f"/api/matches/{match_id}"
+    early = client.post(f"{url}/rematch", json={})
+    assert (
+        early.status_code == 409
+        and early.json["error"] == f"match {match_id} is not over yet: a rematch follows a finished match"
+    )
+    assert client.post(f"{url}/rounds", json=ROUND).status_code == 201  # Ann +18: she wins, and deals next
+    before = client.get(url).json
+    made = [client.post(f"{url}/rematch", json={}) for _ in range(2)]
     assert [answer.status_code for answer in made] == [201, 201]
     assert made[0].json["id"] == made[1].json["id"] != match_id
     rematch = client.get(f"/api/matches/{made[0].json['id']}").json
-    assert rematch["players"] == ["Ann", "Bob", "Cat"] and rematch["rules"] == before["rules"]
-    assert rematch["dealer"] == before["dealer"] == "Cat" and rematch["rounds"] == []  # a draw: Cat deals again
-    said = "Rematch: a new score sheet (match #1 stays under History). Cat deals first."
+    assert rematch["players"] == ["Ann", "Bob"] and rematch["rules"] == before["rules"]
+    assert rematch["dealer"] == before["dealer"] == "Ann" and rematch["rounds"] == []
+    said = f"Rematch: a new score sheet (match #{match_id} stays under History). Ann deals first."
     assert said in client.get(f"/matches/{rematch['id']}").get_data(as_text=True)
     assert said not in client.get(f"/matches/{rematch['id']}").get_data(as_text=True)  # said once
+    # the won round undone and the match won again by Bob (who would deal next): the same rematch, Ann dealing
+    assert client.delete(f"{url}/rounds/1").status_code == 200
+    assert (
+        client.post(
+            f"{url}/rounds",
+            json={**ROUND, "knocker": "Bob", "hands": {"Bob": ROUND["hands"]["Ann"], "Ann": ROUND["hands"]["Bob"]}},
+        ).status_code
+        == 201
+    )
+    again = client.post(f"{url}/rematch", json={})
+    assert again.json["id"] == rematch["id"]
+    assert said in client.get(f"/matches/{rematch['id']}").get_data(as_text=True)  # the rematch's own first dealer
     assert len(client.get("/api/matches").json["matches"]) == 2
     missing = client.post("/api/matches/99/rematch", json={})
     assert missing.status_code == 404 and missing.json["error"] == "no match with id 99"
+    for bad in ("not json", "[1, 2]"):
+        refused = client.post(f"{url}/rematch", data=bad, content_type="application/json")
+        assert refused.status_code == 400 and refused.json["error"]
 
 
 def test_a_match_asked_twice_with_one_idempotency_key_is_made_once(client: FlaskClient) -> None:

@@ -98,17 +98,23 @@ def create_match() -> tuple[Response, int]:
 
 @bp.post("/matches/<int:match_id>/rematch")
 def rematch(match_id: int) -> tuple[Response, int]:
-    """A new match of the same players and rules, the next dealer dealing first: ``201 {"id"}``. One rematch of a
-    match however often, and on however many phones, Rematch is tapped (``web.once``, keyed by the match: within
-    a day, the same rematch); the new table says on arrival that it is the rematch."""
+    """A new match of the same players and rules, the next dealer dealing first: ``201 {"id"}``, for a won match (409
+    before). One rematch of a match however often, and on however many phones, Rematch is tapped (``web.once``,
+    keyed by the match: within a day, the same rematch); the new table says on arrival that it is the rematch, and
+    who deals first in it. The body is an empty JSON object."""
+    json_body()
     played = matches.load_match(match_id).match
+    if not played.finished:
+        raise matches.ConflictError(f"match {match_id} is not over yet: a rematch follows a finished match")
     made = once.made(
         f"rematch-of-match-{match_id}",
         b"rematch",
         lambda keep_post: matches.create_match(list(played.players), played.rules, played.dealer, keep_post),
     )
-    said = f"Rematch: a new score sheet (match #{match_id} stays under History). {played.dealer} deals first."
-    keep_arrival_notice(made, said)
+    first = matches.load_match(made).match.first_dealer  # the rematch's own: made earlier, it is as it was made
+    keep_arrival_notice(
+        made, f"Rematch: a new score sheet (match #{match_id} stays under History). {first} deals first."
+    )
     return jsonify(id=made), 201
 
 

@@ -70,6 +70,9 @@ alone holds more. A match file may hold 5,000 rounds, and 32 such matches rebuil
 WRITE_ATTEMPTS = 20
 STALE_BACKOFF_SECONDS = 0.002
 """The first retry's longest random wait after another process wrote first; it doubles per attempt, up to 64x."""
+RESTORE_CHECK_ROUNDS = 100_000
+"""The most rounds one revision's offers of earlier versions add up again (``MatchRecord.restores``): some 0.3 s of
+a 5,000-round match's 1,000 versions (the most a match file may hold), where every request once paid 17 s."""
 SCORING_ERRORS = (InvalidHandError, IllegalKnockError, IllegalLayoffError, RoundInputError)
 """What the engine raises for a round that cannot be scored as entered: the player's to fix (400)."""
 
@@ -130,17 +133,22 @@ class MatchRecord:
     def version_points(self) -> dict[int, dict[str, int]]:
         """What each earlier version scored on its own, by version id (a draw: no one's points), so that the players
         can tell versions apart without comparing their cards; one that no longer scores is left out. Made once per
-        revision: a record is kept per revision (``MatchCache``)."""
-        scored: dict[int, dict[str, int]] = {}
+        revision: the record of a revision is shared by the requests that read it (``MatchCache``)."""
+        return {number: points for number, points in self._version_scores.items() if isinstance(points, dict)}
+
+    @functools.cached_property
+    def _version_scores(self) -> dict[int, dict[str, int] | str]:
+        """Each earlier version's points on its own (a draw: none), or why it no longer scores, by version id (a
+        file's versions are read, not scored, as it is opened)."""
+        scored: dict[int, dict[str, int] | str] = {}
         for version in self.earlier:
             entered = version.entered
-            if not isinstance(entered, Knock):
-                scored[version.id] = {}
-                continue
             try:
-                scored[version.id] = self.match.seated(entered).score(self.match.rules).points
-            except (*SCORING_ERRORS, InvalidCardError):
-                continue
+                scored[version.id] = (
+                    self.match.seated(entered).score(self.match.rules).points if isinstance(entered, Knock) else {}
+                )
+            except (*SCORING_ERRORS, InvalidCardError) as error:
+                scored[version.id] = str(error)
         return scored
 
     def restore_of(self, version: EarlierVersion) -> Restore:
@@ -151,19 +159,21 @@ class MatchRecord:
 
     @functools.cached_property
     def restores(self) -> dict[int, Restore]:
-        """``restore_of`` each earlier version, by id, made once per revision (each edit tried on a copy of the
-        match: one deal scored, the later rounds' totals added up again)."""
-        inputs = self.match.inputs()
-        found = {}
-        for version in self.earlier:
+        """``restore_of`` each earlier version, by id, made once per revision: a version that no longer scores is not
+        offered, nor an edit that would end the match early (``Match.check_edit``: most are told by the totals
+        alone; the rounds it adds up again are bounded by ``RESTORE_CHECK_ROUNDS``, newest versions first, and an
+        older one past that is offered as it was, and refused, saying why, if put back)."""
+        inputs, scores = self.match.inputs(), self._version_scores
+        found, rounds_left = {}, RESTORE_CHECK_ROUNDS
+        for version in self.earlier:  # newest first
             how = restore(version, inputs, self.deals, self.match.winner)
-            if how.how == "edit":
+            if how.how is not None and isinstance(why := scores[version.id], str):
+                how = Restore(None, f"it no longer scores: {why}")
+            elif how.how == "edit" and rounds_left > 0:
                 try:
-                    self.match.copy().edit(version.number - 1, version.entered)
+                    rounds_left -= self.match.check_edit(version.number - 1, version.entered)
                 except MatchError:
                     how = Restore(None, "putting it back would end the match before the rounds played after it")
-                except (*SCORING_ERRORS, InvalidCardError) as error:
-                    how = Restore(None, f"it no longer scores: {error}")
             found[version.id] = how
         return found
 
@@ -285,12 +295,13 @@ class MatchCache:
         return self._guards[match_id % len(self._guards)]
 
     def get(self, match_id: int, revision: int) -> MatchRecord | None:
-        """The match at this revision, if kept, with a copy of its ``Match`` (the caller's to change)."""
-        record = self._entries.get(match_id, revision)
-        return None if record is None else dataclasses.replace(record, match=record.match.copy())
+        """The match at this revision, if kept: shared by the requests that read it, and what they work out of it
+        once (the offers of its earlier versions), so not to be changed (``_write`` changes a copy)."""
+        return self._entries.get(match_id, revision)
 
     def put(self, record: MatchRecord) -> None:
-        self._entries.put(record.id, record.revision, dataclasses.replace(record, match=record.match.copy()))
+        """Keep ``record``, which is no longer to be changed."""
+        self._entries.put(record.id, record.revision, record)
 
 
 def _rounds_kept(record: MatchRecord) -> int:
@@ -801,8 +812,9 @@ def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchReco
     cache = _cache()
     with cache.writer(match_id):  # without it, 16 writers at once starved one of them into a 503
         for attempt in range(WRITE_ATTEMPTS):
-            record = load_match(match_id)
-            match, deals, write = change(record)  # ``record.match`` is a private copy: changing it is safe
+            shared = load_match(match_id)
+            record = dataclasses.replace(shared, match=shared.match.copy())  # ``change`` may change its match
+            match, deals, write = change(record)
             outline = _outline_json(match)
             try:
                 with cache.guard(match_id):  # readers that miss the cache wait for this write's entry
