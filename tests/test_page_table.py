@@ -400,6 +400,21 @@ def test_correcting_a_fanned_hand_on_a_phone(browser: Any, tmp_path: Path) -> No
 # ---------------------------------------------------------------- 7: no silent surprises
 
 
+def test_the_question_a_typed_card_waits_for_is_brought_into_view(browser: Any, base: str) -> None:
+    """At 390 px, a card of another hand typed in the last hand's box and Enter: the box emptied, the count stayed and
+    the question ("... Move it to Zoë's hand?") sat a screen above, unseen (the keyboard was up, so nothing scrolled)."""
+    from playwright.sync_api import expect
+
+    page = open_table(browser, base, new_match(browser.new_page(), base), size=PHONE)
+    type_hand(page, 1, ANN)
+    page.locator("#hand-2").scroll_into_view_if_needed()
+    page.evaluate("window.scrollBy(0, 400)")
+    page.fill("#hand-2", "7D " + ANN.split()[0])  # Ann's first card
+    page.press("#hand-2", "Enter")
+    expect(page.locator("#notice")).to_contain_text("is in Ann's hand. Move it to Bob's hand?")
+    expect(page.locator("#notice")).to_be_in_viewport()
+
+
 def test_moving_a_card_out_of_another_hand_asks_first(browser: Any, base: str) -> None:
     from playwright.sync_api import expect
 
@@ -422,7 +437,7 @@ def test_moving_a_card_out_of_another_hand_asks_first(browser: Any, base: str) -
     expect(page.locator("#status-2")).to_contain_text("9 cards: Oklahoma Gin deals 10")
     expect(page.locator("#knock-2")).to_be_disabled()
     # 11 cards: the page says which card Ann discards.
-    expect(page.locator("#status-1")).to_contain_text("discards 7D")
+    expect(page.locator("#status-1")).to_contain_text("discards 7♦")  # as the chips write it
     # The same through the card editor: saving asks before moving the upcard.
     page.locator('#chips-1 .chip[data-card="AC"]').click()
     page.fill("#editor-text", "KS")

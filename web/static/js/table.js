@@ -56,12 +56,13 @@ const matchUrl = () => `/api/matches/${store.state.match.id}`;
 const live = new LiveTable(store, sequencer);
 const update = (change) => store.update(change);
 /**
- * Bring `element` into view where it is out of it, unless the player is typing: the answer to a tap is seen where it
- * lands (a knock's proposal, an undo's refusal or a notice drawn a phone's screen away from the button tapped). The
- * pinned totals bar and picture are kept clear (their CSS scroll margins).
+ * Bring `element` into view where it is out of it, unless the player is typing (but for a question the cards typed
+ * wait for: `evenTyping`): the answer to a tap is seen where it lands (a knock's proposal, an undo's refusal or a
+ * notice drawn a phone's screen away from the button tapped). The pinned totals bar and picture are kept clear (their
+ * CSS scroll margins).
  */
-function reveal(element) {
-  if (element.hidden || typing()) return;
+function reveal(element, { evenTyping = false } = {}) {
+  if (element.hidden || (typing() && !evenTyping)) return;
   // its top first where it is above or taller than the view: a tall proposal shows its result, Confirm a scroll below
   const { top, height } = element.getBoundingClientRect();
   element.scrollIntoView({ block: top < 0 || height > innerHeight ? "start" : "nearest" });
@@ -110,6 +111,8 @@ function placeCards(place, cards) {
   const keep = place === UPCARD ? () => update((state) => ({ ...state, notice: null })) : placing(rest); // the upcard as it was
   const answers = [{ label: "Move", primary: true, action: placing(cards) }, { label: `Keep ${them} there`, action: keep }];
   update((state) => ({ ...state, notice: { text, actions: answers } }));
+  // shown however the cards came (typed, the keyboard up and Enter gone on to the next box): the cards wait for it
+  reveal($("notice"), { evenTyping: true });
 }
 
 /**

@@ -4,7 +4,7 @@
 // A card on the table: {id, card: "QH", place, box: [x1, y1, x2, y2] | null, detected: "QD" | null}, where
 // `place` is a player's index (in playing order), "upcard" or "out" (stock, discards, seats nobody sits at).
 
-import { parseCard } from "../cards.js";
+import { parseCard, pretty } from "../cards.js";
 
 export const UPCARD = "upcard";
 export const OUT = "out";
@@ -379,7 +379,7 @@ export function handStatus(state, index) {
   }
   const parts = [wrongCount ? info.problem : `${count} card${count === 1 ? "" : "s"}`];
   if (count && info?.deadwood_points !== null && info?.deadwood_points !== undefined) parts.push(`deadwood ${info.deadwood_points}`);
-  if (info?.discard) parts.push(`discards ${info.discard}`);
+  if (info?.discard) parts.push(`discards ${pretty(info.discard)}`); // as the chips and the proposal write it
   // why a hand may not knock is said in words (a disabled button's tooltip is never seen on a phone)
   const limit = answer?.knock_limit;
   if (info?.can_knock) parts.push(info.deadwood_points === 0 ? "can knock: gin" : "can knock");
