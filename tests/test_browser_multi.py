@@ -305,22 +305,28 @@ def test_news_from_the_other_phone_keeps_the_undo_just_offered_here(base: str, b
     assert not errors, errors
 
 
-def test_an_undo_offered_here_after_the_other_phone_undid_the_round_says_so(base: str, browser: Any) -> None:
-    """This phone offered "Undo round 2" when the other phone undid round 2: the news was said, but a tap on the Undo
-    still offered did nothing without a word. It now says the round was undone already, and nothing more is undone."""
+def test_an_undo_the_other_phone_made_impossible_is_no_longer_offered(base: str, browser: Any) -> None:
+    """This phone offered "Undo round 2" when the other phone undid round 2 (a tap then did nothing without a word,
+    then said the round was undone already), or entered round 3 (a tap said round 2 was no longer the last): the
+    news is said, and the Undo that can no longer be made is not offered with it."""
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page, other, api = round_2_offered(base, browser, errors)
-    expect(page.locator("#notice span")).to_have_text("Round 2 is on the sheet: a draw, no points.")
-
-    revision = other.request.get(api).json()["revision"]
-    assert other.request.delete(f"{api}/rounds/2?revision={revision}").status == 200
-    refresh(page)
-    expect(page.locator("#notice span")).to_contain_text("On another device: round 2 undone")
-    page.click("#notice >> text=Undo round 2")
-    expect(page.locator("#table-error")).to_have_text(
-        "Round 2 was undone already (see the sheet): there is nothing more to undo."
-    )
-    assert len(page.request.get(api).json()["rounds"]) == 1
+    for other_change in ("undo round 2", "enter round 3"):
+        page, other, api = round_2_offered(base, browser, errors)
+        offered = "Round 2 is on the sheet: a draw, no points."
+        expect(page.locator("#notice span")).to_have_text(offered)
+        revision = other.request.get(api).json()["revision"]
+        if other_change == "undo round 2":
+            assert other.request.delete(f"{api}/rounds/2?revision={revision}").status == 200
+        else:
+            assert other.request.post(f"{api}/rounds", data={"draw": True, "revision": revision}).status == 201
+        refresh(page)
+        said = "round 2 undone" if other_change == "undo round 2" else "round 3 is on the sheet"
+        expect(page.locator("#notice span")).to_contain_text(f"{offered} On another device: {said}")
+        expect(page.locator("#notice button")).to_have_text(["OK"])
+        assert len(page.request.get(api).json()["rounds"]) == (1 if other_change == "undo round 2" else 3)
+        page.close()
+        other.close()
+    assert not errors, errors
     assert not errors, errors

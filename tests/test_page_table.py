@@ -401,8 +401,8 @@ def test_correcting_a_fanned_hand_on_a_phone(browser: Any, tmp_path: Path) -> No
 
 
 def test_the_question_a_typed_card_waits_for_is_brought_into_view(browser: Any, base: str) -> None:
-    """At 390 px, a card of another hand typed in the last hand's box and Enter: the box emptied, the count stayed and
-    the question ("... Move it to Zoë's hand?") sat a screen above, unseen (the keyboard was up, so nothing scrolled)."""
+    """At 390 px, a card of another hand typed in the last hand's box and Enter: the box emptied, the count stayed
+    and the question ("... Move it to Zoë's hand?") sat a screen above, unseen (the keyboard was up: no scroll)."""
     from playwright.sync_api import expect
 
     page = open_table(browser, base, new_match(browser.new_page(), base), size=PHONE)
@@ -413,6 +413,27 @@ def test_the_question_a_typed_card_waits_for_is_brought_into_view(browser: Any, 
     page.press("#hand-2", "Enter")
     expect(page.locator("#notice")).to_contain_text("is in Ann's hand. Move it to Bob's hand?")
     expect(page.locator("#notice")).to_be_in_viewport()
+
+
+def test_confirm_is_in_view_with_a_proposal_taller_than_the_screen(browser: Any, base: str) -> None:
+    """At 390 px a knock's proposal is shown from its top (its result); its Confirm was under the pinned totals bar
+    (two players) or off the screen (three): the buttons stay in view, over the bar, while the proposal is."""
+    from playwright.sync_api import expect
+
+    page = open_table(browser, base, new_match(browser.new_page(), base), size=PHONE)
+    type_round(page)
+    page.click("#knock-1")
+    expect(page.locator("#proposal")).to_be_visible()
+    page.wait_for_timeout(300)  # the proposal brought into view
+    for scrolled in (0, 150):
+        page.evaluate(f"window.scrollBy(0, {scrolled})")
+        confirm = page.locator("#confirm-round").bounding_box()
+        bar = page.locator(".totals-bar").bounding_box()
+        assert confirm is not None and bar is not None
+        assert confirm["y"] >= 0 and confirm["y"] + confirm["height"] <= bar["y"] + 1, (confirm, bar)
+    page.click("#confirm-round")  # a tap there reaches it
+    expect(page.locator("#sheet-body")).to_contain_text("Ann")
+    expect(page.locator("#proposal")).to_be_hidden()
 
 
 def test_moving_a_card_out_of_another_hand_asks_first(browser: Any, base: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 from typing import Any
@@ -229,13 +230,18 @@ def test_the_start_page_says_why_a_file_cannot_be_opened(client: FlaskClient) ->
         (b'{"players": ', "the file is not valid JSON"),
         (b"[" * 5000 + b"]" * 5000, "nests deeper than 32 levels"),
         (b"[1, 2]", "a match file is a JSON object"),
+        (b"\xef\xbb\xbfround,dealer,upcard\r\n1,Bob,KS\r\n", "m.json is a match's CSV, for spreadsheets: okgin opens"),
     ):
         answer = client.post(
             "/matches/import",
             data={"csrf_token": token, "file": (io.BytesIO(content), "m.json")},
             content_type="multipart/form-data",
         )
-        assert answer.status_code == 400 and why in answer.get_data(as_text=True), why
+        page = html.unescape(answer.get_data(as_text=True))
+        assert answer.status_code == 400 and why in page, why
+        # said at the top, where the page opens, not at the foot by the form (a phone's screens below)
+        said, form = page.index("The match file was not opened: "), page.index('id="match-file"')
+        assert said < page.index('id="setup-form"') < form
     missing = client.post("/matches/import", data={"csrf_token": token}, content_type="multipart/form-data")
     assert missing.status_code == 400 and "choose a match file" in missing.get_data(as_text=True)
     no_token = client.post(

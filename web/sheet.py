@@ -180,6 +180,11 @@ def import_file() -> BaseResponse | str | tuple[str, int]:
         if upload is None or not upload.filename:
             raise fields.InputError('choose a match file to open (one saved with a match\'s "JSON" link)')
         content = upload.read()
+        if content.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"round,dealer,"):  # the other export, picked by mistake
+            raise fields.InputError(
+                f"{file_name_shown(upload.filename)} is a match's CSV, for spreadsheets: okgin opens the file the"
+                " match's \u201cJSON\u201d link saves"
+            )
         imported = read_match_file(parse_json(content, "the file"))
         match_id = once.made(
             request.form.get(once.FIELD), content, lambda keep_post: matches.store_imported(imported, keep_post)

@@ -83,16 +83,18 @@ const notify = (text, extra = [], { unasked = false } = {}) => {
 };
 
 /**
- * Say a change of the sheet made on another device. A notice still offering something (an Undo just offered, a
- * question about the cards) is not replaced: the news follows its text and its buttons stay, since the players may
- * still want them (each checks the sheet as it is when tapped: an undo or a version put back asked of an older sheet
- * changes nothing and says so). Later news replaces the earlier news there, not the offer.
+ * Say a change of the sheet made on another device (`match`, the sheet now). A notice still offering something (an
+ * Undo just offered, a question about the cards) is not replaced: the news follows its text and its buttons stay,
+ * since the players may still want them, but for a way back the change elsewhere has made impossible (`holds`: an
+ * Undo of a round no longer the last, a version to put back into a sheet that changed), which would only be refused.
+ * Later news replaces the earlier news there, not the offer.
  */
-function tell(news) {
+function tell(news, match) {
   update((state) => {
     const shown = state.notice?.offer ?? state.notice; // the notice as it was before any news followed it
-    const open = shown?.actions.some((action) => !action.dismiss);
-    return { ...state, notice: open ? { ...shown, text: `${shown.text} ${news}`, offer: shown } : noticeOf(news) };
+    if (!shown?.actions.some((action) => !action.dismiss)) return { ...state, notice: noticeOf(news) };
+    const offer = { ...shown, actions: shown.actions.filter((action) => !action.holds || action.holds(match)) };
+    return { ...state, notice: { ...offer, text: `${shown.text} ${news}`, offer } };
   });
 }
 
@@ -328,11 +330,14 @@ function sayChange(change, before, match, more = "") {
   const { how, number } = change;
   let back = [];
   if (how === "entered" || how === "brought back") {
-    if (number === match.rounds.length) back = [{ label: `Undo round ${number}`, action: () => undoRound(number) }];
+    // undone while it is the last (asked of the sheet as it is then)
+    const holds = (now) => now.rounds.length === number;
+    if (holds(match)) back = [{ label: `Undo round ${number}`, action: () => undoRound(number), holds }];
   } else {
     const kept = keptVersion(before, match, number);
     const label = how === "undone" ? `Bring back round ${number}` : "Undo the change";
-    if (kept) back = [{ label, action: () => restoreVersion(kept.id, match.revision) }];
+    const holds = (now) => now.revision === match.revision; // asked of this sheet only
+    if (kept) back = [{ label, action: () => restoreVersion(kept.id, match.revision), holds }];
   }
   notify(`${changeSaid(change, before, match)}${more ? ` ${more}` : ""}`, back);
 }
@@ -577,7 +582,7 @@ async function refreshMatch() {
     return;
   }
   update((s) => ({ ...s, match }));
-  if (change) tell(saidElsewhere(change, state.match, match));
+  if (change) tell(saidElsewhere(change, state.match, match), match);
 }
 
 let rematching = false; // the rematch asked for, on its way: a second tap waits for it (one page load, not two)
