@@ -278,7 +278,7 @@ def test_the_longest_one_word_names_fit(base: str, browser: Any, size: dict, tmp
     upload = {"name": "okgin-match.json", "mimeType": "application/json", "buffer": json.dumps(saved).encode()}
     page.set_input_files("#match-file", upload)
     page.click("text=Open the match")
-    expect(page.locator(".import-form .status")).to_contain_text("were scored again")
+    expect(page.locator("#main .status[role=status]").first).to_contain_text("were scored again")
     expect(page.locator(".winner-tag")).to_have_count(3)
     check("matches")  # Resume, History, and what the import said
     page.goto(f"{base}/players")

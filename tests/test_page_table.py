@@ -510,6 +510,7 @@ def test_a_won_match_offers_rematch_and_proposes_nothing(browser: Any, base: str
     type_hand(page, "upcard", "KS")
     page.wait_for_timeout(500)
     expect(page.locator("#knock-1")).to_be_disabled()
+    expect(page.locator("#status-1")).to_have_text("10 cards · deadwood 5 · the match is over")  # why it is grey
     expect(page.locator("#proposal")).to_be_hidden()
     expect(page.locator("#record-draw")).to_be_disabled()
     page.dblclick("#rematch")  # tapped twice, and on another phone too: one rematch

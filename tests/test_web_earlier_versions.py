@@ -494,3 +494,19 @@ def test_the_offers_of_a_revision_are_worked_out_once(client: FlaskClient, monke
         assert client.get(url).json == first
         assert "data-restore" in client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
     assert checked == []  # worked out once for the revision, as the edit's answer was made
+
+
+def test_an_earlier_gin_is_said_as_a_gin(client: FlaskClient) -> None:
+    """An undone gin's line under the sheet said "Bob knocked, up K♠" where the sheet had said gin."""
+    match_id = new_match(client)
+    gin = {
+        "upcard": "KS",
+        "knocker": "Bob",
+        "hands": {"Bob": "AS 2S 3S 4D 4H 4C 7C 8C 9C 10C", "Ann": "4S 5S KD QD JH 9H 8H 2H 2D 6C"},
+    }
+    assert client.post(f"{match_url(match_id)}/rounds", json=gin).status_code == 201
+    assert client.delete(f"{match_url(match_id)}/rounds/1").status_code == 200
+    (version,) = client.get(match_url(match_id)).json["earlier_versions"]
+    assert (version["outcome"], version["points"]) == ("gin", {"Ann": 0, "Bob": 91})
+    sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
+    assert 'aria-label="Bring back round 1: Bob went gin, up KS"' in sheet and "Bob went gin, up" in sheet

@@ -26,7 +26,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from flask import Flask, current_app
 
@@ -117,8 +117,10 @@ class MatchRecord:
         earlier = []
         for version in self.earlier:
             how = self.restore_of(version)
-            points = self.version_points.get(version.id)
-            earlier.append(version.to_dict() | {"restore": how.how, "why_not": how.why_not, "points": points})
+            scored = self._version_scores[version.id]
+            points, outcome = (None, None) if isinstance(scored, str) else (scored.points, scored.outcome)
+            shown = {"restore": how.how, "why_not": how.why_not, "points": points, "outcome": outcome}
+            earlier.append(version.to_dict() | shown)
         return {
             "id": self.id,
             "created_at": self.created_at,
@@ -134,21 +136,24 @@ class MatchRecord:
         """What each earlier version scored on its own, by version id (a draw: no one's points), so that the players
         can tell versions apart without comparing their cards; one that no longer scores is left out. Made once per
         revision: the record of a revision is shared by the requests that read it (``MatchCache``)."""
-        return {number: points for number, points in self._version_scores.items() if isinstance(points, dict)}
+        return {number: scored.points for number, scored in self._version_scores.items() if not isinstance(scored, str)}
 
     @functools.cached_property
-    def _version_scores(self) -> dict[int, dict[str, int] | str]:
-        """Each earlier version's points on its own (a draw: none), or why it no longer scores, by version id (a
-        file's versions are read, not scored, as it is opened)."""
-        scored: dict[int, dict[str, int] | str] = {}
+    def _version_scores(self) -> dict[int, VersionScore | str]:
+        """Each earlier version's points on its own and its outcome (a draw: no points, no outcome), or why it no
+        longer scores, by version id (a file's versions are read, not scored, as it is opened)."""
+        scored: dict[int, VersionScore | str] = {}
         for version in self.earlier:
             entered = version.entered
             try:
-                scored[version.id] = (
-                    self.match.seated(entered).score(self.match.rules).points if isinstance(entered, Knock) else {}
-                )
+                result = self.match.seated(entered).score(self.match.rules) if isinstance(entered, Knock) else None
             except (*SCORING_ERRORS, InvalidCardError) as error:
                 scored[version.id] = str(error)
+                continue
+            if result is None:
+                scored[version.id] = VersionScore({}, None)
+            else:
+                scored[version.id] = VersionScore(result.points, result.outcome)
         return scored
 
     def restore_of(self, version: EarlierVersion) -> Restore:
@@ -194,6 +199,13 @@ class MatchRecord:
                 f" (match {self.id} has changed since revision {revision}; it is at revision {self.revision})",
                 {"match": self.to_dict()},
             )
+
+
+class VersionScore(NamedTuple):
+    """What an earlier version scores on its own: each player's points and the outcome (None for a draw)."""
+
+    points: dict[str, int]
+    outcome: str | None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -173,6 +173,14 @@ test("a hand's line says why it may not knock, and a gin as gin", () => {
   assert.equal(handStatus(state, 1).text, "10 cards · deadwood 0 · can knock: gin");
 });
 
+test("a hand's line once the match is won says so, not that it can knock", () => {
+  let state = setPlace(initialState({ ...match, finished: true, winner: "Ann" }, seating), 1, BOB);
+  const answer = { knock_limit: 10, players: { Bob: { can_knock: false, deadwood_points: 0 } } };
+  state = { ...state, arrangement: { key: tableKey(state), answer } };
+  assert.equal(handStatus(state, 1).text, "10 cards · deadwood 0 · the match is over");
+  assert.equal(handStatus(state, 1).canKnock, false);
+});
+
 test("a hand typed but not read says so under its box until it is read", () => {
   let state = typedUnread(initialState(match, seating), 1, "2C 3C 4C");
   assert.equal(handStatus(state, 1).text, "typed, not read yet: press Enter in the box to read it");

@@ -37,9 +37,12 @@ export async function renderSheet(container, match, actions = null) {
  * again.
  */
 export function dressSheet(container, actions = null, focused = null) {
-  // The times the server wrote in UTC, in the players' own clock.
+  // The times the server wrote in UTC, in the players' own clock, written as the start page writes dates (2026-12-06
+  // 09:04: a locale's short date, 12/6/26, reads two ways)
   container.querySelectorAll("time[datetime]").forEach((time) => {
-    time.textContent = new Date(time.dateTime).toLocaleString([], { dateStyle: "short", timeStyle: "short" });
+    const at = new Date(time.dateTime);
+    const two = (number) => String(number).padStart(2, "0");
+    time.textContent = `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${two(at.getHours())}:${two(at.getMinutes())}`;
   });
   if (!actions) return;
   container.querySelectorAll("[data-edit-round]").forEach((button) =>

@@ -382,7 +382,9 @@ export function handStatus(state, index) {
   if (info?.discard) parts.push(`discards ${pretty(info.discard)}`); // as the chips and the proposal write it
   // why a hand may not knock is said in words (a disabled button's tooltip is never seen on a phone)
   const limit = answer?.knock_limit;
-  if (info?.can_knock) parts.push(info.deadwood_points === 0 ? "can knock: gin" : "can knock");
+  if (state.match.finished) {
+    if (count) parts.push("the match is over"); // no knock: why the button is grey
+  } else if (info?.can_knock) parts.push(info.deadwood_points === 0 ? "can knock: gin" : "can knock");
   else if (!wrongCount && count && Number.isInteger(limit) && info?.deadwood_points > limit) parts.push(`over the knock limit ${limit}`);
   return { text: parts.join(" · "), wrongCount, canKnock: Boolean(info?.can_knock), whyNot: info?.problem ?? "" };
 }
