@@ -312,20 +312,24 @@ def test_an_undo_the_other_phone_made_impossible_is_no_longer_offered(base: str,
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    for other_change in ("undo round 2", "enter round 3"):
+    for other_change in ("undo round 2", "enter round 3", "deal round 2 again"):
         page, other, api = round_2_offered(base, browser, errors)
         offered = "Round 2 is on the sheet: a draw, no points."
         expect(page.locator("#notice span")).to_have_text(offered)
         revision = other.request.get(api).json()["revision"]
-        if other_change == "undo round 2":
+        if other_change != "enter round 3":
             assert other.request.delete(f"{api}/rounds/2?revision={revision}").status == 200
-        else:
-            assert other.request.post(f"{api}/rounds", data={"draw": True, "revision": revision}).status == 201
+        if other_change == "enter round 3":
+            assert other.request.post(f"{api}/rounds", data={"draw": True}).status == 201
+        elif other_change == "deal round 2 again":  # another deal as round 2: not this phone's to undo
+            assert other.request.post(f"{api}/rounds", data=knock_body(KNOCK, "KS", "Ann")).status == 201
         refresh(page)
-        said = "round 2 undone" if other_change == "undo round 2" else "round 3 is on the sheet"
+        said = {"undo round 2": "round 2 undone", "enter round 3": "round 3 is on the sheet"}.get(other_change, "")
         expect(page.locator("#notice span")).to_contain_text(f"{offered} On another device: {said}")
         expect(page.locator("#notice button")).to_have_text(["OK"])
-        assert len(page.request.get(api).json()["rounds"]) == (1 if other_change == "undo round 2" else 3)
+        assert len(page.request.get(api).json()["rounds"]) == {"undo round 2": 1, "enter round 3": 3}.get(
+            other_change, 2
+        )
         page.close()
         other.close()
     assert not errors, errors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import subprocess
@@ -595,6 +596,10 @@ def test_a_rematch_has_the_players_and_rules_and_the_next_dealer_and_is_made_onc
     again = client.post(f"{url}/rematch", json={})
     assert again.json["id"] == rematch["id"]
     assert said in client.get(f"/matches/{rematch['id']}").get_data(as_text=True)  # the rematch's own first dealer
+    assert client.post(f"/api/matches/{rematch['id']}/rounds", json={"draw": True}).status_code == 201
+    client.post(f"{url}/rematch", json={})  # tapped again once the rematch is under way: back to it, said so
+    back = f"Back to the rematch of match #{match_id}: it is under way, 1 round on its sheet."
+    assert back in html.unescape(client.get(f"/matches/{rematch['id']}").get_data(as_text=True))
     assert len(client.get("/api/matches").json["matches"]) == 2
     missing = client.post("/api/matches/99/rematch", json={})
     assert missing.status_code == 404 and missing.json["error"] == "no match with id 99"

@@ -510,3 +510,70 @@ def test_an_earlier_gin_is_said_as_a_gin(client: FlaskClient) -> None:
     assert (version["outcome"], version["points"]) == ("gin", {"Ann": 0, "Bob": 91})
     sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
     assert 'aria-label="Bring back round 1: Bob went gin, up KS"' in sheet and "Bob went gin, up" in sheet
+
+
+def test_the_trials_of_refused_versions_count_against_the_bound(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A version refused (its points would end the match early) is found by trying the edit to the round that ends
+    it, but only checks that passed were counted: a file of 1,000 such versions of a 5,000-round match took 24 s a
+    read. Every trial counts against ``RESTORE_CHECK_ROUNDS``; a version past it is offered as it was."""
+    from scorer.match import Match
+    from web import matches
+
+    match_id = new_match(client, options={"target": 50})
+    url = match_url(match_id)
+    for body in (ROUND, *[{"draw": True}] * 28, ROUND):  # Ann 36 of 50 after 30 rounds
+        assert client.post(f"{url}/rounds", json=body).status_code == 201
+    data = client.get(f"/matches/{match_id}/export.json").json
+    gin = {
+        "upcard": "KS",
+        "knocker": "Bob",
+        "hands": {"Bob": "AS 2S 3S 4D 4H 4C 7C 8C 9C 10C", "Ann": "4S 5S KD QD JH 9H 8H 2H 2D 6C"},
+    }
+    when = "2026-12-06T09:00:00+00:00"
+    data["earlier_versions"] = [  # round 1 as Bob's gin: he would win in round 1, before 29 more rounds
+        {"id": n, "number": 1, "input": gin, "replaced_at": when, "replaced_by": "edited", "deal": 1} for n in range(10)
+    ]
+    copy = client.post("/api/matches/import", json=data).json["id"]
+    tried = []
+    edit = Match.edit
+    monkeypatch.setattr(Match, "edit", lambda match, *args: tried.append(args) or edit(match, *args))
+    monkeypatch.setattr(matches, "RESTORE_CHECK_ROUNDS", 60)
+    versions = client.get(match_url(copy)).json["earlier_versions"]
+    assert len(tried) == 2  # 30 rounds each: the bound spent
+    assert [version["restore"] for version in versions] == [None, None] + ["edit"] * 8
+
+
+def test_a_records_worked_out_value_holds_up_no_other_record() -> None:
+    """functools.cached_property holds one lock for every record in Python 3.11: one long match's offers being
+    worked out held up the first read of every other match."""
+    import threading
+
+    from web.matches import _WorkedOut
+
+    started, finish = threading.Event(), threading.Event()
+
+    class Record:
+        def __init__(self, slow: bool) -> None:
+            self.slow = slow
+
+        @_WorkedOut
+        def offers(self) -> str:
+            if self.slow:
+                started.set()
+                finish.wait(10)
+            return "slow" if self.slow else "quick"
+
+    slow, quick = Record(True), Record(False)
+    worker = threading.Thread(target=lambda: slow.offers)
+    worker.start()
+    assert started.wait(5)
+    answered = []
+    reader = threading.Thread(target=lambda: answered.append(quick.offers))
+    reader.start()
+    reader.join(2)
+    finish.set()
+    worker.join(5)
+    assert answered == ["quick"]  # not behind the slow record's
+    assert slow.offers == "slow" and slow.__dict__["offers"] == "slow"  # kept on its record

@@ -111,10 +111,15 @@ def rematch(match_id: int) -> tuple[Response, int]:
         b"rematch",
         lambda keep_post: matches.create_match(list(played.players), played.rules, played.dealer, keep_post),
     )
-    first = matches.load_match(made).match.first_dealer  # the rematch's own: made earlier, it is as it was made
-    keep_arrival_notice(
-        made, f"Rematch: a new score sheet (match #{match_id} stays under History). {first} deals first."
-    )
+    rematch = matches.load_match(made).match  # made earlier (another phone, an earlier tap), it may be under way
+    if played_there := len(rematch.rounds):
+        rounds = f"{played_there} round{'' if played_there == 1 else 's'}"
+        said = f"Back to the rematch of match #{match_id}: it is under way, {rounds} on its sheet."
+    else:
+        said = (
+            f"Rematch: a new score sheet (match #{match_id} stays under History). {rematch.first_dealer} deals first."
+        )
+    keep_arrival_notice(made, said)
     return jsonify(id=made), 201
 
 

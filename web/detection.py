@@ -18,6 +18,7 @@ with every cookie it drops cannot fill the places that other tables need.
 from __future__ import annotations
 
 import collections
+import copy
 import secrets
 import threading
 import time
@@ -77,16 +78,26 @@ class Turns:
         deadline = time.monotonic() + timeout
         with self._changed:
             self._asked.append(mine)
-            while self._running or self._asked[0] is not mine:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self._asked.remove(mine)
-                    self._changed.notify_all()  # the next in line may be first now
-                    return False
-                self._changed.wait(left)
+            try:
+                while self._running or self._asked[0] is not mine:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._changed.wait(left)
+            except BaseException:  # interrupted while waiting: its place goes, and the next runs
+                self._leave(mine)
+                raise
+            if self._running or self._asked[0] is not mine:  # the wait ran out
+                self._leave(mine)
+                return False
             self._asked.popleft()
             self._running = True
             return True
+
+    def _leave(self, mine: object) -> None:
+        """Give up a place in the line (the condition's lock held), waking the next, who may be first now."""
+        self._asked.remove(mine)
+        self._changed.notify_all()
 
     def give(self) -> None:
         """End the turn taken."""
@@ -205,7 +216,9 @@ class DetectorService:
             return self._detector
 
     def _share_networks(self, detector: CardDetector) -> CardDetector:
-        """``detector`` with each of its networks' runs taking a turn (``Turns``) with the other frames'."""
+        """A copy of ``detector`` (the caller's is left as it was) with each of its networks' runs taking a turn
+        (``Turns``) with the other frames'."""
+        detector = copy.copy(detector)
         wait = self._wait_seconds
         detector.boxes = cast(BoxModel, _TakingTurns(detector.boxes, self._turns, wait, crops=False))
         if detector.classifier is not None:

@@ -19,14 +19,13 @@ from __future__ import annotations
 import collections
 import dataclasses
 import datetime
-import functools
 import json
 import random
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, cast
 
 from flask import Flask, current_app
 
@@ -93,6 +92,29 @@ class BusyError(RuntimeError):
     """The match kept changing under a write, attempt after attempt (503: try again)."""
 
 
+class _WorkedOut(Generic[Kept]):
+    """A value a record's readers work out once and keep on it (a record is one revision, shared by the requests that
+    read it: ``MatchCache``). ``functools.cached_property`` without its lock: Python 3.11 holds one lock for every
+    instance of a class, so one long match's offers held up every other match's first read. Two readers of a fresh
+    record may both work it out; they find the same."""
+
+    def __init__(self, work: Callable[[Any], Kept]) -> None:
+        self.work, self.name = work, work.__name__
+        self.__doc__ = work.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, record: Any, owner: type | None = None) -> Kept:
+        kept = record.__dict__.get(self.name, _MISSING)
+        if kept is _MISSING:
+            kept = record.__dict__[self.name] = self.work(record)  # past the frozen dataclass's __setattr__
+        return cast(Kept, kept)
+
+
+_MISSING = object()
+
+
 @dataclasses.dataclass(frozen=True)
 class MatchRecord:
     """A stored match: its id, creation time and revision (count of changes), the rebuilt match, each round's deal
@@ -116,9 +138,9 @@ class MatchRecord:
         draw, null where it no longer scores)."""
         earlier = []
         for version in self.earlier:
-            how = self.restore_of(version)
+            how = self.restores[version.id]
             scored = self._version_scores[version.id]
-            points, outcome = (None, None) if isinstance(scored, str) else (scored.points, scored.outcome)
+            points, outcome = (None, None) if isinstance(scored, str) else (dict(scored.points), scored.outcome)
             shown = {"restore": how.how, "why_not": how.why_not, "points": points, "outcome": outcome}
             earlier.append(version.to_dict() | shown)
         return {
@@ -131,56 +153,70 @@ class MatchRecord:
             "earlier_versions": earlier,
         }
 
-    @functools.cached_property
+    @_WorkedOut
     def version_points(self) -> dict[int, dict[str, int]]:
         """What each earlier version scored on its own, by version id (a draw: no one's points), so that the players
         can tell versions apart without comparing their cards; one that no longer scores is left out. Made once per
         revision: the record of a revision is shared by the requests that read it (``MatchCache``)."""
         return {number: scored.points for number, scored in self._version_scores.items() if not isinstance(scored, str)}
 
-    @functools.cached_property
+    @_WorkedOut
     def _version_scores(self) -> dict[int, VersionScore | str]:
         """Each earlier version's points on its own and its outcome (a draw: no points, no outcome), or why it no
         longer scores, by version id (a file's versions are read, not scored, as it is opened)."""
-        scored: dict[int, VersionScore | str] = {}
-        for version in self.earlier:
-            entered = version.entered
-            try:
-                result = self.match.seated(entered).score(self.match.rules) if isinstance(entered, Knock) else None
-            except (*SCORING_ERRORS, InvalidCardError) as error:
-                scored[version.id] = str(error)
-                continue
-            if result is None:
-                scored[version.id] = VersionScore({}, None)
-            else:
-                scored[version.id] = VersionScore(result.points, result.outcome)
-        return scored
+        return {version.id: self._scored_alone(version) for version in self.earlier}
+
+    def _scored_alone(self, version: EarlierVersion) -> VersionScore | str:
+        """What ``version`` scores on its own, or why it no longer scores (kept by ``_version_scores``)."""
+        kept = self.__dict__.get("_version_scores")
+        if kept is not None:
+            return cast(VersionScore | str, kept[version.id])
+        entered = version.entered
+        try:
+            result = self.match.seated(entered).score(self.match.rules) if isinstance(entered, Knock) else None
+        except (*SCORING_ERRORS, InvalidCardError) as error:
+            return str(error)
+        return VersionScore({}, None) if result is None else VersionScore(result.points, result.outcome)
 
     def restore_of(self, version: EarlierVersion) -> Restore:
         """How an earlier version of this match can be put back (``web.round_history.restore``), and not offered
         where putting it back would be refused: a version of an early round whose points would end the match
-        before the rounds played after it."""
-        return self.restores[version.id]
+        before the rounds played after it. One version asked of a record whose offers are not worked out yet (a
+        put-back, on the copy it changes) is worked out alone."""
+        found = self.__dict__.get("restores")
+        return found[version.id] if found is not None else self._restore(version, self.match.inputs(), None)[0]
 
-    @functools.cached_property
+    @_WorkedOut
     def restores(self) -> dict[int, Restore]:
         """``restore_of`` each earlier version, by id, made once per revision: a version that no longer scores is not
         offered, nor an edit that would end the match early (``Match.check_edit``: most are told by the totals
-        alone; the rounds it adds up again are bounded by ``RESTORE_CHECK_ROUNDS``, newest versions first, and an
-        older one past that is offered as it was, and refused, saying why, if put back)."""
-        inputs, scores = self.match.inputs(), self._version_scores
-        found, rounds_left = {}, RESTORE_CHECK_ROUNDS
+        alone; the rounds the trials add up again, refused or not, are bounded by ``RESTORE_CHECK_ROUNDS``, newest
+        versions first, and an older one past that is offered as it was, and refused, saying why, if put back)."""
+        inputs, found, rounds_left = self.match.inputs(), {}, RESTORE_CHECK_ROUNDS
         for version in self.earlier:  # newest first
-            how = restore(version, inputs, self.deals, self.match.winner)
-            if how.how is not None and isinstance(why := scores[version.id], str):
-                how = Restore(None, f"it no longer scores: {why}")
-            elif how.how == "edit" and rounds_left > 0:
-                try:
-                    rounds_left -= self.match.check_edit(version.number - 1, version.entered)
-                except MatchError:
-                    how = Restore(None, "putting it back would end the match before the rounds played after it")
-            found[version.id] = how
+            found[version.id], tried = self._restore(version, inputs, rounds_left)
+            rounds_left -= tried
         return found
+
+    def _restore(
+        self, version: EarlierVersion, inputs: list[RoundInput], rounds_left: int | None
+    ) -> tuple[Restore, int]:
+        """How ``version`` can be put back, and how many rounds its check added up again (an edit tried while
+        ``rounds_left``, None: however many)."""
+        how = restore(version, inputs, self.deals, self.match.winner)
+        if how.how is None:
+            return how, 0
+        scored = self._scored_alone(version)
+        if isinstance(scored, str):
+            return Restore(None, f"it no longer scores: {scored}"), 0
+        if how.how != "edit" or (rounds_left is not None and rounds_left <= 0):
+            return how, 0
+        index = version.number - 1
+        try:
+            return how, self.match.check_edit(index, version.entered)
+        except MatchError:  # tried on a copy up to the round that would end the match
+            tried = len(self.match.rounds) - index
+            return Restore(None, "putting it back would end the match before the rounds played after it"), tried
 
     @property
     def new_deal(self) -> int:

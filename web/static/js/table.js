@@ -330,8 +330,9 @@ function sayChange(change, before, match, more = "") {
   const { how, number } = change;
   let back = [];
   if (how === "entered" || how === "brought back") {
-    // undone while it is the last (asked of the sheet as it is then)
-    const holds = (now) => now.rounds.length === number;
+    // undone while it is the last and the same deal (asked of the sheet as it is then): not another deal entered
+    // in its place after another device undid it
+    const holds = (now) => now.rounds.length === number && now.deals?.[number - 1] === match.deals?.[number - 1];
     if (holds(match)) back = [{ label: `Undo round ${number}`, action: () => undoRound(number), holds }];
   } else {
     const kept = keptVersion(before, match, number);
