@@ -70,8 +70,9 @@ WRITE_ATTEMPTS = 20
 STALE_BACKOFF_SECONDS = 0.002
 """The first retry's longest random wait after another process wrote first; it doubles per attempt, up to 64x."""
 RESTORE_CHECK_ROUNDS = 100_000
-"""The most rounds one revision's offers of earlier versions add up again (``MatchRecord.restores``): some 0.3 s of
-a 5,000-round match's 1,000 versions (the most a match file may hold), where every request once paid 17 s."""
+"""The most rounds one revision's offers of earlier versions add up again (``MatchRecord.restores``). A match file of
+5,000 rounds and 1,000 versions (the most a file may hold), each of which would end the match early: its first read
+took 1.6 s, once per revision (the review's import_refused.py, session 46, two shared cores), where it took 24 s."""
 SCORING_ERRORS = (InvalidHandError, IllegalKnockError, IllegalLayoffError, RoundInputError)
 """What the engine raises for a round that cannot be scored as entered: the player's to fix (400)."""
 
