@@ -385,22 +385,25 @@ class Match:
         self._score_rounds(inputs, keep=index)
         return self.rounds[index]
 
-    def check_edit(self, index: int, entered: RoundInput) -> int:
+    def check_edit(self, index: int, entered: RoundInput, points: Mapping[str, int] | None = None) -> int:
         """Raise what ``edit(index, entered)`` would raise, the match unchanged: whether a version of a round can be
         put back, asked of each of a match's earlier versions. Without a rounds limit a match ends only where a
         total reaches the target, so where no player's highest total after the edited round (before the last),
-        moved by the edit's points, reaches it, nothing is scored but the entry; else the edit is tried on a copy.
-        Returns how many rounds that trial added up again (0 where the totals decided).
+        moved by the edit's points, reaches it, nothing is scored but the entry (not even it, where the caller
+        gives what it scores, ``points``); else the edit is tried on a copy. Returns how many rounds that trial
+        added up again (0 where the totals decided).
 
         :raises MatchError: for no such round, or an edit that would end the match before later rounds.
         :raises InvalidHandError: or another scoring error, for an entry that does not score.
         """
         if not 0 <= index < len(self.rounds):
             raise MatchError(f"no round {index} to edit: rounds are numbered 0 to {len(self.rounds) - 1} here")
-        _, result = self._scored(entered)
+        if points is None:
+            _, result = self._scored(entered)
+            points = result.points if result is not None else {}
         if self.rules.rounds_limit is None:
             peaks = self._peaks_after()[index]
-            was, now = self.rounds[index].points, result.points if result is not None else {}
+            was, now = self.rounds[index].points, points
             moved = [peak + now.get(name, 0) - was[name] for peak, name in zip(peaks, self.players, strict=True)]
             if not any(self.rules.wins_match(total) for total in moved):
                 return 0

@@ -214,7 +214,7 @@ class MatchRecord:
             return how, 0
         index = version.number - 1
         try:
-            return how, self.match.check_edit(index, version.entered)
+            return how, self.match.check_edit(index, version.entered, scored.points)
         except MatchError:  # tried on a copy up to the round that would end the match
             tried = len(self.match.rounds) - index
             return Restore(None, "putting it back would end the match before the rounds played after it"), tried
