@@ -309,8 +309,10 @@ def test_without_a_camera_type_pick_confirm_edit_and_undo(server: tuple, tmp_pat
         page.keyboard.type(" ".join(map(str, ANN)))
         page.keyboard.press("Enter")
         page.click('[data-pick="2"]')
+        expect(page.locator("#grid-count")).to_have_text("0 picked")
         for card in BOB:
             page.click(f'#grid-cards button[data-card="{card}"]')
+        expect(page.locator("#grid-count")).to_have_text(f"{len(BOB)} picked")  # a hand one short is seen
         page.click("#grid-done")
         page.click('[data-pick="upcard"]')
         page.click(f'#grid-cards button[data-card="{UPCARD}"]')

@@ -255,6 +255,20 @@ def test_csv_export_of_a_won_match_ends_on_its_final_score(client: FlaskClient) 
     assert int(final["Ann total"]) == int(rows[1]["Ann total"]) + int(rows[2]["Ann points"]) == 36 + 50 + 100
 
 
+def test_a_won_match_with_bonuses_says_its_final_score(client: FlaskClient) -> None:
+    """The sheet showed the totals before the bonuses ("36" and "+150 bonuses") while the pinned bar showed the
+    score with them (186): the winner's line now says the final score."""
+    match_id = new_match(client, options={"target": 30, "box_bonus": 25, "game_bonus": 100})
+    for _ in range(2):
+        client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    final = client.get(f"/api/matches/{match_id}").json["final_totals"]
+    page = client.get(f"/matches/{match_id}/sheet").get_data(as_text=True)
+    assert f"Final score: Ann {final['Ann']}, Bob {final['Bob']}." in page
+    plain = new_match(client, options={"target": 10})
+    client.post(f"/api/matches/{plain}/rounds", json=ROUND)
+    assert "Final score" not in client.get(f"/matches/{plain}/sheet").get_data(as_text=True)  # no bonuses: as shown
+
+
 def test_json_export_is_the_match_state(client: FlaskClient) -> None:
     match_id = new_match(client)
     client.post(f"/api/matches/{match_id}/rounds", json=ROUND)

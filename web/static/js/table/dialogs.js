@@ -143,6 +143,9 @@ export class CardGrid {
     this.chosen = new Set(single ? [upcardOf(state)].filter(Boolean) : cardsAt(state, target).map((e) => e.card));
     $("grid-title").textContent = single ? "Pick the upcard" : `Pick ${players(state)[target]}'s cards`;
     $("grid-hint").textContent = single ? "One card." : "Tap each card in the hand; tap again to remove it.";
+    // how many are picked, as they are tapped: a hand of ten picked from 52 is easily one short
+    const counted = () => { $("grid-count").textContent = single ? "" : `${this.chosen.size} picked`; };
+    counted();
     const buttons = DECK.map((card) => {
       const owner = findCard(state, card);
       const taken = owner && owner.place !== target && owner.place !== OUT;
@@ -158,6 +161,7 @@ export class CardGrid {
         if (this.chosen.has(card)) this.chosen.delete(card);
         else this.chosen.add(card);
         button.setAttribute("aria-pressed", String(this.chosen.has(card)));
+        counted();
       });
       return button;
     });
