@@ -155,16 +155,11 @@ class MatchRecord:
         }
 
     @_WorkedOut
-    def version_points(self) -> dict[int, dict[str, int]]:
-        """What each earlier version scored on its own, by version id (a draw: no one's points), so that the players
-        can tell versions apart without comparing their cards; one that no longer scores is left out. Made once per
-        revision: the record of a revision is shared by the requests that read it (``MatchCache``)."""
-        return {number: scored.points for number, scored in self._version_scores.items() if not isinstance(scored, str)}
-
-    @_WorkedOut
     def _version_scores(self) -> dict[int, VersionScore | str]:
-        """Each earlier version's points on its own and its outcome (a draw: no points, no outcome), or why it no
-        longer scores, by version id (a file's versions are read, not scored, as it is opened)."""
+        """Each earlier version's points on its own and its outcome (a draw: no points, no outcome), so that the
+        players can tell versions apart without comparing their cards, or why it no longer scores, by version id (a
+        file's versions are read, not scored, as it is opened). Made once per revision: the record of a revision is
+        shared by the requests that read it (``MatchCache``)."""
         return {version.id: self._scored_alone(version) for version in self.earlier}
 
     def _scored_alone(self, version: EarlierVersion) -> VersionScore | str:

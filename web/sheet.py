@@ -300,18 +300,8 @@ def export_csv(match_id: int) -> Response:
         cells = [cell for name in match.players for cell in ("", bonuses[name], "")]
         write(["bonuses", "", "", "", "", "", *cells, ""])
         totals = match.final_totals  # the score the match ended on, bonuses in: the figure players copy out
-        write(
-            [
-                "final",
-                "",
-                "",
-                "",
-                "",
-                match.winner,
-                *[cell for name in match.players for cell in ("", "", totals[name])],
-                "",
-            ]
-        )
+        cells = [cell for name in match.players for cell in ("", "", totals[name])]
+        write(["final", "", "", "", "", match.winner, *cells, ""])
     return Response(out.getvalue(), mimetype="text/csv", headers=_download(match_id, "csv"))
 
 
