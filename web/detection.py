@@ -18,24 +18,23 @@ with every cookie it drops cannot fill the places that other tables need.
 from __future__ import annotations
 
 import collections
+import contextlib
 import copy
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 from flask import Flask, current_app
 
 from scorer.vision.backends import CROPS_PER_RUN, BoxModel, CropModel
+from scorer.vision.detector import CardDetector
 from scorer.vision.manifest import ModelError
 from scorer.vision.types import CardDetection, Detector, FrameReading, LiveDetector
 from web.errors import error_response
-
-if TYPE_CHECKING:
-    from scorer.vision.detector import CardDetector
 
 FRAME_CACHE_SIZE = 24
 """The most recent frames kept per table (and for the server camera), for corrections."""
@@ -105,6 +104,19 @@ class Turns:
             self._running = False
             self._changed.notify_all()
 
+    @contextlib.contextmanager
+    def turn(self, timeout: float) -> Iterator[None]:
+        """A turn held for the ``with`` block.
+
+        :raises DetectorBusy: when none came within ``timeout`` seconds.
+        """
+        if not self.take(timeout):
+            raise DetectorBusy(BUSY)
+        try:
+            yield
+        finally:
+            self.give()
+
 
 class _TakingTurns:
     """One of the detector's networks, each run of it taking a turn (``Turns``); crops are run ``CROPS_PER_RUN``
@@ -121,12 +133,8 @@ class _TakingTurns:
         return np.concatenate(parts)
 
     def _run(self, *args: Any, **kwargs: Any) -> Any:
-        if not self._turns.take(self._wait_seconds):
-            raise DetectorBusy(BUSY)
-        try:
+        with self._turns.turn(self._wait_seconds):
             return self._network.predict(*args, **kwargs)
-        finally:
-            self._turns.give()
 
     def __getattr__(self, name: str) -> Any:  # the network's other methods (input_size, ...)
         return getattr(self._network, name)
@@ -187,14 +195,11 @@ class DetectorService:
     """Owns the detector, and each table's pipelines and recent frames, for one app."""
 
     def __init__(self, detector: Detector | None, model_dir: str | None, queue_limit: int, wait_seconds: float) -> None:
-        from scorer.vision.detector import CardDetector
-
         self._wait_seconds = wait_seconds
         self._model_dir = model_dir
         self._build_lock = threading.Lock()
         self._turns = Turns()
         self._reading = threading.BoundedSemaphore(FRAMES_READ_AT_ONCE)
-        self._runs_take_turns = False  # the detector's networks wrapped (``_share_networks``): else a read is a turn
         self._detector = self._share_networks(detector) if isinstance(detector, CardDetector) else detector
         self._slots = threading.BoundedSemaphore(queue_limit + 1)
         self._tables: collections.OrderedDict[str, _Table] = collections.OrderedDict()  # least recently posting first
@@ -210,8 +215,6 @@ class DetectorService:
         """
         with self._build_lock:
             if self._detector is None:
-                from scorer.vision.detector import CardDetector
-
                 self._detector = self._share_networks(CardDetector(self._model_dir))
             return self._detector
 
@@ -226,7 +229,6 @@ class DetectorService:
         detector.veto_classifiers = [
             cast(CropModel, _TakingTurns(veto, self._turns, wait, crops=True)) for veto in detector.veto_classifiers
         ]
-        self._runs_take_turns = True
         return detector
 
     def detect(self, image_bgr: np.ndarray, live: bool = False) -> Any:
@@ -249,14 +251,10 @@ class DetectorService:
             if not self._reading.acquire(timeout=self._wait_seconds):
                 raise DetectorBusy(BUSY)
             try:
-                if self._runs_take_turns:
+                if isinstance(detector, CardDetector):  # its networks take turns (``_share_networks``)
                     return read(image_bgr)
-                if not self._turns.take(self._wait_seconds):  # a detector given whole (a test's): one turn a read
-                    raise DetectorBusy(BUSY)
-                try:
+                with self._turns.turn(self._wait_seconds):  # a detector given whole (a test's): one turn a read
                     return read(image_bgr)
-                finally:
-                    self._turns.give()
             finally:
                 self._reading.release()
         finally:
