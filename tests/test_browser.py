@@ -309,10 +309,17 @@ def test_without_a_camera_type_pick_confirm_edit_and_undo(server: tuple, tmp_pat
         page.keyboard.type(" ".join(map(str, ANN)))
         page.keyboard.press("Enter")
         page.click('[data-pick="2"]')
-        expect(page.locator("#grid-count")).to_have_text("0 picked")
-        for card in BOB:
+        expect(page.locator("#grid-count")).to_have_text("0 of 10 picked")
+        for card in BOB[:-1]:
             page.click(f'#grid-cards button[data-card="{card}"]')
-        expect(page.locator("#grid-count")).to_have_text(f"{len(BOB)} picked")  # a hand one short is seen
+        expect(page.locator("#grid-count")).to_have_text("9 of 10 picked")  # a hand one short is seen
+        page.click(f'#grid-cards button[data-card="{BOB[-1]}"]')
+        expect(page.locator("#grid-count")).to_have_text("10 of 10 picked")
+        dealt = {str(card) for card in (*ANN, *BOB)}
+        spare = next(code for code in (f"{rank}{suit}" for rank in "A23456789" for suit in "CDHS") if code not in dealt)
+        page.click(f'#grid-cards button[data-card="{spare}"]')  # the knocker's eleventh: his discard
+        expect(page.locator("#grid-count")).to_have_text("11 picked: a hand and its discard")
+        page.click(f'#grid-cards button[data-card="{spare}"]')
         page.click("#grid-done")
         page.click('[data-pick="upcard"]')
         page.click(f'#grid-cards button[data-card="{UPCARD}"]')

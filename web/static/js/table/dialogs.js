@@ -143,8 +143,12 @@ export class CardGrid {
     this.chosen = new Set(single ? [upcardOf(state)].filter(Boolean) : cardsAt(state, target).map((e) => e.card));
     $("grid-title").textContent = single ? "Pick the upcard" : `Pick ${players(state)[target]}'s cards`;
     $("grid-hint").textContent = single ? "One card." : "Tap each card in the hand; tap again to remove it.";
-    // how many are picked, as they are tapped: a hand of ten picked from 52 is easily one short
-    const counted = () => { $("grid-count").textContent = single ? "" : `${this.chosen.size} picked`; };
+    // how many are picked, as they are tapped, against how many a hand holds: ten picked from 52 is easily one short
+    const size = state.match.hand_size;
+    const counted = () => {
+      const picked = this.chosen.size;
+      $("grid-count").textContent = single ? "" : picked === size + 1 ? `${picked} picked: a hand and its discard` : `${picked} of ${size} picked`;
+    };
     counted();
     const buttons = DECK.map((card) => {
       const owner = findCard(state, card);
