@@ -382,7 +382,7 @@ def test_a_round_edited_many_times_shows_its_newest_versions_and_keeps_all(clien
     client.put(f"/api/matches/{match_id}/rounds/1", json=BOB_KNOCKS)  # none of those kept is what it holds now
     assert len(upcards) == 20 and len(client.get(f"/api/matches/{match_id}").json["earlier_versions"]) == 22
     sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
-    assert sheet.count("replaced by an edit") == 20 and "2 older kept in the match's JSON." in sheet
+    assert sheet.count(">replaced\n") == 20 and "2 older kept in the match's JSON." in sheet
 
 
 def test_a_deal_kept_twice_is_offered_once(client: FlaskClient) -> None:
