@@ -98,6 +98,32 @@ NINE_H = ["score", "--upcard", "9H", "--knocker", "Ann: 2C 7C 7D 7H 7S 8S 9S"]
 NINE_H += ["--opponent", "Bob: 4C 5C 5D 5S 10S JS QS", "--opponent", "Cat: 6D 6H JH QH KH 6S KS"]
 
 
+def test_score_text_gives_every_players_points_under_penalty_scoring_two_players_too() -> None:
+    """A loser's minus under penalty scoring is part of the score: "knocker scores 10" left it out."""
+    code, out, _ = run("score", "--rules", "oklahoma-multi", "--upcard", "KS", "--knocker", ANN, "--opponent", BOB)
+    assert (code, out.splitlines()[-1]) == (0, "knock: knocker +10, opponent -18")
+    code, out, _ = run(*NINE_H, "--knock-points", "15", "--gin-multiplier", "3", "--json")
+    assert code == 0 and json.loads(out)["points"]["Ann"] == 15
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--rules", "oklahoma-multi", "--undercut-bonus", "50"],
+         "--undercut-bonus counts in standard scoring only; --rules oklahoma-multi uses penalty scoring "
+         "(its undercut: --undercut-points)"),
+        (["--undercut-points", "5"],
+         "--undercut-points counts in penalty scoring only; --rules oklahoma uses standard scoring "
+         "(its undercut: --undercut-bonus)"),
+        (["--knock-points", "5"],
+         "--knock-points counts in penalty scoring only; --rules oklahoma uses standard scoring"),
+    ],
+)  # fmt: skip
+def test_score_refuses_an_option_its_scoring_would_ignore(args: list[str], said: str) -> None:
+    code, out, err = run("score", "--upcard", "KS", "--knocker", ANN, "--opponent", BOB, *args)
+    assert (code, out, err.strip()) == (2, "", f"okgin: {said}")
+
+
 def test_score_says_when_the_knockers_melds_decide_and_scores_them_as_laid() -> None:
     code, out, _ = run(*SIX_D)
     assert code == 0

@@ -19,7 +19,7 @@ from scorer.errors import OkginError
 from scorer.laydown import parse_layoffs_by_player
 from scorer.layoffs import PlayerResult, format_layoffs
 from scorer.melds import format_melds, parse_melds
-from scorer.rules import PRESETS, Alternative, InvalidHandError, RoundResult, Rules, score_round
+from scorer.rules import PRESETS, Alternative, InvalidHandError, InvalidRulesError, RoundResult, Rules, score_round
 
 T = TypeVar("T")
 
@@ -80,9 +80,10 @@ def player_text(result: PlayerResult) -> str:
 
 
 def _points_text(result: RoundResult | Alternative, knocker: str) -> str:
-    """``knock: knocker scores 18`` for two players; ``undercut: Cat +20, Ann -2, Bob -4`` for more."""
+    """``knock: knocker scores 18`` where the loser scores nothing (two players' standard scoring); else every
+    player's points, ``undercut: Cat +20, Ann -2, Bob -4`` (penalty scoring, two players too)."""
     points = result.points
-    if len(points) == 2:
+    if len(points) == 2 and not any(points[name] for name in points if name != result.winner):
         return f"{result.outcome}: {result.winner} scores {points[result.winner]}"
     order = [result.winner, *(name for name in points if name != result.winner)]
     return f"{result.outcome}: " + ", ".join(f"{name} {points[name]:+d}" for name in order)
@@ -121,6 +122,30 @@ def _result_text(result: RoundResult) -> list[str]:
     doubled = " (doubled: spade upcard)" if result.doubled else ""
     lines.append(_points_text(result, result.knocker) + doubled)
     return lines + alternatives_text(result)
+
+
+_SCORED_BY = {
+    "undercut_bonus": ("--undercut-bonus", "standard"),
+    "penalty_knock_points": ("--knock-points", "penalty"),
+    "penalty_undercut_points": ("--undercut-points", "penalty"),
+    "penalty_gin_multiplier": ("--gin-multiplier", "penalty"),
+}
+"""The options that only one scoring counts: the command-line option and that scoring."""
+
+
+def _check_scored(rules: Rules, options: dict[str, Any]) -> None:
+    """Refuse an option these rules' scoring does not count: given, it would be ignored without a word.
+
+    :raises InvalidRulesError: naming the option and what the rules score with instead.
+    """
+    undercut = {"standard": "--undercut-bonus", "penalty": "--undercut-points"}
+    for name in options:
+        flag, scoring = _SCORED_BY.get(name, ("", rules.scoring))
+        if scoring != rules.scoring:
+            hint = f" (its undercut: {undercut[rules.scoring]})" if flag in undercut.values() else ""
+            raise InvalidRulesError(
+                f"{flag} counts in {scoring} scoring only; --rules {rules.preset} uses {rules.scoring} scoring{hint}"
+            )
 
 
 def _option(name: str, parse: Callable[[str], T], text: str | None) -> T | None:
@@ -174,7 +199,15 @@ def _named_hand(text: str, default: str) -> tuple[str, list[Card]]:
     help="oklahoma-multi is taken for 3-4 players.",
 )
 @click.option("--gin-bonus", type=int, default=None, help="Gin bonus (oklahoma: 25; some play 20).")
-@click.option("--undercut-bonus", type=int, default=None, help="Undercut bonus (default 10).")
+@click.option("--undercut-bonus", type=int, default=None, help="Two-player scoring's undercut bonus (default 10).")
+@click.option("--knock-points", type=int, default=None, help="Penalty scoring (oklahoma-multi): a knock's points (10).")
+@click.option("--undercut-points", type=int, default=None, help="Penalty scoring: an undercut's points (20).")
+@click.option(
+    "--gin-multiplier",
+    type=int,
+    default=None,
+    help="Penalty scoring: on a gin the others lose this many times their deadwood (2).",
+)
 @click.option("--knock-limit", type=int, default=None, help="A fixed knock limit 0-10 instead of the preset's.")
 @click.option("--spade-doubles", is_flag=True, help="A spade upcard doubles the round.")
 @click.option("--ace-gin-only", is_flag=True, help="An ace upcard allows only gin.")
@@ -189,6 +222,9 @@ def score(
     preset: str,
     gin_bonus: int | None,
     undercut_bonus: int | None,
+    knock_points: int | None,
+    undercut_points: int | None,
+    gin_multiplier: int | None,
     knock_limit: int | None,
     spade_doubles: bool,
     ace_gin_only: bool,
@@ -207,11 +243,15 @@ def score(
     lay before]}, "points" {name: points}, and the lay-down: "laydown" (as scored), "given",
     "alternatives" (other lay-downs that score differently) and "depends_on".
     """
-    options: dict[str, Any] = {
-        name: value
-        for name, value in (("gin_bonus", gin_bonus), ("undercut_bonus", undercut_bonus), ("knock_limit", knock_limit))
-        if value is not None
+    given = {
+        "gin_bonus": gin_bonus,
+        "undercut_bonus": undercut_bonus,
+        "penalty_knock_points": knock_points,
+        "penalty_undercut_points": undercut_points,
+        "penalty_gin_multiplier": gin_multiplier,
+        "knock_limit": knock_limit,
     }
+    options: dict[str, Any] = {name: value for name, value in given.items() if value is not None}
     if spade_doubles:
         options["spade_doubles"] = True
     if ace_gin_only:
@@ -220,6 +260,7 @@ def score(
         preset = "oklahoma-multi"
     try:
         rules = Rules.preset_named(preset, **options)
+        _check_scored(rules, options)
         knocker, knocker_hand = _named_hand(knocker_cards, "knocker")
         defaults = ["opponent"] if len(opponent_cards) == 1 else [f"opponent {n}" for n in range(1, 5)]
         hands = {knocker: knocker_hand}
