@@ -182,14 +182,27 @@ class Rules:
                 raise InvalidRulesError(f"{name} must be true or false, not {shown(getattr(self, name))}")
 
     @classmethod
-    def preset_named(cls, name: str, **options: Any) -> Rules:
-        """A preset ("oklahoma", "gin-rummy", "oklahoma-multi") with options changed.
+    def preset_named(cls, name: str, /, **options: Any) -> Rules:
+        """A preset ("oklahoma", "gin-rummy", "oklahoma-multi") with options changed (an option may be written with
+        dashes: ``gin-bonus``). ``name`` is positional only, so an option called "name" is an unknown option.
 
-        :raises InvalidRulesError: naming an unknown preset or option, or a value out of range.
+        >>> Rules.preset_named("oklahoma", preset="gin-rummy")
+        Traceback (most recent call last):
+        scorer.rules.InvalidRulesError: the preset is named once, not again among the options ('gin-rummy')
+
+        :raises InvalidRulesError: naming an unknown preset or option, an option given twice, or a value out of range.
         """
         if not isinstance(name, str) or name not in PRESETS:
             raise InvalidRulesError(f"unknown rules preset {shown(name)}: choose {', '.join(PRESETS)}")
+        named = {key.replace("-", "_") for key in options}
+        if len(named) < len(options):
+            twice = sorted(key for key in options if "-" in key and key.replace("-", "_") in options)
+            raise InvalidRulesError(f"rules option {shown(twice[0])} is given twice, with dashes and underscores")
         options = {key.replace("-", "_"): value for key, value in options.items()}
+        if "preset" in options:
+            raise InvalidRulesError(
+                f"the preset is named once, not again among the options ({shown(options['preset'])})"
+            )
         _check_options(options)
         return cls(**{"preset": name, **PRESETS[name].options, **options})
 

@@ -55,6 +55,14 @@ def test_first_dealer_is_drawn_when_not_given(client: FlaskClient) -> None:
         ({"players": ["A", "B", "C", "D", "E"]}, "2 to 4 players"),
         ({"players": ["Ann", "Bob"], "rules": "poker"}, 'rules must be one of "oklahoma" (Oklahoma Gin)'),
         ({"players": ["Ann", "Bob"], "options": {"jokers": True}}, "unknown rules option 'jokers'"),
+        ({"players": ["Ann", "Bob"], "options": {"name": 1}}, "unknown rules option 'name'"),  # was a 500
+        ({"players": ["Ann", "Bob"], "options": {"cls": 1}}, "unknown rules option 'cls'"),
+        ({"players": ["Ann", "Bob"], "options": {"preset": "oklahoma-multi"}}, "the preset is named once"),
+        ({"players": ["Ann", "Bob"], "options": {"gin-bonus": 20, "gin_bonus": 25}}, "'gin-bonus' is given twice"),
+        ({"players": ["Ann\u202e", "Bob"]}, "holds an invisible formatting character"),  # turned the sheet around
+        ({"players": ["Ann", "Ann\u200b"]}, "holds an invisible formatting character"),
+        ({"players": ["\u3164", "Bob"]}, "shows none"),
+        ({"players": ["\u0301\u0301", "Bob"]}, "shows none"),
         ({"players": ["Ann", "Bob"], "options": {"gin_bonus": -5}}, "gin_bonus"),
         ({"players": ["Ann", "Bob"], "dealer": "Cy"}, "dealer must be one of Ann, Bob"),
         ({"players": ["Ann", "Bob", "Cy"]}, "Oklahoma Gin is for 2 players, not 3: choose Multi-player Oklahoma Gin"),

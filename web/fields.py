@@ -40,7 +40,13 @@ _REFUSED_CATEGORIES = {
     "Cs": "a lone surrogate",
     "Zl": "a line break",
     "Zp": "a line break",
+    "Cf": "an invisible formatting character",  # a right-to-left override turned the sheet's text around it
 }
+_JOINERS = frozenset("\u200c\u200d")
+"""The formatting characters a name may hold: the zero-width (non-)joiners, which Persian and Indic names and emoji
+sequences need."""
+_BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Letters and symbols that draw nothing (the Hangul fillers, the blank Braille pattern)."""
 
 
 class InputError(OkginError):
@@ -63,10 +69,17 @@ def parse_players(value: object, same: Callable[[str], str] = same_player) -> li
         if not name or len(name) > MAX_NAME_LENGTH:
             raise InputError(f"player names must be 1 to {MAX_NAME_LENGTH} characters, got {shown(name)}")
         refused = next(
-            (_REFUSED_CATEGORIES[c] for c in map(unicodedata.category, name) if c in _REFUSED_CATEGORIES), None
+            (
+                _REFUSED_CATEGORIES[category]
+                for char in name
+                if (category := unicodedata.category(char)) in _REFUSED_CATEGORIES and char not in _JOINERS
+            ),
+            None,
         )
         if refused:
             raise InputError(f"player names must be printable text; {shown(name)} holds {refused}")
+        if not any(unicodedata.category(char)[0] in "LNPS" and char not in _BLANKS for char in name):
+            raise InputError(f"player names must show a letter, digit or sign; {shown(name)} shows none")
     if len({same(name) for name in names}) != len(names):
         raise InputError(f"player names must differ: {', '.join(names)}")
     return names
