@@ -27,6 +27,12 @@ from scorer.melds import Meld
 from scorer.rules import InvalidHandError, RoundResult, Rules, score_round
 
 
+MAX_ROUNDS = 1_000
+"""The most rounds (draws included) a match takes: a match to 100 plays a few dozen. Each round is written out on
+every device's sheet and in the match's JSON (a four-player knock with its other ways to lay down, some 6 KB), so
+without a bound a match of thousands of rounds made each read of it tens of MB (session 47's probe)."""
+
+
 class MatchError(OkginError):
     """An operation the match's state does not allow, e.g. a round after the match was won."""
 
@@ -334,11 +340,13 @@ class Match:
     def record(self, entered: RoundInput) -> MatchRound:
         """Score the next round and add it; only this round is scored, the others stand.
 
-        :raises MatchError: once the match is won.
+        :raises MatchError: once the match is won, or holds ``MAX_ROUNDS``.
         :raises InvalidHandError: for hands that are not the match's players', or bad hands.
         :raises IllegalKnockError: for a knock over the limit.
         :raises IllegalLayoffError: for layoffs the table does not allow.
         """
+        if len(self.rounds) >= MAX_ROUNDS and self._winner is None:
+            raise MatchError(f"a match holds at most {MAX_ROUNDS} rounds, and this one has them: start a new match")
         self._score_rounds([*self.inputs(), entered], keep=len(self.rounds))
         return self.rounds[-1]
 

@@ -425,3 +425,14 @@ def test_checking_an_edit_says_what_the_edit_would(seed: int) -> None:
                     match.check_edit(index, entered)
                 assert str(raised.value) == refused
     assert match.to_dict() == Match.from_dict(match.to_dict()).to_dict()  # checked, never changed
+
+
+def test_a_match_takes_at_most_max_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    match = Match(["Ann", "Bob"], Rules())
+    for _ in range(3):
+        match.record_draw()
+    monkeypatch.setattr("scorer.match.MAX_ROUNDS", 2)  # a match kept before a lower bound
+    with pytest.raises(MatchError, match="a match holds at most 2 rounds, and this one has them: start a new match"):
+        match.record_draw()
+    match.replay(match.inputs())  # is still read back whole: the bound is on rounds added
+    assert len(match.rounds) == 3

@@ -636,3 +636,58 @@ def test_a_match_asked_twice_with_one_idempotency_key_is_made_once(client: Flask
     ]
     imports.append(client.post("/api/matches/import", json=exported, headers={"Idempotency-Key": "import-0123456789"}))
     assert imports[0].json["id"] == imports[1].json["id"]
+
+
+def test_a_match_holds_at_most_max_rounds_and_says_so(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each round is written out on every device's sheet: a match of thousands made each read tens of MB."""
+    monkeypatch.setattr("scorer.match.MAX_ROUNDS", 3)
+    match_id = new_match(client)
+    for _ in range(3):
+        assert client.post(f"/api/matches/{match_id}/rounds", json={"draw": True}).status_code == 201
+    answer = client.post(f"/api/matches/{match_id}/rounds", json={"draw": True})
+    assert answer.status_code == 409
+    assert answer.json["error"] == "a match holds at most 3 rounds, and this one has them: start a new match"
+    assert len(answer.json["match"]["rounds"]) == 3
+
+
+def test_the_match_json_is_written_out_once_per_revision(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every device at the table reads the match: a long one was written out again for each (seconds each)."""
+    from web.matches import MatchRecord
+
+    written = []
+    to_dict = MatchRecord.to_dict
+    monkeypatch.setattr(MatchRecord, "to_dict", lambda record: written.append(record.revision) or to_dict(record))
+    match_id = new_match(client)
+    first, again = (client.get(f"/api/matches/{match_id}") for _ in range(2))
+    assert first.json == again.json and first.json["players"] == ["Ann", "Bob"] and len(written) == 1
+    client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+    written.clear()
+    assert client.get(f"/api/matches/{match_id}").json["rounds"][0]["points"] == {"Ann": 18, "Bob": 0}
+    assert client.get(f"/api/matches/{match_id}").json["revision"] == 1 and len(written) == 1
+
+
+def test_long_matches_are_written_out_a_few_at_a_time_and_others_are_not_held_up(
+    client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sixteen readers of a long match held every worker thread for a minute: past its turns a reader is told to
+    try again at once, while a short match is read as ever."""
+    from web import matches
+
+    monkeypatch.setattr(matches, "LONG_MATCH_ROUNDS", 1)
+    monkeypatch.setattr(matches, "LONG_MATCH_WAIT_SECONDS", 0.01)
+    short, long = new_match(client), new_match(client)
+    for _ in range(2):
+        client.post(f"/api/matches/{long}/rounds", json={"draw": True})
+    for _ in range(matches.LONG_MATCHES_AT_ONCE):
+        assert matches._LONG_MATCH_TURNS.acquire(timeout=1)  # every turn taken, as by other readers
+    try:
+        busy = client.get(f"/api/matches/{long}")
+        page = client.get(f"/matches/{long}/sheet")
+        assert client.get(f"/api/matches/{short}").status_code == 200
+    finally:
+        for _ in range(matches.LONG_MATCHES_AT_ONCE):
+            matches._LONG_MATCH_TURNS.release()
+    said = "the server is busy writing out other long matches; this one has 2 rounds: try again"
+    assert (busy.status_code, busy.json["error"]) == (503, said)
+    assert page.status_code == 503 and said in page.get_data(as_text=True)
+    assert client.get(f"/api/matches/{long}").status_code == 200

@@ -21,7 +21,6 @@ from web.errors import ApiError
 from web.laydown import read_groups
 from web.request_json import json_object as json_body
 from web.sheet import keep_arrival_notice
-from web.transfer import read_match_file
 
 _SERVER_RUN = secrets.token_hex(6)
 """Tags a match's JSON with this run of the server: a restarted server (another database, a newer engine that
@@ -146,7 +145,7 @@ def list_matches() -> Response:
 def import_match() -> tuple[Response, int]:
     """A match file (the JSON ``/matches/<id>/export.json`` writes) stored as a new match, its rounds scored again
     (``web.transfer``): ``201 {"id", "notes"}``, notes saying where the file's totals differ from the rescored."""
-    imported = read_match_file(json_body())
+    imported = matches.read_imported(json_body())
     match_id = made_once(lambda keep_post: matches.store_imported(imported, keep_post))
     return jsonify(id=match_id, notes=list(imported.notes)), 201
 
@@ -171,7 +170,8 @@ def get_match(match_id: int) -> Response:
     gives the page the body it kept), rather than a long match written out again."""
     record = matches.load_match(match_id)
     tag = f"match-{_SERVER_RUN}-{record.id}-{record.revision}"
-    response = Response(status=304) if request.if_none_match.contains(tag) else jsonify(record.to_dict())
+    fresh = not request.if_none_match.contains(tag)
+    response = Response(record.json_text, mimetype="application/json") if fresh else Response(status=304)
     response.set_etag(tag)
     response.headers["Cache-Control"] = "private, no-cache"
     return response

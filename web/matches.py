@@ -17,6 +17,7 @@ locked"; a writer that lost the race computes again on the newer match.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import datetime
 import json
@@ -24,7 +25,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, cast
 
 from flask import Flask, current_app
@@ -53,7 +54,7 @@ from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError
 from web.db import DatabaseError, database_problem, get_db, snapshot, transaction
 from web.fields import MAX_ROW_ID, InputError
 from web.round_history import EDITED, UNDONE, EarlierVersion, Restore, keep_replaced, read_history, restore
-from web.transfer import MatchFile, Origin
+from web.transfer import MatchFile, Origin, read_match_file
 
 if TYPE_CHECKING:
     from web.once import KeepPost
@@ -64,15 +65,16 @@ MOST_LISTED = 100
 CACHE_SIZE = 32
 CACHE_ROUNDS = 20_000
 """The most rounds (and earlier versions) the cached matches hold together; the match last used is kept even when it
-alone holds more. A match file may hold 5,000 rounds, and 32 such matches rebuilt held hundreds of MB by count alone
-(a scale probe, session 44)."""
+alone holds more. A match file held up to 5,000 rounds (1,000 since session 47: ``scorer.match.MAX_ROUNDS``), and 32
+such matches rebuilt held hundreds of MB by count alone (a scale probe, session 44)."""
 WRITE_ATTEMPTS = 20
 STALE_BACKOFF_SECONDS = 0.002
 """The first retry's longest random wait after another process wrote first; it doubles per attempt, up to 64x."""
 RESTORE_CHECK_ROUNDS = 100_000
 """The most rounds one revision's offers of earlier versions add up again (``MatchRecord.restores``). A match file of
-5,000 rounds and 1,000 versions (the most a file may hold), each of which would end the match early: its first read
-took 1.6 s, once per revision (the review's import_refused.py, session 46, two shared cores), where it took 24 s."""
+5,000 rounds and 1,000 versions (the most a file held then; 1,000 rounds since session 47), each of which would end
+the match early: its first read took 1.6 s, once per revision (the review's import_refused.py, session 46, two shared
+cores), where it took 24 s."""
 SCORING_ERRORS = (InvalidHandError, IllegalKnockError, IllegalLayoffError, RoundInputError)
 """What the engine raises for a round that cannot be scored as entered: the player's to fix (400)."""
 
@@ -90,14 +92,44 @@ class ConflictError(ValueError):
 
 
 class BusyError(RuntimeError):
-    """The match kept changing under a write, attempt after attempt (503: try again)."""
+    """The match kept changing under a write, attempt after attempt, or the server is busy writing out other long
+    matches (503: try again)."""
+
+
+LONG_MATCH_ROUNDS = 200
+"""A match of more rounds and earlier versions together than this is long to write out (a second or so of the CPU at
+a thousand rounds of four players' knocks): only ``LONG_MATCHES_AT_ONCE`` are written out at a time."""
+LONG_MATCHES_AT_ONCE = 2
+LONG_MATCH_WAIT_SECONDS = 0.5
+"""How long a request waits for a turn to write out a long match before it is answered 503: waiting, it holds one of
+the server's worker threads, and sixteen readers of a long match held them all for a minute (session 47's probe)."""
+_LONG_MATCH_TURNS = threading.BoundedSemaphore(LONG_MATCHES_AT_ONCE)
+
+
+@contextlib.contextmanager
+def long_match_turn(rounds: int) -> Iterator[None]:
+    """A turn to write out a match of ``rounds`` rounds and earlier versions: at once for most matches; for a long
+    one (``LONG_MATCH_ROUNDS``), one of ``LONG_MATCHES_AT_ONCE`` turns.
+
+    :raises BusyError: when no turn comes within ``LONG_MATCH_WAIT_SECONDS``.
+    """
+    if rounds <= LONG_MATCH_ROUNDS:
+        yield
+        return
+    if not _LONG_MATCH_TURNS.acquire(timeout=LONG_MATCH_WAIT_SECONDS):
+        raise BusyError(f"the server is busy writing out other long matches; this one has {rounds} rounds: try again")
+    try:
+        yield
+    finally:
+        _LONG_MATCH_TURNS.release()
 
 
 class _WorkedOut(Generic[Kept]):
     """A value a record's readers work out once and keep on it (a record is one revision, shared by the requests that
     read it: ``MatchCache``). ``functools.cached_property`` without its lock: Python 3.11 holds one lock for every
-    instance of a class, so one long match's offers held up every other match's first read. Two readers of a fresh
-    record may both work it out; they find the same."""
+    instance of a class, so one long match's offers held up every other match's first read. Each record has a lock
+    of its own: a reader who finds another working it out waits for it, rather than work it out again (sixteen
+    readers of a long match's JSON each wrote it out)."""
 
     def __init__(self, work: Callable[[Any], Kept]) -> None:
         self.work, self.name = work, work.__name__
@@ -109,7 +141,11 @@ class _WorkedOut(Generic[Kept]):
     def __get__(self, record: Any, owner: type | None = None) -> Kept:
         kept = record.__dict__.get(self.name, _MISSING)
         if kept is _MISSING:
-            kept = record.__dict__[self.name] = self.work(record)  # past the frozen dataclass's __setattr__
+            # dict.setdefault is atomic: every reader finds the one lock; reentrant, as one value may need another
+            with record.__dict__.setdefault("_worked_out_lock", threading.RLock()):
+                kept = record.__dict__.get(self.name, _MISSING)
+                if kept is _MISSING:
+                    kept = record.__dict__[self.name] = self.work(record)  # past the frozen dataclass's __setattr__
         return cast(Kept, kept)
 
 
@@ -130,29 +166,38 @@ class MatchRecord:
     earlier: tuple[EarlierVersion, ...] = ()
     origin: Origin | None = None
 
+    @_WorkedOut
+    def json_text(self) -> str:
+        """``to_dict()`` written out as JSON, once per revision: every device at the table reads the match."""
+        return json.dumps(self.to_dict(), separators=(",", ":"))
+
     def to_dict(self) -> dict[str, Any]:
         """JSON form: ``Match.to_dict()`` plus ``id``, ``created_at``, ``revision`` (what a client names when it
         changes a round, so that a request sent twice, or arriving late, changes nothing), ``origin``
         (``Origin.to_dict()`` or null), ``deals`` (each round's, in round order) and ``earlier_versions``
         (``EarlierVersion.to_dict()`` each, newest first, with ``restore``: ``"edit"``, ``"add"`` or null,
         ``why_not``: why it cannot be put back, or null, and ``points``: what it scored on its own, ``{}`` for a
-        draw, null where it no longer scores)."""
-        earlier = []
-        for version in self.earlier:
-            how = self.restores[version.id]
-            scored = self._version_scores[version.id]
-            points, outcome = (None, None) if isinstance(scored, str) else (dict(scored.points), scored.outcome)
-            shown = {"restore": how.how, "why_not": how.why_not, "points": points, "outcome": outcome}
-            earlier.append(version.to_dict() | shown)
-        return {
-            "id": self.id,
-            "created_at": self.created_at,
-            "revision": self.revision,
-            "origin": None if self.origin is None else self.origin.to_dict(),
-            **self.match.to_dict(),
-            "deals": list(self.deals),
-            "earlier_versions": earlier,
-        }
+        draw, null where it no longer scores). A long match takes its turn (``long_match_turn``).
+
+        :raises BusyError: when a long match finds no turn.
+        """
+        with long_match_turn(len(self.match.rounds) + len(self.earlier)):
+            earlier = []
+            for version in self.earlier:
+                how = self.restores[version.id]
+                scored = self._version_scores[version.id]
+                points, outcome = (None, None) if isinstance(scored, str) else (dict(scored.points), scored.outcome)
+                shown = {"restore": how.how, "why_not": how.why_not, "points": points, "outcome": outcome}
+                earlier.append(version.to_dict() | shown)
+            return {
+                "id": self.id,
+                "created_at": self.created_at,
+                "revision": self.revision,
+                "origin": None if self.origin is None else self.origin.to_dict(),
+                **self.match.to_dict(),
+                "deals": list(self.deals),
+                "earlier_versions": earlier,
+            }
 
     @_WorkedOut
     def _version_scores(self) -> dict[int, VersionScore | str]:
@@ -280,7 +325,7 @@ class ByRevision(Generic[Kept]):
     value for an older revision than the one kept is not (a slow reader must not put back what a writer replaced).
 
     With a ``budget``, the values' ``weight`` together stays within it too, the most recently used always kept: a
-    few matches of thousands of rounds (a match file may hold 5,000) must not hold hundreds of MB.
+    few matches of a thousand rounds (``scorer.match.MAX_ROUNDS``) must not hold hundreds of MB.
     """
 
     def __init__(self, size: int, budget: int | None = None, weight: Callable[[Kept], int] | None = None) -> None:
@@ -593,6 +638,18 @@ def match_page(
     listed)."""
     summaries = list_matches(limit + 1, finished, before)
     return summaries[:limit], summaries[limit - 1].id if len(summaries) > limit else None
+
+
+def read_imported(data: object) -> MatchFile:
+    """A match file read and its rounds scored again (``web.transfer.read_match_file``), a long one in its turn
+    (``long_match_turn``): a file of a thousand rounds is seconds of the CPU.
+
+    :raises InputError: naming what is wrong with the file.
+    :raises BusyError: when a long file finds no turn.
+    """
+    rounds = [data.get(key) for key in ("rounds", "earlier_versions")] if isinstance(data, dict) else []
+    with long_match_turn(sum(len(entries) for entries in rounds if isinstance(entries, list))):
+        return read_match_file(data)
 
 
 def store_imported(imported: MatchFile, keep_post: KeepPost | None = None) -> int:
@@ -918,6 +975,8 @@ def _added(
         new = match.record(entered)
     except SCORING_ERRORS as error:
         raise InputError(str(error)) from error
+    except MatchError as error:  # it holds the most rounds a match takes
+        raise ConflictError(str(error), {"match": record.to_dict()}) from error
 
     def write(db: sqlite3.Connection) -> None:
         db.execute(

@@ -17,7 +17,6 @@ from scorer.rules import PRESETS, Rules
 from web import fields, matches, once
 from web.errors import ApiError
 from web.request_json import parse_json
-from web.transfer import read_match_file
 
 bp = Blueprint("sheet", __name__)
 
@@ -185,7 +184,7 @@ def import_file() -> BaseResponse | str | tuple[str, int]:
                 f"{file_name_shown(upload.filename)} is a match's CSV, for spreadsheets: okgin opens the file the"
                 " match's \u201cJSON\u201d link saves"
             )
-        imported = read_match_file(parse_json(content, "the file"))
+        imported = matches.read_imported(parse_json(content, "the file"))
         match_id = once.made(
             request.form.get(once.FIELD), content, lambda keep_post: matches.store_imported(imported, keep_post)
         )

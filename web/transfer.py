@@ -19,13 +19,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from scorer.errors import OkginError, shown
-from scorer.match import Match, RoundInput, RoundInputError, parse_round_input
+from scorer.match import MAX_ROUNDS, Match, RoundInput, RoundInputError, parse_round_input
 from scorer.rules import Rules
 from web.fields import MAX_ROW_ID, InputError, parse_players
 from web.round_history import EDITED, UNDONE
 
-MAX_IMPORTED_ROUNDS = 5_000
-"""More rounds than any match to 10,000 points plays: a file beyond it is not a match."""
+MAX_IMPORTED_ROUNDS = MAX_ROUNDS
+"""The most rounds a match holds (``scorer.match.MAX_ROUNDS``): a file beyond it is not a match okgin kept."""
 MAX_IMPORTED_VERSIONS = 1_000
 """Far more edits and undos than a match's players make by hand."""
 MAX_DEAL = 2**52
