@@ -279,6 +279,39 @@ def test_a_deal_confirmed_on_one_phone_is_not_stored_again_from_the_other(base: 
     assert not errors, errors
 
 
+def test_a_deal_stored_from_another_phone_with_a_card_read_otherwise_is_asked_about(base: str, browser: Any) -> None:
+    """Both phones hold one deal, the second with Bob's 9C read as 10C. The first confirms; the second, told so by its
+    refresh, kept its proposal, and its Confirm stored the deal again as round 2 without a question (its points
+    counted twice: the first-time user probe, session 47). Now it is asked first (here they say no)."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    first, second = phone(browser, errors), browser.new_context(viewport=PHONE).new_page()
+    second.on("pageerror", lambda error: errors.append(str(error)))
+    asked: list[str] = []
+
+    def answer(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    second.on("dialog", answer)
+    url = new_match(first, base)
+    misread = {**KNOCK, "Bob": KNOCK["Bob"].replace("7D", "8D")}
+    for page, hands in ((first, KNOCK), (second, misread)):
+        page.goto(url)
+        deal(page, hands, "KS")
+        knock(page, 1, "Ann knocks")
+    first.click("#confirm-round")
+    expect(second.locator("#notice")).to_contain_text("On another device: round 1 is on the sheet", timeout=15_000)
+    second.click("#confirm-round")
+    expect(second.locator("#proposal")).to_be_visible()
+    assert asked == [
+        "Round 1 on the sheet holds nearly this deal (20 of its 21 cards, the upcard counted). Add this as round 2?"
+    ]
+    assert len(stored(second)["rounds"]) == 1
+    assert not errors, errors
+
+
 def test_a_round_found_stored_already_is_not_announced_as_the_last_one(base: str, browser: Any) -> None:
     """A phone whose refresh could not reach the server confirms round 1, which another device had stored, and
     round 2 after it. The 409 is taken as round 1 stored already, but the page announced the match's last round,

@@ -24,6 +24,7 @@ import {
   roundConfirmed,
   roundScored,
   saidElsewhere,
+  nearlySameRound,
   sameRound,
   setPlace,
   sheetChange,
@@ -249,6 +250,19 @@ test("one deal is the same round however its cards are held, and another deal or
   assert.equal(sameRound(stored, { draw: true }), false);
   assert.equal(sameRound({ draw: true }, { draw: true }), true);
   assert.equal(sameRound(undefined, table), false);
+});
+
+test("a deal a card apart from the stored one is nearly it; the same deal, the next deal or a draw is not", () => {
+  const hands = { Ann: "7H 8H 2C 3C 4C QS QD QC AD 8S".split(" "), Bob: "AS 2S 3S 4H 5H 6H KC KD KH 9C".split(" ") };
+  const stored = { upcard: "5S", knocker: "Bob", hands };
+  const misread = { upcard: "5S", hands: { ...hands, Bob: [...hands.Bob.slice(0, 9), "10C"] } };  // 9C read 10C
+  assert.deepEqual(nearlySameRound(stored, misread), { shared: 20, cards: 21 });
+  assert.equal(nearlySameRound(stored, { upcard: "5S", hands }), null);  // the same deal: sameRound's to ask
+  const next = { upcard: "JD", hands: { Ann: "7H 8H 2C 3C 5C 6C 9D 10D JS AH".split(" "), Bob: "KS 2D 3D 4D 6H 7C 8C 9H 10H JH".split(" ") } };
+  assert.equal(nearlySameRound(stored, next), null);  // five cards in common: another deal
+  assert.equal(nearlySameRound(stored, { draw: true }), null);
+  assert.equal(nearlySameRound({ draw: true }, misread), null);
+  assert.equal(nearlySameRound(undefined, misread), null);
 });
 
 test("a round's score is said as the page says it everywhere: who scored how much, or a draw", () => {

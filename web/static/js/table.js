@@ -24,6 +24,7 @@ import {
   initialState,
   keptVersion,
   knockToScoreAgain,
+  nearlySameRound,
   placeName,
   putCard,
   restoredAlready,
@@ -356,9 +357,13 @@ async function saveRound(body) {
   const number = state.match.rounds.length + 1;
   const last = state.match.rounds.at(-1);
   // The same deal again, or a draw after a draw (a second tap of Record a draw, once the first was stored): asked first.
+  // So is a deal all but a few cards alike: stored from another device, a card read otherwise there, it was stored
+  // again here as the next round, its points counted twice.
+  const nearly = nearlySameRound(last?.input, body);
   const again = body.draw ? `Round ${last?.number} on the sheet is a draw already. Record another draw as round ${number}?`
-    : `Round ${last?.number} on the sheet already holds this deal. Add it again as round ${number}?`;
-  if (last && sameRound(last.input, body) && !window.confirm(again)) return null;
+    : nearly ? `Round ${last.number} on the sheet holds nearly this deal (${nearly.shared} of its ${nearly.cards} cards, the upcard counted). Add this as round ${number}?`
+      : `Round ${last?.number} on the sheet already holds this deal. Add it again as round ${number}?`;
+  if (last && (nearly || sameRound(last.input, body)) && !window.confirm(again)) return null;
   update((s) => ({ ...s, saving: true, error: "" }));
   // Its answer lost, the refresh (or a second tap) finds whether it was stored.
   const lost = {

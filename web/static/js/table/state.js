@@ -227,6 +227,21 @@ export function sameRound(stored, body) {
 }
 
 /**
+ * Whether the knock `stored` holds nearly the deal `body` holds (its upcard and hands): all but a few of its cards, at
+ * least `NEARLY_THE_SAME` of them, yet not the same deal (`sameRound`). Such a deal is the same one read otherwise on
+ * another device, a card or two apart; the next deal's shuffle shares about a third. {shared, cards} if so, else null.
+ */
+export function nearlySameRound(stored, body) {
+  if (!stored || stored.draw || body.draw || sameRound(stored, body)) return null;
+  const cards = ({ upcard, hands }) => [upcard, ...Object.values(hands ?? {}).flat()].filter(Boolean);
+  const theirs = cards(body);
+  const shared = overlap(theirs, cards(stored));
+  return shared >= NEARLY_THE_SAME * theirs.length ? { shared, cards: theirs.length } : null;
+}
+
+const NEARLY_THE_SAME = 0.75;
+
+/**
  * What round `line` of `match` scored, in the page's words for a round's result: "Ann +18", "Ann +25, Bob -10",
  * "a draw, no points" (a round where nobody scored says "no points"). Every notice that names a round's score
  * says it so.
