@@ -94,6 +94,50 @@ def test_tapping_cards_regroups_the_knockers_melds(phone: Any, base: str) -> Non
     expect(page.locator("#proposal")).to_contain_text("Ann knocks: Ann scores 5", timeout=10_000)
 
 
+def test_a_way_tapped_by_mistake_is_undone_by_tapping_the_other_and_not_yet_forgets_it(phone: Any, base: str) -> None:
+    """Once a way was tapped, the list was gone (the first-time user probe, session 47): a mis-tap could only be
+    mended by regrouping the melds by hand, and Not yet and a knock again brought back the way tapped."""
+    from playwright.sync_api import expect
+
+    page = phone
+    deal(page, base)
+    choices = page.locator(".laydown-choice")
+    choices.nth(1).click()
+    expect(page.locator("#proposal .outcome")).to_contain_text("Ann knocks: Ann scores 5", timeout=10_000)
+    expect(choices).to_have_count(2)
+    expect(choices.nth(1)).to_have_attribute("aria-pressed", "true")
+    choices.nth(0).click()  # back to the engine's way
+    expect(page.locator("#proposal .outcome")).to_contain_text("Bob undercuts Ann: Bob scores 11", timeout=10_000)
+    expect(choices.nth(0)).to_have_attribute("aria-pressed", "true")
+    choices.nth(1).click()
+    expect(page.locator("#proposal .outcome")).to_contain_text("Ann scores 5", timeout=10_000)
+    page.click("#cancel-proposal")
+    page.click("#knock-1")
+    expect(page.locator("#proposal .outcome")).to_contain_text("Bob undercuts Ann: Bob scores 11", timeout=10_000)
+
+
+def test_a_regroup_that_is_no_meld_is_said_and_the_proposal_stays(phone: Any, base: str) -> None:
+    """A regroup leaving 3S 4S as a meld made the proposal vanish, and every knock after it sent the same lay-down
+    again, failing, until the cards changed (the first-time user probe, session 47)."""
+    from playwright.sync_api import expect
+
+    page = phone
+    deal(page, base)
+    page.click(".regroup-details summary")
+    rows = page.locator(".regroup-row")
+    page.click('.regroup-row .chip-button:has([data-card="2S"])')
+    rows.nth(3).click(position={"x": 4, "y": 4})  # 2S to the deadwood: 3S 4S is left as a "meld"
+    page.click("text=Score as laid")
+    expect(page.locator("#proposal [role=alert]")).to_contain_text(
+        "Not scored as laid: the melds: 3♠ 4♠ is not a meld", timeout=10_000
+    )
+    expect(page.locator("#proposal .outcome")).to_contain_text("Bob undercuts Ann: Bob scores 11")
+    page.click("#cancel-proposal")
+    page.click("#knock-1")
+    expect(page.locator("#proposal .outcome")).to_contain_text("Bob undercuts Ann: Bob scores 11", timeout=10_000)
+    expect(page.locator("#proposal [role=alert]")).to_have_count(0)
+
+
 def deal_table(page: Any, base: str, hands: dict[str, str], upcard: str, knocker: str) -> None:
     """A multi-player match on the page, the hands and the upcard typed, ``knocker`` knocking."""
     from playwright.sync_api import expect

@@ -42,18 +42,22 @@ export function describeLayDown(laid) {
   return laidText(laid, ["knocker_melds", "discard", ...Object.keys(laid.layoffs ?? {})]);
 }
 
-/** The choices when the score depends on how the cards were laid: one button per way, the scored one pressed. */
-function choices(result, onPick) {
-  const depends = result.depends_on.map((part) => WORDS[part] ?? `${part}'s layoffs`).join(" and ");
+/**
+ * The choices when the score depends on how the cards were laid: one button per way (`ways`: the first answer that
+ * listed them, its own way first), way number `way` pressed (null: none, the melds were regrouped).
+ */
+function choices(ways, way, onPick) {
+  const depends = ways.depends_on.map((part) => WORDS[part] ?? `${part}'s layoffs`).join(" and ");
   const list = el("ul", { class: "laydown-choices" });
-  const pick = (laid, label, pressed) => {
+  const pick = (laid, label, index) => {
+    const pressed = index === way;
     const button = el("button", { type: "button", class: "button small laydown-choice", "aria-pressed": String(pressed), text: label });
-    if (!pressed) button.addEventListener("click", () => onPick({ knocker_melds: laid.knocker_melds, discard: laid.discard, layoffs: laid.layoffs }));
+    if (!pressed) button.addEventListener("click", () => onPick({ knocker_melds: laid.knocker_melds, discard: laid.discard, layoffs: laid.layoffs }, index));
     list.append(el("li", {}, button));
   };
-  const differs = [...new Set(result.alternatives.flatMap((a) => a.differs))];
-  pick(result.laydown, `${laidText(result.laydown, differs)} — ${scoreText(result)}`, true);
-  for (const laid of result.alternatives) pick(laid, `${laidText(laid, laid.differs)} — ${scoreText(laid)}`, false);
+  const differs = [...new Set(ways.alternatives.flatMap((a) => a.differs))];
+  pick(ways.laydown, `${laidText(ways.laydown, differs)} — ${scoreText(ways)}`, 0);
+  ways.alternatives.forEach((laid, index) => pick(laid, `${laidText(laid, laid.differs)} — ${scoreText(laid)}`, index + 1));
   return el("div", { class: "laydown" },
     el("p", { class: "laydown-question", text: `The score depends on ${depends}. Which way did you lay the cards?` }), list);
 }
@@ -103,13 +107,14 @@ function regroupEditor(result, onRegroup) {
   return box;
 }
 
-/** The lay-down part of a proposal: the choices when they matter, and a way to regroup the knocker's melds. */
-export function layDownPanel(result, { onPick, onRegroup }) {
+/** The lay-down part of a proposal: the choices when they matter (`ways`, way number `way` pressed: ``choices``), and
+ * a way to regroup the knocker's melds. */
+export function layDownPanel(result, { ways = result.alternatives?.length ? result : null, way = 0, onPick, onRegroup }) {
   const parts = [];
   if (result.read?.notes?.length) {
     parts.push(el("p", { class: "hint" }, ...textWithCards(result.read.notes.join(" "), Object.keys(result.players))));
   }
-  if (result.alternatives?.length) parts.push(choices(result, onPick));
+  if (ways) parts.push(choices(ways, way, onPick));
   const details = el("details", { class: "regroup-details" }, el("summary", { text: `Regroup ${result.knocker}'s melds as laid` }));
   details.append(regroupEditor(result, onRegroup));
   parts.push(details);

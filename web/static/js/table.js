@@ -277,23 +277,46 @@ function typing() {
   return active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement || Boolean(active?.isContentEditable);
 }
 
-async function propose(knocker) {
+/**
+ * Score `knocker`'s knock on the cards on the table, as `laid` where the players said how (a listed way, `way` its
+ * place in the list, or melds regrouped). The proposal keeps the ways the score depends on, listed as first found, so a
+ * way tapped by mistake can be undone by tapping another. What the players say is kept only once it scores: a regroup
+ * that is no meld is said beside the proposal, which stays (it vanished, and every knock after it sent the same
+ * lay-down again, until the cards changed).
+ */
+async function propose(knocker, laid = store.state.laydown, way = null) {
   const state = store.state;
   if (state.match.finished || state.saving) return;
   const key = tableKey(state);
   const hands = handsPayload(state);
   // The camera's groups, while they hold the hands' cards, say what was laid: the server reads them.
   const groups = groupsFor(state.groups, hands);
-  const body = { match: state.match.id, upcard: upcardOf(state), knocker, hands, ...(groups && { groups }), ...state.laydown };
+  const body = { match: state.match.id, upcard: upcardOf(state), knocker, hands, ...(groups && { groups }), ...laid };
   try {
     const result = await sequencer.latest("propose", () => post("/api/score", body));
     if (result === STALE) return;
     // The answer is for the cards it was asked about: shown (and confirmed) only while they are still on the table.
     if (tableKey(store.state) !== key) return;
-    update((s) => ({ ...s, proposal: { knocker, key, body, result }, error: errorAfter("propose", s) }));
+    update((s) => {
+      const before = s.proposal?.key === key && s.proposal.knocker === knocker ? s.proposal : null;
+      const ways = before?.ways ?? (result.alternatives?.length ? result : null);
+      const shownWay = ways === result || !laid ? 0 : way; // its own way first in a list it gave
+      return { ...s, laydown: laid, proposal: { knocker, key, body, result, ways, way: shownWay }, error: errorAfter("propose", s) };
+    });
     if (!typing()) $("confirm-round").focus({ preventScroll: true });
   } catch (error) {
-    if (tableKey(store.state) === key) update((s) => ({ ...s, proposal: null, error: backgroundError("propose", error.message) }));
+    if (tableKey(store.state) !== key) return;
+    const shown = store.state.proposal;
+    if (laid && laid !== store.state.laydown && shown?.key === key && shown.knocker === knocker) {
+      // the server names the field ("knocker_melds: 3S 4S is not a meld: ..."): the players laid melds
+      const problem = error.message.replace(/^knocker_melds: /, "the melds: ");
+      update((s) => ({ ...s, proposal: { ...s.proposal, problem: `Not scored as laid: ${problem}` } }));
+    } else if (laid) {
+      update((s) => ({ ...s, laydown: null })); // kept from before, it no longer scores: the engine's way then
+      await propose(knocker, null);
+    } else {
+      update((s) => ({ ...s, proposal: null, error: backgroundError("propose", error.message) }));
+    }
   }
 }
 
@@ -661,11 +684,11 @@ Object.assign(actions, {
     if (store.state.proposal?.knocker === knocker) reveal($("proposal"));
     else if (store.state.error) reveal($("table-error")); // else asked again meanwhile, or the cards changed
   },
-  /** The players say how they laid the cards (a listed way, or the knocker's melds regrouped): score that. */
-  layDown: (laid) => {
+  /** The players say how they laid the cards (a listed way, `way` its place in the list, or the knocker's melds
+   * regrouped): score that. */
+  layDown: (laid, way = null) => {
     const knocker = store.state.proposal?.knocker;
-    update((state) => ({ ...state, laydown: laid }));
-    if (knocker) propose(knocker);
+    if (knocker) propose(knocker, laid, way);
   },
   undoRound,
   restoreVersion,
@@ -704,7 +727,7 @@ function init() {
   });
   $("confirm-round").addEventListener("click", confirmRound);
   $("cancel-proposal").addEventListener("click", () =>
-    update((state) => ({ ...state, proposal: null, pendingKnocker: null, autoProposed: tableKey(state) })));
+    update((state) => ({ ...state, proposal: null, laydown: null, pendingKnocker: null, autoProposed: tableKey(state) })));
   $("record-draw").addEventListener("click", recordDraw);
   $("clear-hands").addEventListener("click", clearTable);
   $("rematch").addEventListener("click", rematch);

@@ -156,7 +156,9 @@ function renderProposal(state, actions) {
     }
     parts.push(block);
   }
-  parts.push(layDownPanel(result, { onPick: actions.layDown, onRegroup: (melds) => actions.layDown({ knocker_melds: melds }) }));
+  if (state.proposal.problem) parts.push(el("p", { class: "error-text", role: "alert" }, ...textWithCards(state.proposal.problem, players(state))));
+  const { ways, way } = state.proposal;
+  parts.push(layDownPanel(result, { ways, way, onPick: actions.layDown, onRegroup: (melds) => actions.layDown({ knocker_melds: melds }) }));
   $("proposal-body").replaceChildren(...parts);
 }
 
