@@ -307,25 +307,31 @@ def test_news_from_the_other_phone_keeps_the_undo_just_offered_here(base: str, b
 
 def test_an_undo_the_other_phone_made_impossible_is_no_longer_offered(base: str, browser: Any) -> None:
     """This phone offered "Undo round 2" when the other phone undid round 2 (a tap then did nothing without a word,
-    then said the round was undone already), or entered round 3 (a tap said round 2 was no longer the last): the
-    news is said, and the Undo that can no longer be made is not offered with it."""
+    then said the round was undone already), entered round 3 (a tap said round 2 was no longer the last), or edited
+    round 2 (a tap undid the other phone's edit): the news is said, and the Undo that can no longer be made is not
+    offered with it, nor its words ("Round 2 is on the sheet ... On another device: round 2 undone" said both)."""
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    for other_change in ("undo round 2", "enter round 3", "deal round 2 again"):
+    for other_change in ("undo round 2", "enter round 3", "deal round 2 again", "edit round 2"):
         page, other, api = round_2_offered(base, browser, errors)
         offered = "Round 2 is on the sheet: a draw, no points."
         expect(page.locator("#notice span")).to_have_text(offered)
         revision = other.request.get(api).json()["revision"]
-        if other_change != "enter round 3":
+        if other_change in ("undo round 2", "deal round 2 again"):
             assert other.request.delete(f"{api}/rounds/2?revision={revision}").status == 200
         if other_change == "enter round 3":
             assert other.request.post(f"{api}/rounds", data={"draw": True}).status == 201
         elif other_change == "deal round 2 again":  # another deal as round 2: not this phone's to undo
             assert other.request.post(f"{api}/rounds", data=knock_body(KNOCK, "KS", "Ann")).status == 201
+        elif other_change == "edit round 2":  # the same deal, entered otherwise there: not this phone's to undo
+            edited = other.request.put(f"{api}/rounds/2?revision={revision}", data=knock_body(KNOCK, "KS", "Ann"))
+            assert edited.status == 200, edited.text()
         refresh(page)
         said = {"undo round 2": "round 2 undone", "enter round 3": "round 3 is on the sheet"}.get(other_change, "")
-        expect(page.locator("#notice span")).to_contain_text(f"{offered} On another device: {said}")
+        said = {"edit round 2": "round 2 changed on the sheet"}.get(other_change, said)
+        expect(page.locator("#notice span")).to_contain_text(f"On another device: {said}")
+        expect(page.locator("#notice span")).not_to_contain_text(offered)
         expect(page.locator("#notice button")).to_have_text(["OK"])
         assert len(page.request.get(api).json()["rounds"]) == {"undo round 2": 1, "enter round 3": 3}.get(
             other_change, 2

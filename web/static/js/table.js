@@ -95,6 +95,9 @@ function tell(news, match) {
     const shown = state.notice?.offer ?? state.notice; // the notice as it was before any news followed it
     if (!shown?.actions.some((action) => !action.dismiss)) return { ...state, notice: noticeOf(news) };
     const offer = { ...shown, actions: shown.actions.filter((action) => !action.holds || action.holds(match)) };
+    // an offer the change elsewhere has made impossible goes with its words ("Round 2 is on the sheet: Ann +18.
+    // On another device: round 2 undone" said both)
+    if (!offer.actions.some((action) => !action.dismiss)) return { ...state, notice: noticeOf(news) };
     return { ...state, notice: { ...offer, text: `${shown.text} ${news}`, offer } };
   });
 }
@@ -354,9 +357,11 @@ function sayChange(change, before, match, more = "") {
   const { how, number } = change;
   let back = [];
   if (how === "entered" || how === "brought back") {
-    // undone while it is the last and the same deal (asked of the sheet as it is then): not another deal entered
-    // in its place after another device undid it
-    const holds = (now) => now.rounds.length === number && now.deals?.[number - 1] === match.deals?.[number - 1];
+    // undone while it is the last, the same deal as entered here (asked of the sheet as it is then): not another deal
+    // entered in its place after another device undid it, nor the round as another device then edited it
+    const entered = (sheet) => JSON.stringify(sheet.rounds[number - 1]?.input);
+    const holds = (now) => now.rounds.length === number && now.deals?.[number - 1] === match.deals?.[number - 1]
+      && entered(now) === entered(match);
     if (holds(match)) back = [{ label: `Undo round ${number}`, action: () => undoRound(number), holds }];
   } else {
     const kept = keptVersion(before, match, number);
