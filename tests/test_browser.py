@@ -319,6 +319,9 @@ def test_without_a_camera_type_pick_confirm_edit_and_undo(server: tuple, tmp_pat
         spare = next(code for code in (f"{rank}{suit}" for rank in "A23456789" for suit in "CDHS") if code not in dealt)
         page.click(f'#grid-cards button[data-card="{spare}"]')  # the knocker's eleventh: his discard
         expect(page.locator("#grid-count")).to_have_text("11 picked: a hand and its discard")
+        page.click('#grid-cards button[data-card="KC"]')  # one more: not "12 of 10 picked"
+        expect(page.locator("#grid-count")).to_have_text("12 picked: 2 more than a hand holds (10)")
+        page.click('#grid-cards button[data-card="KC"]')
         page.click(f'#grid-cards button[data-card="{spare}"]')
         page.click("#grid-done")
         page.click('[data-pick="upcard"]')

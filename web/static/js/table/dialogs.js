@@ -147,7 +147,8 @@ export class CardGrid {
     const size = state.match.hand_size;
     const counted = () => {
       const picked = this.chosen.size;
-      $("grid-count").textContent = single ? "" : picked === size + 1 ? `${picked} picked: a hand and its discard` : `${picked} of ${size} picked`;
+      const over = picked === size + 1 ? ": a hand and its discard" : `: ${picked - size} more than a hand holds (${size})`;
+      $("grid-count").textContent = single ? "" : picked > size ? `${picked} picked${over}` : `${picked} of ${size} picked`;
     };
     counted();
     const buttons = DECK.map((card) => {
