@@ -236,7 +236,8 @@ def test_csv_export_has_one_row_per_round(client: FlaskClient) -> None:
     client.post(f"/api/matches/{match_id}/rounds", json={"draw": True})
     answer = client.get(f"/matches/{match_id}/export.csv")
     assert answer.mimetype == "text/csv" and "attachment" in answer.headers["Content-Disposition"]
-    rows = list(csv.DictReader(io.StringIO(answer.get_data(as_text=True))))
+    assert answer.data.startswith("\ufeffround,".encode())  # the byte-order mark Excel needs to read UTF-8
+    rows = list(csv.DictReader(io.StringIO(answer.data.decode("utf-8-sig"))))
     assert [row["outcome"] for row in rows] == ["knock", "draw"]
     assert (rows[0]["Ann points"], rows[0]["Bob deadwood"], rows[1]["Ann total"]) == ("18", "23", "18")
 
@@ -246,7 +247,7 @@ def test_csv_export_of_a_won_match_ends_on_its_final_score(client: FlaskClient) 
     match_id = new_match(client, options={"target": 30, "box_bonus": 25, "game_bonus": 100})
     for _ in range(2):
         client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
-    rows = list(csv.DictReader(io.StringIO(client.get(f"/matches/{match_id}/export.csv").get_data(as_text=True))))
+    rows = list(csv.DictReader(io.StringIO(client.get(f"/matches/{match_id}/export.csv").data.decode("utf-8-sig"))))
     assert [row["round"] for row in rows] == ["1", "2", "bonuses", "final"]
     final = rows[-1]
     sheet = client.get(f"/api/matches/{match_id}").json

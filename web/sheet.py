@@ -274,6 +274,7 @@ def export_csv(match_id: int) -> Response:
     match's bonuses and final totals in two rows more ("bonuses", "final")."""
     match = matches.load_match(match_id).match
     out = io.StringIO()
+    out.write("\ufeff")  # UTF-8's byte-order mark: Excel reads the file as UTF-8 only so ("Zoë", not "ZoÃ«")
     writer = csv.writer(out)
 
     def write(row: list[Any]) -> None:
