@@ -168,7 +168,8 @@ class MatchRecord:
 
     @_WorkedOut
     def json_text(self) -> str:
-        """``to_dict()`` written out as JSON, once per revision: every device at the table reads the match."""
+        """``to_dict()`` written out as JSON, once per revision: every device at the table reads the match. Written
+        as ``jsonify`` writes the match in the other answers (keys in order, ASCII: ``web.create_app``)."""
         return json.dumps(self.to_dict(), separators=(",", ":"))
 
     def to_dict(self) -> dict[str, Any]:

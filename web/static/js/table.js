@@ -30,6 +30,7 @@ import {
   restoredAlready,
   roundConfirmed,
   saidElsewhere,
+  sameInput,
   sameRound,
   setPlace,
   sheetChange,
@@ -359,9 +360,8 @@ function sayChange(change, before, match, more = "") {
   if (how === "entered" || how === "brought back") {
     // undone while it is the last, the same deal as entered here (asked of the sheet as it is then): not another deal
     // entered in its place after another device undid it, nor the round as another device then edited it
-    const entered = (sheet) => JSON.stringify(sheet.rounds[number - 1]?.input);
     const holds = (now) => now.rounds.length === number && now.deals?.[number - 1] === match.deals?.[number - 1]
-      && entered(now) === entered(match);
+      && sameInput(now.rounds[number - 1]?.input, match.rounds[number - 1]?.input);
     if (holds(match)) back = [{ label: `Undo round ${number}`, action: () => undoRound(number), holds }];
   } else {
     const kept = keptVersion(before, match, number);

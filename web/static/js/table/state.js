@@ -344,7 +344,7 @@ const canonical = (value) => JSON.stringify(value, (_, part) => (part && typeof 
   : part));
 
 /** Whether two round inputs, as the server writes them, are the same. */
-const sameInput = (a, b) => a !== undefined && b !== undefined && canonical(a) === canonical(b);
+export const sameInput = (a, b) => a !== undefined && b !== undefined && canonical(a) === canonical(b);
 
 /**
  * Whether `match` shows round `number` undone, `line` (the round as it was shown) the newest of its earlier
