@@ -26,7 +26,6 @@ from scorer.layoffs import Layoff
 from scorer.melds import Meld
 from scorer.rules import InvalidHandError, RoundResult, Rules, score_round
 
-
 MAX_ROUNDS = 1_000
 """The most rounds (draws included) a match takes: a match to 100 plays a few dozen. Each round is written out on
 every device's sheet and in the match's JSON (a four-player knock with its other ways to lay down, some 6 KB), so
