@@ -205,9 +205,7 @@ def check_pin(app: Flask, given: str | None) -> bool:
     :raises ApiError: 429 while this address (or everyone, past the global budget) must wait.
     """
     throttle: PinThrottle = app.extensions["okgin_pin_throttle"]
-    # counted per client as the camera's limits count them: an IPv6 device by its /64, from which it takes any
-    # address (one phone gave the global budget's 30 wrong PINs from ten, locking every new device out for an hour)
-    address = client_key(request.remote_addr) or request.remote_addr or "?"
+    address = request.remote_addr or "?"
     wait = throttle.wait(address)
     if wait > 0:
         raise ApiError(429, f"too many wrong PINs; try again in {math.ceil(wait)} s")
