@@ -171,7 +171,7 @@ def get_match(match_id: int) -> Response:
     record = matches.load_match(match_id)
     tag = f"match-{_SERVER_RUN}-{record.id}-{record.revision}"
     fresh = not request.if_none_match.contains(tag)
-    response = Response(record.json_text, mimetype="application/json") if fresh else Response(status=304)
+    response = Response(record.json_for_reader(), mimetype="application/json") if fresh else Response(status=304)
     response.set_etag(tag)
     response.headers["Cache-Control"] = "private, no-cache"
     return response

@@ -58,13 +58,14 @@ def table(match_id: int) -> str:
     record = matches.load_match(match_id)
     players = record.match.players
     seating = layout_for(len(players)).seating(players)
-    return render_template(
-        "table.html",
-        match=record.to_dict(),
-        seating=seating,
-        actions=True,
-        server_camera=current_app.extensions.get("okgin_camera") is not None,
-    )
+    with record.turn():
+        return render_template(
+            "table.html",
+            match=record.to_dict(),
+            seating=seating,
+            actions=True,
+            server_camera=current_app.extensions.get("okgin_camera") is not None,
+        )
 
 
 def layout_for(players: int) -> TableLayout:

@@ -178,27 +178,36 @@ class MatchRecord:
         (``Origin.to_dict()`` or null), ``deals`` (each round's, in round order) and ``earlier_versions``
         (``EarlierVersion.to_dict()`` each, newest first, with ``restore``: ``"edit"``, ``"add"`` or null,
         ``why_not``: why it cannot be put back, or null, and ``points``: what it scored on its own, ``{}`` for a
-        draw, null where it no longer scores). A long match takes its turn (``long_match_turn``).
+        draw, null where it no longer scores)."""
+        earlier = []
+        for version in self.earlier:
+            how = self.restores[version.id]
+            scored = self._version_scores[version.id]
+            points, outcome = (None, None) if isinstance(scored, str) else (dict(scored.points), scored.outcome)
+            shown = {"restore": how.how, "why_not": how.why_not, "points": points, "outcome": outcome}
+            earlier.append(version.to_dict() | shown)
+        return {
+            "id": self.id,
+            "created_at": self.created_at,
+            "revision": self.revision,
+            "origin": None if self.origin is None else self.origin.to_dict(),
+            **self.match.to_dict(),
+            "deals": list(self.deals),
+            "earlier_versions": earlier,
+        }
 
-        :raises BusyError: when a long match finds no turn.
-        """
-        with long_match_turn(len(self.match.rounds) + len(self.earlier)):
-            earlier = []
-            for version in self.earlier:
-                how = self.restores[version.id]
-                scored = self._version_scores[version.id]
-                points, outcome = (None, None) if isinstance(scored, str) else (dict(scored.points), scored.outcome)
-                shown = {"restore": how.how, "why_not": how.why_not, "points": points, "outcome": outcome}
-                earlier.append(version.to_dict() | shown)
-            return {
-                "id": self.id,
-                "created_at": self.created_at,
-                "revision": self.revision,
-                "origin": None if self.origin is None else self.origin.to_dict(),
-                **self.match.to_dict(),
-                "deals": list(self.deals),
-                "earlier_versions": earlier,
-            }
+    def turn(self) -> contextlib.AbstractContextManager[None]:
+        """A turn to write this match out for a reader (a page, an export): ``long_match_turn``. The answers to
+        changes take none: a change made must not be answered "try again"."""
+        return long_match_turn(_rounds_kept(self) - 1)
+
+    def json_for_reader(self) -> str:
+        """``json_text``, worked out in the match's turn (taken before the record's lock, so that readers waiting for
+        a turn are answered at once, not one after another), or kept already."""
+        if "json_text" in self.__dict__:
+            return self.json_text
+        with self.turn():
+            return self.json_text
 
     @_WorkedOut
     def _version_scores(self) -> dict[int, VersionScore | str]:
@@ -976,8 +985,8 @@ def _added(
         new = match.record(entered)
     except SCORING_ERRORS as error:
         raise InputError(str(error)) from error
-    except MatchError as error:  # it holds the most rounds a match takes
-        raise ConflictError(str(error), {"match": record.to_dict()}) from error
+    except MatchError as error:  # it holds the most rounds a match takes: not a change of the sheet to look at
+        raise InputError(str(error)) from error
 
     def write(db: sqlite3.Connection) -> None:
         db.execute(

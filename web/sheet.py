@@ -250,7 +250,9 @@ def players() -> str:
 def sheet(match_id: int) -> str:
     """The score sheet alone, large and print-friendly."""
     record = matches.load_match(match_id)
-    return render_template("sheet.html", match=record.to_dict(), rules_title=record.match.rules.title, actions=False)
+    with record.turn():
+        title = record.match.rules.title
+        return render_template("sheet.html", match=record.to_dict(), rules_title=title, actions=False)
 
 
 @bp.get("/matches/<int:match_id>/sheet-body")
@@ -258,12 +260,16 @@ def sheet_body(match_id: int) -> str:
     """The score sheet's body alone, as the table page fetches it after each change (``?actions=1``: with the
     Edit and Undo buttons). The sheet is drawn here only, never in JavaScript."""
     actions = request.args.get("actions") == "1"
-    return render_template("_sheet_body.html", match=matches.load_match(match_id).to_dict(), actions=actions)
+    record = matches.load_match(match_id)
+    with record.turn():
+        return render_template("_sheet_body.html", match=record.to_dict(), actions=actions)
 
 
 @bp.get("/matches/<int:match_id>/export.json")
 def export_json(match_id: int) -> Response:
-    body = json.dumps(matches.load_match(match_id).to_dict(), indent=2)
+    record = matches.load_match(match_id)
+    with record.turn():
+        body = json.dumps(record.to_dict(), indent=2)
     return Response(body, mimetype="application/json", headers=_download(match_id, "json"))
 
 
