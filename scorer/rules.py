@@ -194,10 +194,12 @@ class Rules:
         """
         if not isinstance(name, str) or name not in PRESETS:
             raise InvalidRulesError(f"unknown rules preset {shown(name)}: choose {', '.join(PRESETS)}")
-        named = {key.replace("-", "_") for key in options}
-        if len(named) < len(options):
-            twice = sorted(key for key in options if "-" in key and key.replace("-", "_") in options)
-            raise InvalidRulesError(f"rules option {shown(twice[0])} is given twice, with dashes and underscores")
+        spellings: dict[str, list[str]] = {}
+        for key in options:
+            spellings.setdefault(key.replace("-", "_"), []).append(key)
+        twice = next((keys for keys in spellings.values() if len(keys) > 1), None)
+        if twice:
+            raise InvalidRulesError(f"rules option {' and '.join(map(shown, twice))} are one option given twice")
         options = {key.replace("-", "_"): value for key, value in options.items()}
         if "preset" in options:
             raise InvalidRulesError(

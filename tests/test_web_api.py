@@ -58,9 +58,13 @@ def test_first_dealer_is_drawn_when_not_given(client: FlaskClient) -> None:
         ({"players": ["Ann", "Bob"], "options": {"name": 1}}, "unknown rules option 'name'"),  # was a 500
         ({"players": ["Ann", "Bob"], "options": {"cls": 1}}, "unknown rules option 'cls'"),
         ({"players": ["Ann", "Bob"], "options": {"preset": "oklahoma-multi"}}, "the preset is named once"),
-        ({"players": ["Ann", "Bob"], "options": {"gin-bonus": 20, "gin_bonus": 25}}, "'gin-bonus' is given twice"),
-        ({"players": ["Ann\u202e", "Bob"]}, "holds an invisible formatting character"),  # turned the sheet around
-        ({"players": ["Ann", "Ann\u200b"]}, "holds an invisible formatting character"),
+        ({"players": ["Ann", "Bob"], "options": {"gin-bonus": 20, "gin_bonus": 25}}, "'gin-bonus' and 'gin_bonus' are"),
+        ({"players": ["Ann", "Bob"], "options": {"gin-bonus": 20, "gin-bonus ": 25}}, "unknown rules option"),
+        ({"players": ["Ann", "Bob"], "options": {"penalty-knock_points": 1, "penalty_knock-points": 2}}, "given twice"),
+        ({"players": ["Ann\u202e", "Bob"]}, "holds a text-direction control"),  # turned the sheet around
+        ({"players": ["Ann", "Ann\u200b"]}, "holds an invisible space"),
+        ({"players": ["Ann", "Ann\u3164"]}, "must differ"),  # a filler after a name: it looks the same
+        ({"players": ["Ann", "A\u200dnn\ufe0f"]}, "must differ"),
         ({"players": ["\u3164", "Bob"]}, "shows none"),
         ({"players": ["\u0301\u0301", "Bob"]}, "shows none"),
         ({"players": ["Ann", "Bob"], "options": {"gin_bonus": -5}}, "gin_bonus"),

@@ -40,13 +40,30 @@ _REFUSED_CATEGORIES = {
     "Cs": "a lone surrogate",
     "Zl": "a line break",
     "Zp": "a line break",
-    "Cf": "an invisible formatting character",  # a right-to-left override turned the sheet's text around it
 }
-_JOINERS = frozenset("\u200c\u200d")
-"""The formatting characters a name may hold: the zero-width (non-)joiners, which Persian and Indic names and emoji
-sequences need."""
-_BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
-"""Letters and symbols that draw nothing (the Hangul fillers, the blank Braille pattern)."""
+_REFUSED_CHARACTERS = {
+    **dict.fromkeys("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069", "a text-direction control"),
+    **dict.fromkeys("\u200b\u2060\ufeff\u180e", "an invisible space"),
+}
+"""Formatting characters a name may not hold: the controls that turn the text after them around (a right-to-left
+override in a name turned the sheet around it) and the invisible spaces. Other formatting characters are parts of
+names: the zero-width (non-)joiners of Persian and Indic names and emoji, a soft hyphen, the direction marks, the tag
+characters of the England flag."""
+_BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
+"""Letters, symbols and marks that draw nothing (the Hangul fillers, the blank Braille pattern, the grapheme
+joiner)."""
+
+
+def _shown(name: str) -> str:
+    """A name as it shows: without the characters that draw nothing (formatting characters, variation selectors,
+    ``_BLANKS``), so that "Ann" and "Ann" with a filler after it are one name."""
+    return "".join(
+        char
+        for char in name
+        if unicodedata.category(char) != "Cf"
+        and char not in _BLANKS
+        and not ("\ufe00" <= char <= "\ufe0f" or "\U000e0100" <= char <= "\U000e01ef")
+    )
 
 
 class InputError(OkginError):
@@ -70,17 +87,17 @@ def parse_players(value: object, same: Callable[[str], str] = same_player) -> li
             raise InputError(f"player names must be 1 to {MAX_NAME_LENGTH} characters, got {shown(name)}")
         refused = next(
             (
-                _REFUSED_CATEGORIES[category]
+                _REFUSED_CATEGORIES.get(unicodedata.category(char)) or _REFUSED_CHARACTERS[char]
                 for char in name
-                if (category := unicodedata.category(char)) in _REFUSED_CATEGORIES and char not in _JOINERS
+                if unicodedata.category(char) in _REFUSED_CATEGORIES or char in _REFUSED_CHARACTERS
             ),
             None,
         )
         if refused:
             raise InputError(f"player names must be printable text; {shown(name)} holds {refused}")
-        if not any(unicodedata.category(char)[0] in "LNPS" and char not in _BLANKS for char in name):
+        if not any(unicodedata.category(char)[0] in "LNPS" for char in _shown(name)):
             raise InputError(f"player names must show a letter, digit or sign; {shown(name)} shows none")
-    if len({same(name) for name in names}) != len(names):
+    if len({same(_shown(name)) for name in names}) != len(names):
         raise InputError(f"player names must differ: {', '.join(names)}")
     return names
 
