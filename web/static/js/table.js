@@ -304,7 +304,8 @@ async function propose(knocker, laid = store.state.laydown, way = null) {
     update((s) => {
       const before = s.proposal?.key === key && s.proposal.knocker === knocker ? s.proposal : null;
       const ways = before?.ways ?? (result.alternatives?.length ? result : null);
-      const shownWay = ways === result || !laid ? 0 : way; // its own way first in a list it gave
+      // its own way is first in a list it gave; a knock tapped again with the way kept keeps it pressed
+      const shownWay = ways === result || !laid ? 0 : way ?? (laid === s.laydown && before ? before.way : null);
       return { ...s, laydown: laid, proposal: { knocker, key, body, result, ways, way: shownWay }, error: errorAfter("propose", s) };
     });
     if (!typing()) $("confirm-round").focus({ preventScroll: true });
@@ -685,7 +686,8 @@ Object.assign(actions, {
   },
   /** A knock tapped: its proposal (or why there is none) shown where the player sees it. */
   knock: async (knocker) => {
-    await propose(knocker);
+    // the way the players said is the knocker's it was said for: another's knock starts from the engine's
+    await propose(knocker, store.state.proposal?.knocker === knocker ? store.state.laydown : null);
     if (store.state.proposal?.knocker === knocker) reveal($("proposal"));
     else if (store.state.error) reveal($("table-error")); // else asked again meanwhile, or the cards changed
   },
@@ -731,8 +733,10 @@ function init() {
     editor.open(null, { box: null, place: 0 });
   });
   $("confirm-round").addEventListener("click", confirmRound);
-  $("cancel-proposal").addEventListener("click", () =>
-    update((state) => ({ ...state, proposal: null, laydown: null, pendingKnocker: null, autoProposed: tableKey(state) })));
+  $("cancel-proposal").addEventListener("click", () => {
+    sequencer.cancel("propose"); // a way's answer still on its way must not bring the proposal back
+    update((state) => ({ ...state, proposal: null, laydown: null, pendingKnocker: null, autoProposed: tableKey(state) }));
+  });
   $("record-draw").addEventListener("click", recordDraw);
   $("clear-hands").addEventListener("click", clearTable);
   $("rematch").addEventListener("click", rematch);
