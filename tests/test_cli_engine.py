@@ -104,6 +104,12 @@ def test_score_text_gives_every_players_points_under_penalty_scoring_two_players
     assert (code, out.splitlines()[-1]) == (0, "knock: knocker +10, opponent -18")
     code, out, _ = run(*NINE_H, "--knock-points", "15", "--gin-multiplier", "3", "--json")
     assert code == 0 and json.loads(out)["points"]["Ann"] == 15
+    code, _, err = run(*NINE_H, "--undercut-bonus", "15")
+    assert (code, err.strip()) == (
+        2,
+        "okgin: --undercut-bonus counts in standard scoring only; --rules oklahoma-multi (taken for 3-4 players) uses"
+        " penalty scoring (its undercut: --undercut-points)",
+    )
 
 
 @pytest.mark.parametrize(

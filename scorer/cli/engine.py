@@ -133,8 +133,9 @@ _SCORED_BY = {
 """The options that only one scoring counts: the command-line option and that scoring."""
 
 
-def _check_scored(rules: Rules, options: dict[str, Any]) -> None:
-    """Refuse an option these rules' scoring does not count: given, it would be ignored without a word.
+def _check_scored(rules: Rules, options: dict[str, Any], taken: str = "") -> None:
+    """Refuse an option these rules' scoring does not count: given, it would be ignored without a word. ``taken``
+    says why the rules are what the user did not type.
 
     :raises InvalidRulesError: naming the option and what the rules score with instead.
     """
@@ -144,7 +145,8 @@ def _check_scored(rules: Rules, options: dict[str, Any]) -> None:
         if scoring != rules.scoring:
             hint = f" (its undercut: {undercut[rules.scoring]})" if flag in undercut.values() else ""
             raise InvalidRulesError(
-                f"{flag} counts in {scoring} scoring only; --rules {rules.preset} uses {rules.scoring} scoring{hint}"
+                f"{flag} counts in {scoring} scoring only; --rules {rules.preset}{taken} uses {rules.scoring} scoring"
+                f"{hint}"
             )
 
 
@@ -256,11 +258,12 @@ def score(
         options["spade_doubles"] = True
     if ace_gin_only:
         options["ace_upcard_gin_only"] = True
+    taken = ""
     if len(opponent_cards) > 1 and preset == "oklahoma":
-        preset = "oklahoma-multi"
+        preset, taken = "oklahoma-multi", " (taken for 3-4 players)"
     try:
         rules = Rules.preset_named(preset, **options)
-        _check_scored(rules, options)
+        _check_scored(rules, options, taken)
         knocker, knocker_hand = _named_hand(knocker_cards, "knocker")
         defaults = ["opponent"] if len(opponent_cards) == 1 else [f"opponent {n}" for n in range(1, 5)]
         hands = {knocker: knocker_hand}
