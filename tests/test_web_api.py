@@ -534,6 +534,24 @@ def test_score_reads_the_hands_and_the_lay_down_from_groups_as_they_lie(client: 
     assert bad.status_code == 400 and "Ann's groups must be a list of groups" in bad.json["error"]
 
 
+def test_groups_read_as_no_legal_knock_are_scored_as_the_cards_lay_best_with_a_note(client: FlaskClient) -> None:
+    """A fan laid from its other end was read as other groups (the camera probe, session 47): Bob's melds read as
+    deadwood 34 over the limit 9, and the page showed an error instead of the knock the cards hold."""
+    groups = {
+        "Bob": [["4D"], ["AS"], ["2C"], ["7S"], ["6H", "7D", "7C"], ["5H", "4H", "3H"]],
+        "Ann": [["KC", "KD", "KS"], ["QC", "JH", "9S", "8S", "2D", "5C", "10H"]],
+    }
+    answer = client.post("/api/score", json={"upcard": "9D", "knocker": "Bob", "groups": groups})
+    assert answer.status_code == 200, answer.json
+    assert (answer.json["outcome"], answer.json["players"]["Bob"]["deadwood_points"]) == ("knock", 7)
+    (note,) = answer.json["read"]["notes"]
+    assert note.startswith("as the groups were read from the picture, illegal knock: Bob's deadwood as laid is 34")
+    assert note.endswith("scored as the cards lay best; check the melds")
+    given = {"knocker_melds": [["3H", "4H", "5H"]]}  # what the players say wins: it is scored, or refused
+    refused = client.post("/api/score", json={"upcard": "9D", "knocker": "Bob", "groups": groups, **given})
+    assert refused.status_code == 400 and "Bob's deadwood as laid is" in refused.json["error"]
+
+
 def test_the_sheet_and_the_exports_show_the_knockers_melds_as_laid(client: FlaskClient) -> None:
     match_id = client.post("/api/matches", json={"players": ["K", "O"], "dealer": "O"}).json["id"]
     knock = {

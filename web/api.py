@@ -18,7 +18,7 @@ from scorer.vision.images import MIME_TYPES
 from web import fields, matches, once
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
-from web.laydown import read_groups
+from web.laydown import score_as_read
 from web.request_json import json_object as json_body
 from web.sheet import keep_arrival_notice
 
@@ -259,9 +259,10 @@ def score() -> Response:
         rules = source
     read = None
     try:
-        if groups is not None:
-            knock, read = read_groups(knock, groups, rules)
-        result = knock.score(rules)
+        if groups is None:
+            result = knock.score(rules)
+        else:
+            result, read = score_as_read(knock, groups, rules)
     except (InvalidHandError, IllegalKnockError, IllegalLayoffError) as error:
         raise fields.InputError(str(error)) from error
     return jsonify(result.to_dict() | ({} if read is None else {"read": read}))

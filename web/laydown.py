@@ -15,7 +15,7 @@ from typing import Any
 from scorer.cards import Card
 from scorer.laydown import LayDown
 from scorer.match import Knock
-from scorer.rules import InvalidHandError, Rules
+from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, RoundResult, Rules
 from scorer.vision.groups import LaidGroup, read_laydown
 
 
@@ -49,6 +49,26 @@ def read_groups(
         "notes": [name_seats(note, dict(enumerate(names, 1))) for note in table.notes],
     }
     return dataclasses.replace(knock, hands=hands, laydown=knock.laydown.filled_from(read)), answer
+
+
+def score_as_read(
+    knock: Knock, groups: Mapping[str, Sequence[Sequence[Card]]], rules: Rules
+) -> tuple[RoundResult, dict[str, Any]]:
+    """The knock scored as the groups say it was laid (``read_groups``), and what was read.
+
+    Where the lay-down read makes no legal knock while the cards hold one (a fan laid from its other end read as
+    other groups: the melds read as deadwood over the limit), the read hands are scored as the engine lays them,
+    the parts given with the knock kept, and a note says so: the players see a proposal to check, not an error.
+
+    :raises InvalidHandError, IllegalKnockError, IllegalLayoffError: when the knock cannot be scored even so.
+    """
+    read_knock, read = read_groups(knock, groups, rules)
+    try:
+        return read_knock.score(rules), read
+    except (IllegalKnockError, IllegalLayoffError) as error:
+        result = dataclasses.replace(read_knock, laydown=knock.laydown).score(rules)
+        note = f"as the groups were read from the picture, {error}: scored as the cards lay best; check the melds"
+        return result, {**read, "notes": [*read["notes"], note]}
 
 
 SEATS = re.compile(r"\b(?P<within>in )?seat (?P<seat>\d+)\b|\bseats (?P<seats>\d+(?:(?:, | and )\d+)*)\b")
