@@ -71,6 +71,9 @@ def test_the_players_pick_the_way_they_laid_the_cards_and_it_is_stored(phone: An
 
     page = phone
     deal(page, base)
+    # Confirm and Not yet side by side at a phone's width: on two lines their pinned block hid the outcome (session 47)
+    tops = page.evaluate("[...document.querySelectorAll('#proposal > .actions button')].map((b) => b.offsetTop)")
+    assert len(tops) == 2 and tops[0] == tops[1], tops
     pick_and_confirm(page, "knock: Ann +5, Bob 0", "Ann knocks: Ann scores 5")
     expect(page.locator("#sheet-body .total-points").first).to_have_text("5")
 
