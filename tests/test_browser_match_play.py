@@ -690,6 +690,38 @@ def measured(box: Any) -> dict[str, float]:
     raise AssertionError(f"{box} never measured")
 
 
+def test_a_drag_started_on_a_cards_box_draws_a_missed_card(tmp_path: Path) -> None:
+    """In a fan a missed card's strip lies within its neighbour's box, and a drag started there drew nothing, without
+    a word (the camera probe, session 47): a press on a box that moves further than a tap draws from where it went
+    down; a tap still opens the box's card."""
+    from playwright.sync_api import expect
+
+    from scorer.cards import parse_cards
+    from scorer.vision.types import CardDetection
+
+    cards = [
+        CardDetection(card, (60 + 95 * i, 520, 145 + 95 * i, 640), 0.95)
+        for i, card in enumerate(parse_cards(KNOCK["Ann"]))
+    ]
+    with camera_table(tmp_path, ScaledDetector(cards)) as (base, browser):
+        errors: list[str] = []
+        page = phone(browser, errors)
+        page.goto(new_match(page, base))
+        page.click("#camera-start")
+        box = page.locator('#overlay g.box[data-card="2D"] rect.outline')
+        expect(box).to_have_count(1, timeout=20_000)
+        where = measured(box)
+        x, y = where["x"] + where["width"] / 2, where["y"] + where["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.down()
+        page.mouse.move(x + 30, y + 20, steps=4)
+        page.mouse.move(x + 60, y + 50, steps=4)
+        page.mouse.up()
+        expect(page.locator("#card-editor")).to_be_visible()
+        expect(page.locator("#editor-title")).to_have_text("Add a missed card")
+        assert not errors, errors
+
+
 def test_a_finger_held_on_a_box_of_the_live_camera_opens_its_card(tmp_path: Path) -> None:
     """A tap on a card's box while the camera runs: the boxes are drawn anew with each frame (four a second), and a
     box replaced under the finger before it lifted got no click, so a finger held a moment (250 ms) opened nothing.

@@ -191,25 +191,43 @@ export function enableTaps(onCard) {
   });
 }
 
-/** Drag on the picture to draw a box around a card the detector missed; `onBox(box)` gets it in frame pixels. */
+/**
+ * Drag on the picture to draw a box around a card the detector missed; `onBox(box)` gets it in frame pixels. A drag
+ * may start on another card's box (in a fan a missed card's strip lies within its neighbour's box): a press there is a
+ * tap (`enableTaps`) unless it moves further than one, when it draws from where it went down.
+ */
 export function enableDrawing(getState, onBox) {
   const svg = document.getElementById("overlay");
   let start = null;
   let ghost = null;
+  let pressed = null; // {point, x, y}: a press on a box, a tap or the start of a drawn box
   const toFrame = (event) => {
     const point = svg.createSVGPoint();
     point.x = event.clientX;
     point.y = event.clientY;
     return point.matrixTransform(svg.getScreenCTM().inverse());
   };
-  svg.addEventListener("pointerdown", (event) => {
-    if (!getState().frame || event.target.closest("[data-id]")) return;
-    start = toFrame(event);
+  const begin = (event, point) => {
+    start = point;
     ghost = svgNode("rect", { class: "ghost" });
     svg.append(ghost);
     svg.setPointerCapture(event.pointerId);
+  };
+  svg.addEventListener("pointerdown", (event) => {
+    if (!getState().frame) return;
+    if (event.target.closest("[data-id]")) pressed = { point: toFrame(event), x: event.clientX, y: event.clientY };
+    else begin(event, toFrame(event));
+  });
+  svg.addEventListener("pointercancel", () => {
+    pressed = null;
+    ghost?.remove();
+    start = null;
   });
   svg.addEventListener("pointermove", (event) => {
+    if (pressed && Math.hypot(event.clientX - pressed.x, event.clientY - pressed.y) > TAP_SLOP_PX) {
+      begin(event, pressed.point);
+      pressed = null;
+    }
     if (!start) return;
     const point = toFrame(event);
     ghost.setAttribute("x", Math.min(start.x, point.x));
@@ -218,6 +236,7 @@ export function enableDrawing(getState, onBox) {
     ghost.setAttribute("height", Math.abs(point.y - start.y));
   });
   svg.addEventListener("pointerup", (event) => {
+    pressed = null;
     if (!start) return;
     const point = toFrame(event);
     const box = [Math.min(start.x, point.x), Math.min(start.y, point.y), Math.max(start.x, point.x), Math.max(start.y, point.y)];
