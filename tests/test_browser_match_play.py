@@ -690,6 +690,31 @@ def measured(box: Any) -> dict[str, float]:
     raise AssertionError(f"{box} never measured")
 
 
+def test_a_card_lifted_from_a_proposed_knock_is_no_error_and_the_knock_comes_back_with_it(
+    base: str, browser: Any
+) -> None:
+    """A card picked up after the proposal showed scored the knock again for the short hand and put the server's 400
+    in red, "Ann holds 9 cards; ..." (the camera probe, session 47): the hand's line says it, and the knock is
+    proposed again once the card is back."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    knock(page, 1, "Ann knocks: Ann scores 18")
+    page.fill("#hand-1", KNOCK["Ann"].rsplit(" ", 1)[0])  # AC lifted
+    page.press("#hand-1", "Enter")
+    expect(page.locator("#proposal")).to_be_hidden()
+    expect(page.locator("#status-1")).to_contain_text("9 cards")
+    page.wait_for_timeout(500)  # the knock scored again meanwhile, quietly
+    expect(page.locator("#table-error")).to_have_text("")
+    page.fill("#hand-1", KNOCK["Ann"])
+    page.press("#hand-1", "Enter")
+    expect(page.locator("#proposal .outcome")).to_contain_text("Ann knocks: Ann scores 18", timeout=10_000)
+    assert not errors, errors
+
+
 def test_a_drag_started_on_a_cards_box_draws_a_missed_card(tmp_path: Path) -> None:
     """In a fan a missed card's strip lies within its neighbour's box, and a drag started there drew nothing, without
     a word (the camera probe, session 47): a press on a box that moves further than a tap draws from where it went

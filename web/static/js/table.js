@@ -288,7 +288,7 @@ function typing() {
  * that is no meld is said beside the proposal, which stays (it vanished, and every knock after it sent the same
  * lay-down again, until the cards changed).
  */
-async function propose(knocker, laid = store.state.laydown, way = null) {
+async function propose(knocker, laid = store.state.laydown, way = null, { quiet = false } = {}) {
   const state = store.state;
   if (state.match.finished || state.saving) return;
   const key = tableKey(state);
@@ -318,7 +318,11 @@ async function propose(knocker, laid = store.state.laydown, way = null) {
       update((s) => ({ ...s, proposal: { ...s.proposal, problem: `Not scored as laid: ${problem}` } }));
     } else if (laid) {
       update((s) => ({ ...s, laydown: null })); // kept from before, it no longer scores: the engine's way then
-      await propose(knocker, null);
+      await propose(knocker, null, null, { quiet });
+    } else if (quiet) {
+      // scored again by itself for cards that changed (a card lifted): the hand's line says what is wrong, and the
+      // knock is scored again once the cards change back
+      update((s) => ({ ...s, proposal: null, pendingKnocker: knocker }));
     } else {
       update((s) => ({ ...s, proposal: null, error: backgroundError("propose", error.message) }));
     }
@@ -648,7 +652,7 @@ store.subscribe((state, before) => {
   // Cards changed while a proposal was shown: score the same knock again for the cards now on the table, once settled.
   const knocker = knockToScoreAgain(state, before);
   if (knocker) {
-    propose(knocker);
+    propose(knocker, state.laydown, null, { quiet: true });
     return;
   }
   const auto = autoKnocker(state);
