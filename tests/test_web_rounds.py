@@ -16,6 +16,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from web_fixtures import ANN, BOB, ROUND, database_at, new_match
 
+from scorer.match import MAX_ROUNDS
 from web import create_app
 from web.db import init_db
 
@@ -184,11 +185,12 @@ def watching_the_write_lock(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[st
 def test_many_writers_on_a_long_match_all_succeed_without_replaying_under_the_lock(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 11: 32 writers on one 1,000-round match got "database is locked" (each replayed under the lock)."""
+    """Issue 11: 32 writers on one 1,000-round match got "database is locked" (each replayed under the lock). Here
+    they fill a long match up to the most rounds a match holds (``MAX_ROUNDS``)."""
     app = create_app({"TESTING": True, "DATA_DIR": str(tmp_path)})
-    match_id = new_match(app.test_client(), options={"target": 10_000})  # the most allowed; Ann ends on 9,864
-    fill_rounds(app, match_id, 1000)
+    match_id = new_match(app.test_client(), options={"target": 10_000})  # the most allowed; Ann ends on 9,432
     writers, each = 16, 3
+    fill_rounds(app, match_id, MAX_ROUNDS - writers * each)
     with watching_the_write_lock(monkeypatch) as scored_under_lock:
         answers = run_together(
             app, writers, lambda own, _: [own.post(rounds_url(match_id), json=ROUND).status_code for _ in range(each)]
@@ -196,8 +198,9 @@ def test_many_writers_on_a_long_match_all_succeed_without_replaying_under_the_lo
     assert [code for codes in answers for code in codes] == [201] * writers * each
     assert scored_under_lock == []
     state = app.test_client().get(f"/api/matches/{match_id}").json
-    assert [line["number"] for line in state["rounds"]] == list(range(1, 1001 + writers * each))
-    assert state["totals"] == {"Ann": 18 * (500 + writers * each), "Bob": 10 * 500}
+    assert [line["number"] for line in state["rounds"]] == list(range(1, MAX_ROUNDS + 1))
+    filled = (MAX_ROUNDS - writers * each) // 2
+    assert state["totals"] == {"Ann": 18 * (filled + writers * each), "Bob": 10 * filled}
 
 
 def test_a_cached_match_follows_writes_made_by_another_app(tmp_path: Path) -> None:
