@@ -238,6 +238,22 @@ def test_a_round_confirmed_on_one_phone_closes_its_proposal_on_the_other(base: s
     assert not errors, errors
 
 
+def phones_the_second_saying_no(browser: Any) -> tuple[Any, Any, list[str], list[str]]:
+    """Two phones at one table, the second answering no to every question: the phones, the questions the second was
+    asked and the page errors of both."""
+    errors: list[str] = []
+    asked: list[str] = []
+    first, second = phone(browser, errors), browser.new_context(viewport=PHONE).new_page()
+    second.on("pageerror", lambda error: errors.append(str(error)))
+
+    def answer(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    second.on("dialog", answer)
+    return first, second, asked, errors
+
+
 def test_a_deal_confirmed_on_one_phone_is_not_stored_again_from_the_other(base: str, browser: Any) -> None:
     """Both phones hold the same deal, the second with no proposal open, when the first confirms it. The refresh
     moved the second on to round 2 with the deal's cards still on its table (and kept over a reload), and its
@@ -246,16 +262,7 @@ def test_a_deal_confirmed_on_one_phone_is_not_stored_again_from_the_other(base: 
     so (here they say no)."""
     from playwright.sync_api import expect
 
-    errors: list[str] = []
-    first, second = phone(browser, errors), browser.new_context(viewport=PHONE).new_page()
-    second.on("pageerror", lambda error: errors.append(str(error)))
-    asked: list[str] = []
-
-    def answer(dialog: Any) -> None:
-        asked.append(dialog.message)
-        dialog.dismiss()
-
-    second.on("dialog", answer)
+    first, second, asked, errors = phones_the_second_saying_no(browser)
     url = new_match(first, base)
     for page in (first, second):
         page.goto(url)
@@ -285,16 +292,7 @@ def test_a_deal_stored_from_another_phone_with_a_card_read_otherwise_is_asked_ab
     counted twice: the first-time user probe, session 47). Now it is asked first (here they say no)."""
     from playwright.sync_api import expect
 
-    errors: list[str] = []
-    first, second = phone(browser, errors), browser.new_context(viewport=PHONE).new_page()
-    second.on("pageerror", lambda error: errors.append(str(error)))
-    asked: list[str] = []
-
-    def answer(dialog: Any) -> None:
-        asked.append(dialog.message)
-        dialog.dismiss()
-
-    second.on("dialog", answer)
+    first, second, asked, errors = phones_the_second_saying_no(browser)
     url = new_match(first, base)
     misread = {**KNOCK, "Bob": KNOCK["Bob"].replace("7D", "8D")}
     for page, hands in ((first, KNOCK), (second, misread)):
@@ -715,26 +713,38 @@ def test_a_card_lifted_from_a_proposed_knock_is_no_error_and_the_knock_comes_bac
     assert not errors, errors
 
 
+def anns_row() -> list[Any]:
+    """Ann's hand in a row along the picture's foot, as the detector reads it."""
+    from scorer.cards import parse_cards
+    from scorer.vision.types import CardDetection
+
+    return [
+        CardDetection(card, (60 + 95 * i, 520, 145 + 95 * i, 640), 0.95)
+        for i, card in enumerate(parse_cards(KNOCK["Ann"]))
+    ]
+
+
+def camera_on(browser: Any, base: str, errors: list[str]) -> tuple[Any, Any]:
+    """A phone on a new match with its camera started: the page, and the 2D's box on the picture once drawn."""
+    from playwright.sync_api import expect
+
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    page.click("#camera-start")
+    box = page.locator('#overlay g.box[data-card="2D"] rect.outline')
+    expect(box).to_have_count(1, timeout=20_000)
+    return page, box
+
+
 def test_a_drag_started_on_a_cards_box_draws_a_missed_card(tmp_path: Path) -> None:
     """In a fan a missed card's strip lies within its neighbour's box, and a drag started there drew nothing, without
     a word (the camera probe, session 47): a press on a box that moves further than a tap draws from where it went
     down; a tap still opens the box's card."""
     from playwright.sync_api import expect
 
-    from scorer.cards import parse_cards
-    from scorer.vision.types import CardDetection
-
-    cards = [
-        CardDetection(card, (60 + 95 * i, 520, 145 + 95 * i, 640), 0.95)
-        for i, card in enumerate(parse_cards(KNOCK["Ann"]))
-    ]
-    with camera_table(tmp_path, ScaledDetector(cards)) as (base, browser):
+    with camera_table(tmp_path, ScaledDetector(anns_row())) as (base, browser):
         errors: list[str] = []
-        page = phone(browser, errors)
-        page.goto(new_match(page, base))
-        page.click("#camera-start")
-        box = page.locator('#overlay g.box[data-card="2D"] rect.outline')
-        expect(box).to_have_count(1, timeout=20_000)
+        page, box = camera_on(browser, base, errors)
         where = measured(box)
         x, y = where["x"] + where["width"] / 2, where["y"] + where["height"] / 2
         page.mouse.move(x, y)
@@ -754,21 +764,9 @@ def test_a_finger_held_on_a_box_of_the_live_camera_opens_its_card(tmp_path: Path
     that follows the tap is the tap's, not a press in the editor it opened."""
     from playwright.sync_api import expect
 
-    from scorer.cards import parse_cards
-    from scorer.vision.types import CardDetection
-
-    cards = [
-        CardDetection(card, (60 + 95 * i, 520, 145 + 95 * i, 640), 0.95)
-        for i, card in enumerate(parse_cards(KNOCK["Ann"]))
-    ]
-    detector = ScaledDetector(cards)
-    with camera_table(tmp_path, detector) as (base, browser):
+    with camera_table(tmp_path, ScaledDetector(anns_row())) as (base, browser):
         errors: list[str] = []
-        page = phone(browser, errors)
-        page.goto(new_match(page, base))
-        page.click("#camera-start")
-        box = page.locator('#overlay g.box[data-card="2D"] rect.outline')
-        expect(box).to_have_count(1, timeout=20_000)
+        page, box = camera_on(browser, base, errors)
         redrawn = "() => window.__redraws >= 2"
         page.evaluate(
             """() => { window.__redraws = 0; new MutationObserver(() => window.__redraws++)
