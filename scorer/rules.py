@@ -199,7 +199,7 @@ class Rules:
             spellings.setdefault(key.replace("-", "_"), []).append(key)
         twice = next((keys for keys in spellings.values() if len(keys) > 1), None)
         if twice:
-            raise InvalidRulesError(f"rules option {' and '.join(map(shown, twice))} are one option given twice")
+            raise InvalidRulesError(f"rules options {' and '.join(map(shown, twice))} are one option given twice")
         options = {key.replace("-", "_"): value for key, value in options.items()}
         if "preset" in options:
             raise InvalidRulesError(

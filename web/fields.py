@@ -41,39 +41,42 @@ _REFUSED_CATEGORIES = {
     "Zl": "a line break",
     "Zp": "a line break",
 }
-_REFUSED_CHARACTERS = {
-    **dict.fromkeys("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069", "a text-direction control"),
-    **dict.fromkeys("\u200b\u2060\ufeff\u180e", "an invisible space"),
-}
-"""Formatting characters a name may not hold: the controls that turn the text after them around (a right-to-left
-override in a name turned the sheet around it) and the invisible spaces. Other formatting characters are parts of
-names: the zero-width (non-)joiners of Persian and Indic names and emoji, a soft hyphen, the direction marks, the tag
-characters of the England flag."""
-_BLANKS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f")
-"""Letters, symbols and marks that draw nothing (the Hangul fillers, the blank Braille pattern, the grapheme
-joiner)."""
+_REFUSED_CHARACTERS = dict.fromkeys(
+    "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069", "a text-direction control"
+)
+"""The formatting characters a name may not hold: the controls that turn the text after them around (a right-to-left
+override in a name turned the sheet around it). Others are parts of names: the zero-width (non-)joiners of Persian
+and Indic names and emoji, a soft hyphen, the direction marks, the England flag's tag characters, the zero-width
+space of Khmer and Burmese."""
+_DRAW_NOTHING = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u200b\u2060\ufeff")
+"""Characters that draw nothing, nor join or change what they stand beside (the Hangul fillers, the blank Braille
+pattern, the grapheme joiner, the zero-width spaces): a name with one is the name without it."""
 
 
 def _shown(name: str) -> str:
-    """A name as it shows: without the characters that draw nothing (formatting characters, variation selectors,
-    ``_BLANKS``), so that "Ann" and "Ann" with a filler after it are one name."""
+    """A name as it shows: without the characters that draw nothing (``_DRAW_NOTHING``) or only choose how the one
+    before them is drawn (variation selectors), so that "Ann" and "Ann" with a filler after it are one name."""
     return "".join(
         char
         for char in name
-        if unicodedata.category(char) != "Cf"
-        and char not in _BLANKS
-        and not ("\ufe00" <= char <= "\ufe0f" or "\U000e0100" <= char <= "\U000e01ef")
+        if char not in _DRAW_NOTHING and not ("\ufe00" <= char <= "\ufe0f" or "\U000e0100" <= char <= "\U000e01ef")
     )
+
+
+def same_shown_player(name: str) -> str:
+    """The key two names of one player share (``same_player``), as they show (``_shown``)."""
+    return same_player(_shown(name))
 
 
 class InputError(OkginError):
     """A request field that cannot be used, with the reason a player can fix."""
 
 
-def parse_players(value: object, same: Callable[[str], str] = same_player) -> list[str]:
+def parse_players(value: object, same: Callable[[str], str] = same_shown_player) -> list[str]:
     """2-4 non-empty player names of printable text, trimmed, distinct as the players' records tell players apart
-    (``same``: by default ``same_player``, so "Ann" and "ann", or a composed "ë" and an e with its accent, are one
-    player; a match file read with ``str.casefold``, as names were told apart when it was saved).
+    (``same``: by default ``same_shown_player``, so "Ann" and "ann", a composed "ë" and an e with its accent, or a
+    name and the same with a filler after it, are one player; a match file read with ``str.casefold``, as names were
+    told apart when it was saved).
 
     :raises InputError: naming what is wrong.
     """
@@ -97,7 +100,7 @@ def parse_players(value: object, same: Callable[[str], str] = same_player) -> li
             raise InputError(f"player names must be printable text; {shown(name)} holds {refused}")
         if not any(unicodedata.category(char)[0] in "LNPS" for char in _shown(name)):
             raise InputError(f"player names must show a letter, digit or sign; {shown(name)} shows none")
-    if len({same(_shown(name)) for name in names}) != len(names):
+    if len({same(name) for name in names}) != len(names):
         raise InputError(f"player names must differ: {', '.join(names)}")
     return names
 

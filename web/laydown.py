@@ -67,7 +67,7 @@ def score_as_read(
         return read_knock.score(rules), read
     except (IllegalKnockError, IllegalLayoffError) as error:
         result = dataclasses.replace(read_knock, laydown=knock.laydown).score(rules)
-        note = f"as the groups were read from the picture, {error}: scored as the cards lay best; check the melds"
+        note = f"as the cards were read from the picture, {error}: scored as they lie best; check how they were laid"
         return result, {**read, "notes": [*read["notes"], note]}
 
 

@@ -112,7 +112,8 @@ function regroupEditor(result, onRegroup) {
 export function layDownPanel(result, { ways = result.alternatives?.length ? result : null, way = 0, onPick, onRegroup }) {
   const parts = [];
   if (result.read?.notes?.length) {
-    parts.push(el("p", { class: "hint" }, ...textWithCards(result.read.notes.join(" "), Object.keys(result.players))));
+    const sentences = result.read.notes.map((note) => (/[.!?]$/.test(note) ? note : `${note}.`)); // each its own
+    parts.push(el("p", { class: "hint" }, ...textWithCards(sentences.join(" "), Object.keys(result.players))));
   }
   if (ways) parts.push(choices(ways, way, onPick));
   const details = el("details", { class: "regroup-details" }, el("summary", { text: `Regroup ${result.knocker}'s melds as laid` }));

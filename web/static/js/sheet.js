@@ -3,6 +3,7 @@
 // dropped, so a slow answer never shows an older sheet.
 
 let latest = 0;
+const BUSY_ATTEMPTS = 4; // a sheet answered 503 "busy" is asked for again, up to this many times in all
 
 /**
  * Redraw the sheet inside `container` for `match`. `actions` (optional): {onUndo(number), onEdit(number),
@@ -13,9 +14,18 @@ export async function renderSheet(container, match, actions = null) {
   const url = `/matches/${encodeURIComponent(match.id)}/sheet-body${actions ? "?actions=1" : ""}`;
   let html;
   try {
-    const response = await fetch(url, { headers: { Accept: "text/html" }, credentials: "same-origin" });
-    if (!response.ok) return;
-    html = await response.text();
+    // a long match's sheet waits for its turn (503 "busy": web/matches.py long_match_turn): asked again a little
+    // later, or the phone kept the sheet without the round just confirmed
+    for (let attempt = 1; ; attempt += 1) {
+      const response = await fetch(url, { headers: { Accept: "text/html" }, credentials: "same-origin" });
+      if (response.status === 503 && attempt < BUSY_ATTEMPTS && sequence === latest) {
+        await new Promise((resolve) => setTimeout(resolve, attempt * 1000));
+        continue;
+      }
+      if (!response.ok) return;
+      html = await response.text();
+      break;
+    }
   } catch {
     return; // the server is gone: keep the sheet shown; the page reports the failed request itself
   }

@@ -319,12 +319,12 @@ async function propose(knocker, laid = store.state.laydown, way = null, { quiet 
     } else if (laid) {
       update((s) => ({ ...s, laydown: null })); // kept from before, it no longer scores: the engine's way then
       await propose(knocker, null, null, { quiet });
-    } else if (quiet) {
+    } else if (quiet && error.status === 400) {
       // scored again by itself for cards that changed (a card lifted): the hand's line says what is wrong, and the
       // knock is scored again once the cards change back
       update((s) => ({ ...s, proposal: null, pendingKnocker: knocker }));
     } else {
-      update((s) => ({ ...s, proposal: null, error: backgroundError("propose", error.message) }));
+      update((s) => ({ ...s, proposal: null, laydown: null, error: backgroundError("propose", error.message) }));
     }
   }
 }

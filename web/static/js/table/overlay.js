@@ -224,6 +224,7 @@ export function enableDrawing(getState, onBox) {
     start = null;
   });
   svg.addEventListener("pointermove", (event) => {
+    if (pressed && !(event.buttons & 1)) pressed = null; // let go outside the picture: no drag to come
     if (pressed && Math.hypot(event.clientX - pressed.x, event.clientY - pressed.y) > TAP_SLOP_PX) {
       begin(event, pressed.point);
       pressed = null;
