@@ -138,7 +138,7 @@ def test_the_cameras_lay_down_note_names_the_player_not_a_seat(tmp_path: Path) -
         page.click("#camera-start")
         expect(page.locator("#proposal .outcome")).to_contain_text("Ann knocks: Ann scores 18", timeout=30_000)
         note = page.locator("#proposal-body p.hint", has_text="its melds are not read")
-        expect(note).to_have_text("Ann shows no group that is a meld: its melds are not read")
+        expect(note).to_have_text("Ann shows no group that is a meld: its melds are not read.")  # each note a sentence
         expect(page.locator("#proposal-body")).not_to_contain_text("seat 1")
         browser.close()
     assert not errors, errors
@@ -173,7 +173,7 @@ def test_the_cameras_conflicts_and_notes_name_players_and_show_cards_as_cards(tm
         expect(status.locator(".card-text.red")).to_have_text(["7♦"])
         note = page.locator("#proposal-body p.hint", has_text="a meld with other cards")
         expect(note).to_have_text(
-            "Ann lays 8♣ 9♣ 10♣ J♣ 9♥ 10♥ J♥ 2♠ 2♦ A♣ together, a meld with other cards: its melds are not read"
+            "Ann lays 8♣ 9♣ 10♣ J♣ 9♥ 10♥ J♥ 2♠ 2♦ A♣ together, a meld with other cards: its melds are not read."
         )
         expect(note.locator(".card-text.red")).to_have_text(["9♥", "10♥", "J♥", "2♦"])
         assert answers[-1].json()["table"]["conflicts"] == [{"card": "7D", "reason": "7D straddles Bob and Ann"}]
