@@ -371,6 +371,17 @@ test("a round entered, edited or undone on another device is said in the words o
   assert.equal(news(two, undone), "On another device: round 2 undone (Bob +51)."); // what it scored, as it was
 });
 
+test("a change that wins the match, or takes a win back, says so", () => {
+  const one = sheet([[knock, 1]]);
+  const won = { ...sheet([[knock, 1], [bobKnocks, 2]]), finished: true, winner: "Bob" };
+  assert.equal(changeSaid({ how: "entered", number: 2 }, one, won), "Round 2 is on the sheet: Bob +51. Bob wins the match.");
+  assert.equal(news(one, won), "On another device: round 2 is on the sheet: Bob +51. Bob wins the match.");
+  const drawn = sheet([[knock, 1], [DRAW, 2]], [version(1, 2, bobKnocks, "edited", 2)]);
+  assert.equal(news(won, drawn),
+    "On another device: round 2 changed on the sheet: now a draw, no points. The match is on again: nobody has won it.");
+  assert.equal(changeSaid({ how: "entered", number: 2 }, one, sheet([[knock, 1], [bobKnocks, 2]])), "Round 2 is on the sheet: Bob +51.");
+});
+
 test("an earlier version put back or a round brought back is told from an edit or a round entered anew", () => {
   const edited = sheet([[DRAW, 1]], [version(1, 1, knock, "edited", 1)]);
   // the version, as the page's first match has it (its keys sorted), back in its round

@@ -304,7 +304,11 @@ export function sheetChange(before, after) {
  * sheet: now Bob +51.", "Round 1 undone (Ann +18).", "Round 2 put back: now Ann +18.", "Round 4 brought back: Ann
  * +18.", "The sheet changed (rounds 2 and 3).").
  */
-export function changeSaid({ how, number, numbers }, before, after) {
+export function changeSaid(change, before, after) {
+  return `${roundChangeSaid(change, before, after)}${endingSaid(before, after)}`;
+}
+
+function roundChangeSaid({ how, number, numbers }, before, after) {
   const now = () => roundScored(after, after.rounds[number - 1]);
   switch (how) {
     case "entered": return `Round ${number} is on the sheet: ${now()}.`;
@@ -314,6 +318,14 @@ export function changeSaid({ how, number, numbers }, before, after) {
     case "undone": return `Round ${number} undone (${roundScored(before, before.rounds[number - 1])}).`;
     default: return `The sheet changed (${roundsNamed(numbers)}).`;
   }
+}
+
+/** What a change did to the match's end: " Ann wins the match." when it won it, " The match is on again: nobody has
+ * won it." when it took a win back (a winning round undone, or edited into a draw); else nothing. */
+function endingSaid(before, after) {
+  if (after.finished && !before.finished) return ` ${after.winner} wins the match.`;
+  if (before.finished && !after.finished) return " The match is on again: nobody has won it.";
+  return "";
 }
 
 /** A change another device made, as this page's notice says it: "On another device: round 3 is on the sheet: …". */
