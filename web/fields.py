@@ -88,14 +88,8 @@ def parse_players(value: object, same: Callable[[str], str] = same_shown_player)
     for name in names:
         if not name or len(name) > MAX_NAME_LENGTH:
             raise InputError(f"player names must be 1 to {MAX_NAME_LENGTH} characters, got {shown(name)}")
-        refused = next(
-            (
-                _REFUSED_CATEGORIES.get(unicodedata.category(char)) or _REFUSED_CHARACTERS[char]
-                for char in name
-                if unicodedata.category(char) in _REFUSED_CATEGORIES or char in _REFUSED_CHARACTERS
-            ),
-            None,
-        )
+        why = (_REFUSED_CHARACTERS.get(char) or _REFUSED_CATEGORIES.get(unicodedata.category(char)) for char in name)
+        refused = next(filter(None, why), None)
         if refused:
             raise InputError(f"player names must be printable text; {shown(name)} holds {refused}")
         if not any(unicodedata.category(char)[0] in "LNPS" for char in _shown(name)):

@@ -26,7 +26,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, cast, overload
 
 from flask import Flask, current_app
 
@@ -138,7 +138,15 @@ class _WorkedOut(Generic[Kept]):
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
-    def __get__(self, record: Any, owner: type | None = None) -> Kept:
+    @overload
+    def __get__(self, record: None, owner: type) -> _WorkedOut[Kept]: ...
+
+    @overload
+    def __get__(self, record: object, owner: type | None = None) -> Kept: ...
+
+    def __get__(self, record: object, owner: type | None = None) -> Kept | _WorkedOut[Kept]:
+        if record is None:  # asked of the class: the descriptor itself (``kept``)
+            return self
         kept = record.__dict__.get(self.name, _MISSING)
         if kept is _MISSING:
             # dict.setdefault is atomic: every reader finds the one lock; reentrant, as one value may need another
@@ -147,6 +155,11 @@ class _WorkedOut(Generic[Kept]):
                 if kept is _MISSING:
                     kept = record.__dict__[self.name] = self.work(record)  # past the frozen dataclass's __setattr__
         return cast(Kept, kept)
+
+    def kept(self, record: object) -> Kept | None:
+        """The value if ``record``'s readers have worked it out already, else None (and nothing is worked out)."""
+        kept = record.__dict__.get(self.name, _MISSING)
+        return None if kept is _MISSING else cast(Kept, kept)
 
 
 _MISSING = object()
@@ -199,13 +212,14 @@ class MatchRecord:
     def turn(self) -> contextlib.AbstractContextManager[None]:
         """A turn to write this match out for a reader (a page, an export): ``long_match_turn``. The answers to
         changes take none: a change made must not be answered "try again"."""
-        return long_match_turn(_rounds_kept(self) - 1)
+        return long_match_turn(len(self.match.rounds) + len(self.earlier))
 
     def json_for_reader(self) -> str:
         """``json_text``, worked out in the match's turn (taken before the record's lock, so that readers waiting for
         a turn are answered at once, not one after another), or kept already."""
-        if "json_text" in self.__dict__:
-            return self.json_text
+        kept = MatchRecord.json_text.kept(self)
+        if kept is not None:
+            return kept
         with self.turn():
             return self.json_text
 
@@ -219,9 +233,9 @@ class MatchRecord:
 
     def _scored_alone(self, version: EarlierVersion) -> VersionScore | str:
         """What ``version`` scores on its own, or why it no longer scores (kept by ``_version_scores``)."""
-        kept = self.__dict__.get("_version_scores")
+        kept = MatchRecord._version_scores.kept(self)
         if kept is not None:
-            return cast(VersionScore | str, kept[version.id])
+            return kept[version.id]
         entered = version.entered
         try:
             result = self.match.seated(entered).score(self.match.rules) if isinstance(entered, Knock) else None
@@ -234,7 +248,7 @@ class MatchRecord:
         where putting it back would be refused: a version of an early round whose points would end the match
         before the rounds played after it. One version asked of a record whose offers are not worked out yet (a
         put-back, on the copy it changes) is worked out alone."""
-        found = self.__dict__.get("restores")
+        found = MatchRecord.restores.kept(self)
         return found[version.id] if found is not None else self._restore(version, self.match.inputs(), None)[0]
 
     @_WorkedOut
