@@ -46,11 +46,12 @@ def read_regular_file(path: str | Path, limit: int) -> bytes:
 
 
 def read_regular_text(path: str | Path, limit: int) -> str:
-    """``read_regular_file`` as UTF-8 text.
+    """``read_regular_file`` as UTF-8 text, less the byte-order mark Windows Notepad may put first: kept, it
+    became part of the first line, and class 0 of a ``classes.txt`` ("10C") was taken for a class that is no card.
 
     :raises UnicodeDecodeError: for bytes that are not UTF-8.
     """
-    return read_regular_file(path, limit).decode("utf-8")
+    return read_regular_file(path, limit).decode("utf-8-sig")
 
 
 def why_not_a_folder(path: str | Path) -> str:

@@ -190,6 +190,17 @@ def test_a_folder_named_as_a_photo_or_a_video_says_so(tmp_path: Path, fake_model
     one_line_error(run("watch", "--camera", tmp_path), "is a folder, not a file")
 
 
+@pytest.mark.parametrize("content", [b"not a picture at all\n" * 40, bytes(range(256)) * 16], ids=["text", "binary"])
+def test_a_file_that_is_no_video_says_so(tmp_path: Path, fake_model: FakeDetector, content: bytes) -> None:
+    """``okgin watch --camera notes.jpg`` exited 0 with no word of okgin's: OpenCV opened it and read no frame."""
+    path = tmp_path / "notes.jpg"
+    path.write_bytes(content)
+    one_line_error(
+        run("watch", "--camera", path), f"okgin: could not read a frame from video file {str(path)!r}: not a video"
+    )
+    assert fake_model.calls == 0
+
+
 def test_a_label_of_no_finite_coordinates_is_named(labelled: Path, fake_model: FakeDetector) -> None:
     (labelled / "labels" / "a.txt").write_text("0 nan -5 inf -0.2\n")
     args = ("--images", labelled / "images", "--labels", labelled / "labels", "--classes", labelled / "classes.txt")

@@ -177,6 +177,32 @@ def test_eval_names_bad_data(runner: CliRunner, labelled_set: Path, fake_model: 
     assert message in result.output and "Traceback" not in result.output
 
 
+def test_eval_reports_unreadable_photos_on_stderr(runner: CliRunner, labelled_set: Path, fake_model: Any) -> None:
+    """The ``unreadable:`` line went to stdout among the figures, with nothing on stderr; detect says it there."""
+    junk = labelled_set / "images" / "a.jpg"
+    junk.write_bytes(b"junk")
+    args = ["--images", labelled_set / "images", "--labels", labelled_set / "labels"]
+    result = invoke(runner, "eval", *args, "--classes", labelled_set / "classes.txt")
+    assert result.exit_code == 2
+    assert result.stderr == f"okgin: could not decode image {str(junk)!r}: not a JPEG, PNG, BMP, WEBP or TIFF image\n"
+    assert "a.jpg" not in result.stdout and result.stdout.splitlines()[-1].endswith("exact-images 0/1")
+
+
+def test_eval_uses_the_classes_file_in_the_labels_folder(
+    runner: CliRunner, labelled_set: Path, fake_model: Any
+) -> None:
+    """Without --classes, labels in labelImg's layout were scored in okgin's class order (P/R 0.250 here)."""
+    fake_model.frames = [[detection("AS", (128, 320)), detection("QH", (512, 320))], [detection("10C", (320, 320))]]
+    (labelled_set / "classes.txt").rename(labelled_set / "labels" / "classes.txt")
+    result = invoke(runner, "eval", "--images", labelled_set / "images", "--labels", labelled_set / "labels")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "precision 1.000 recall 1.000 F1 1.000 exact-images 2/2"
+    assert [line for line in lines if line.startswith("note: classes read from")] == [
+        f"note: classes read from {str(labelled_set / 'labels' / 'classes.txt')!r}, the classes file beside the labels"
+    ]
+
+
 def test_eval_against_another_model(runner: CliRunner, labelled_set: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the candidate reads both photos right; the reference (models "old") misses the 10C of b.jpg
     right = [[detection("AS", (128, 320)), detection("QH", (512, 320))], [detection("10C", (320, 320))]]
@@ -352,6 +378,21 @@ def test_watch_proposes_no_knock_when_two_seats_may_knock(runner: CliRunner, fak
     assert [e for e in events if e["event"] == "score"] == []
     reason = "seat 1 and seat 2 may each knock: say who knocked (--knocker SEAT scores a given seat's knock)"
     assert {"event": "cannot-score", "reason": reason} in events
+
+
+def test_watch_a_video_that_ends_before_the_reading_settled(
+    runner: CliRunner, fake_model: Any, write_video: Any, photo: Path
+) -> None:
+    """It ended in silence: nothing scored, and nothing said why."""
+    result = invoke(runner, "watch", "--camera", write_video(3, fps=10), "--settle", "5")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("[settling] ")
+    assert result.stderr.startswith("okgin: video file '") and len(result.stderr.splitlines()) == 1
+    assert result.stderr.endswith("clip.avi' ended after 3 frames, before the reading settled (--settle 5 s)\n")
+    one = invoke(runner, "watch", "--camera", photo)
+    assert one.exit_code == 0, one.output
+    photo_ended = "table.jpg' ended after 1 frame, before the reading settled (--settle 1 s); to score a photo, use"
+    assert one.stderr.endswith(f"{photo_ended} 'okgin score-image'\n")
 
 
 def test_watch_a_missing_file(runner: CliRunner, fake_model: Any, tmp_path: Path) -> None:

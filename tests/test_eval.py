@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,9 @@ def test_read_labels(tmp_path: Path) -> None:
         ("AS\nQX\n", r"classes.txt: class 1: unknown card 'QX'"),  # shaped like a card code: a typo, not a joker
         ("\n\n", "lists no classes"),
         ("joker\nback\n", r"the classes \(joker, back\) name no card"),
+        # code-like names are all taken for typos, "0C" as "JK": a class that is not a card is named by a word
+        ("AS\n0C\n", r"class 1: unknown card '0C'.* needs a name that is no card code, such as 'joker' or 'back'"),
+        ("AS\nJK\n", r"class 1: unknown card 'JK'.* such as 'joker' or 'back'"),
     ],
 )
 def test_bad_classes_file(tmp_path: Path, content: str, message: str) -> None:
@@ -107,6 +111,38 @@ def test_classes_that_are_not_cards_are_kept_apart(tmp_path: Path) -> None:
     assert classes.non_cards == ("joker", "back", "JOKER")
     assert [str(c) for c in classes.cards if c] == ["AS", "QH", "10H"]
     assert ClassList.okgin().cards[37] == QH and ClassList.okgin().non_cards == ()
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_name(tmp_path: Path) -> None:
+    """Windows Notepad starts a UTF-8 file with a byte-order mark: class 0 ("10C") was read as no card."""
+    (tmp_path / "classes.txt").write_text("10C\nAS\n", encoding="utf-8-sig")
+    classes = ClassList.read(tmp_path / "classes.txt")
+    assert classes.names == ("10C", "AS") and classes.non_cards == ()
+    (tmp_path / "p.txt").write_text("0 0.5 0.5 0.5 0.5\n", encoding="utf-8-sig")
+    assert [c.card for c in read_labels(tmp_path / "p.txt", classes.cards, 100, 100).cards] == [Card.parse("10C")]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("0 0.5 0.5 -0.3 -0.3", "the box has no area: width -0.3, height -0.3"),
+        ("0 0.5 0.5 0 0.2", "the box has no area: width 0, height 0.2"),
+        ("0 0.2 0.2 0.2 0.4 0.2 0.6", "the box has no area: width 0, height 0.4"),  # a polygon on one line
+        ("0 1.5 1.5 0.1 0.1", "the box lies wholly outside the image: it spans x 1.45 to 1.55, y 1.45 to 1.55"),
+        ("0 0.5 -0.1 0.2 0.2", "the box lies wholly outside the image"),  # touching the top edge from above
+    ],
+)
+def test_a_box_of_no_area_or_outside_the_image_is_refused(tmp_path: Path, line: str, message: str) -> None:
+    """Each of these was read without a word, turning a right reading into a miss and an invented card."""
+    (tmp_path / "p.txt").write_text(f"0 0.5 0.5 0.2 0.2\n{line}\n")
+    with pytest.raises(EvalError, match=rf"p.txt:2: {re.escape(message)}"):
+        read_labels(tmp_path / "p.txt", [QH], 100, 100)
+
+
+def test_a_box_partly_outside_the_image_is_read(tmp_path: Path) -> None:
+    (tmp_path / "p.txt").write_text("0 0.98 0.5 0.1 0.2\n")
+    (label,) = read_labels(tmp_path / "p.txt", [QH], 100, 100).cards
+    assert label.boxes == (pytest.approx((93.0, 40.0, 103.0, 60.0)),)
 
 
 def one_photo_set(root: Path, classes: str, labels: str, size: int) -> Path:
@@ -162,6 +198,18 @@ def test_label_files_without_a_photo_and_cards_named_twice_are_said(tmp_path: Pa
     (root / "labels" / "b.txt").unlink()
     (root / "classes.txt").write_text("QH\nAS\n")
     assert evaluate_dataset(FakeDetector([[]], 400, 400), *dataset_paths(root)).notes == ()
+
+
+def test_the_classes_file_beside_the_labels_is_used_when_none_is_given(tmp_path: Path) -> None:
+    """labelImg keeps classes.txt in the labels folder; without --classes the labels were read in okgin's order."""
+    root = one_photo_set(tmp_path / "set", "joker\nQH\n", "1 0.25 0.5 0.25 0.5\n", 400)
+    (root / "classes.txt").rename(root / "labels" / "classes.txt")
+    report = evaluate_dataset(FakeDetector([[detection("QH", (100, 200))]], 400, 400), root / "images", root / "labels")
+    assert (report.precision, report.recall, report.non_card_classes) == (1.0, 1.0, ("joker",))
+    assert report.notes == (
+        f"classes read from {str(root / 'labels' / 'classes.txt')!r}, the classes file beside the labels",
+    )
+    assert "note: classes read from" in format_report(report)
 
 
 def dataset_paths(root: Path) -> tuple[Path, Path, Path]:

@@ -36,6 +36,8 @@ from scorer.vision.types import FrameReading
 
 if TYPE_CHECKING:
     from scorer.vision.layout import TableLayout
+    from scorer.vision.pipeline import TablePipeline
+    from scorer.vision.sources import CameraSource
     from scorer.vision.types import StableReading
 
 
@@ -253,6 +255,29 @@ class _Reporter:
         self.echo(json.dumps(event) if self.as_json else f"cannot score: {reason}")
 
 
+def _watch_video(source: CameraSource, pipeline: TablePipeline, reporter: _Reporter, settle: float) -> None:
+    """Every frame of a video file, in turn. A file OpenCV opens but yields no frame of is no video (exit 2); one
+    that ends before the reading settled says so, since nothing was scored and the readings alone do not say why.
+
+    :raises SourceError: from ``source``.
+    """
+    frames, settled = 0, False
+    for frame in source:
+        result = pipeline.process(frame.image, frame.timestamp)
+        reporter(result)
+        frames += 1
+        settled = settled or result.stable
+    if not frames:
+        fail(f"could not read a frame from {source.name}: not a video OpenCV can read")
+    if not settled:
+        photo = "; to score a photo, use 'okgin score-image'" if frames == 1 else ""
+        click.echo(
+            f"okgin: {source.name} ended after {frames} frame{'s' if frames > 1 else ''}, "
+            f"before the reading settled (--settle {settle:g} s){photo}",
+            err=True,
+        )
+
+
 @click.command()
 @click.option("--camera", "camera", required=True, help="Camera index (0), video file or rtsp/http URL.")
 @click.option("--players", type=click.IntRange(2, 4), default=2, show_default=True)
@@ -281,7 +306,8 @@ def watch(
     """Watch the table and print the reading when it changes, and the score once it is stable.
 
     A live camera is read on a background thread that always takes the newest frame; a
-    video file is read frame by frame. Stop with Ctrl-C.
+    video file is read frame by frame, and if it ends before the reading settled, that is
+    said on stderr. Stop with Ctrl-C.
     """
     from scorer.vision.layout import TableLayout
     from scorer.vision.pipeline import LatestFrameWorker, TablePipeline
@@ -299,8 +325,7 @@ def watch(
     try:
         source.open()
         if not source.is_live:
-            for frame in source:
-                reporter(pipeline.process(frame.image, frame.timestamp))
+            _watch_video(source, pipeline, reporter, settle)
             return
         with LatestFrameWorker(pipeline, on_result=reporter) as worker:
             for frame in source:

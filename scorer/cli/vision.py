@@ -166,8 +166,10 @@ def _write_annotated(image: Any, found: Any, target: Path) -> None:
     "classes_file",
     type=click.Path(path_type=Path),
     default=None,
-    help="classes.txt: one class name a line, in class-id order; names that are not cards (joker, back) "
-    "mark things that must not be read as cards. Default: okgin's own order, as 'okgin data generate' writes.",
+    help="classes.txt: one class name a line, in class-id order; names that are not cards (joker, back) mark "
+    "things that must not be read as cards, and a code that names no card (JK, 0C) is refused as a typo. "
+    "Default: the classes.txt in the --labels folder (labelImg's layout; a note says so), else okgin's own "
+    "order, as 'okgin data generate' writes.",
 )
 @click.option(
     "--plots",
@@ -232,6 +234,7 @@ def evaluate(
     height, how many indices the detector found and what the classifier named them
     (right, club/spade and heart/diamond swaps, another card, none). The output ends with
     "precision P recall R F1 F exact-images K/N"; with --against, the comparison follows it.
+    A photo that cannot be read is reported on stderr and left out; the exit status is then 2.
     """
     from scorer.extras import MissingExtraError, require
     from scorer.vision.comparison import ComparisonError, compare_reports, format_comparison
@@ -268,6 +271,8 @@ def evaluate(
         if comparison is not None:
             engine = "" if reference_backend is None else f" on {reference_backend}"
             click.echo(format_comparison(comparison, f"{reference_dir}{engine}"))
+    for unreadable in report.errors:  # on stderr, as detect reports them
+        click.echo(f"okgin: {unreadable}", err=True)
     if plots_dir is not None:
         try:
             written = write_plots(report, plots_dir)

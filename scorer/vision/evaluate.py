@@ -64,8 +64,12 @@ HEIGHT_BUCKETS: tuple[tuple[str, float], ...] = (
 )
 """Index heights reported apart (name, upper bound in pixels): below 16 px a club's three lobes are a few pixels."""
 
-_CARD_CODE = re.compile(r"^(10|[1-9AJQKT])\S$", re.IGNORECASE)
-"""A rank and one more character: a class name of this shape that is no card is a typo, not a joker."""
+_CARD_CODE = re.compile(r"^(\d{1,2}|[AJQKT])\S$", re.IGNORECASE)
+"""A rank (one or two digits, or A J Q K T) and one more character. A class name of this shape that names no card
+is refused as a typo ("0C", "QX", and so "JK" too): a class that is not a card is named by a word ("joker")."""
+
+CLASSES_BESIDE_LABELS = "classes.txt"
+"""Where labelImg keeps the class names: in the labels folder, beside the photos' label files."""
 
 
 class EvalError(OkginError):
@@ -93,7 +97,10 @@ class ClassList:
                 cards.append(Card.parse(name))
             except InvalidCardError as error:
                 if _CARD_CODE.match(name):
-                    raise EvalError(f"class {class_id}: {error}") from None
+                    raise EvalError(
+                        f"class {class_id}: {error}; a class that is not a card needs a name that is no card code, "
+                        "such as 'joker' or 'back'"
+                    ) from None
                 cards.append(None)
         if not any(cards):
             raise EvalError(f"the classes ({', '.join(self.names) or 'none'}) name no card")
@@ -515,7 +522,7 @@ def labels_are_corners(labels_dir: str | Path, classes: ClassList) -> bool:
     :raises EvalError: for an unreadable label file.
     """
     for path in sorted(Path(labels_dir).glob("*.txt")):
-        if path.name == "classes.txt":  # labelImg keeps the class names beside the labels: not a photo's labels
+        if path.name == CLASSES_BESIDE_LABELS:  # the class names, not a photo's labels
             continue
         try:
             # the size does not matter here: only how often each class is labelled
@@ -587,7 +594,8 @@ def evaluate_dataset(
 ) -> EvalReport:
     """Run ``detector`` over every photo in ``images_dir`` and score it against ``labels_dir/<stem>.txt``.
 
-    ``classes`` is a ``classes.txt`` (or a ``ClassList``); None means okgin's own class order, as
+    ``classes`` is a ``classes.txt`` (or a ``ClassList``); None means the ``classes.txt`` in ``labels_dir`` where
+    there is one (labelImg's layout; a note says it was used), else okgin's own class order, as
     ``okgin data generate`` labels scenes; ``only`` keeps the photos whose names match (``dataset_images``).
     ``stages=True`` adds per-stage figures (``StageReport``;
     the labels must box corner indices, and the detector be a two-stage ``CardDetector``); None adds
@@ -598,11 +606,16 @@ def evaluate_dataset(
     :raises EvalError: for a missing folder, a malformed classes or label file, or per-stage figures
         asked of whole-card labels or of a detector without two stages.
     """
+    labels_folder = Path(labels_dir)
+    class_notes: tuple[str, ...] = ()
+    if classes is None and (beside := labels_folder / CLASSES_BESIDE_LABELS).is_file():
+        # labels in the folder's own class order scored in okgin's would read as other cards, without a word
+        classes = beside
+        class_notes = (f"classes read from {str(beside)!r}, the classes file beside the labels",)
     if classes is None:
         class_list = ClassList.okgin()
     else:
         class_list = classes if isinstance(classes, ClassList) else ClassList.read(classes)
-    labels_folder = Path(labels_dir)
     if not labels_folder.is_dir():
         raise EvalError(f"labels folder {str(labels_folder)!r} {why_not_a_folder(labels_folder)}")
     photos = dataset_images(images_dir, only)
@@ -633,7 +646,7 @@ def evaluate_dataset(
             non_cards_named += named
         results.append(match_image(photo.name, detections.cards, labels.cards, labels.non_cards))
     report = StageReport(tuple(indices), non_card_boxes, non_cards_named) if staged is not None else None
-    notes = dataset_notes(images_dir, labels_folder, class_list)
+    notes = (*class_notes, *dataset_notes(images_dir, labels_folder, class_list))
     return EvalReport(tuple(results), tuple(errors), class_list.non_cards, report, notes)
 
 
@@ -642,7 +655,7 @@ def dataset_notes(images_dir: str | Path, labels_dir: str | Path, classes: Class
     with no photo of their name (a photo renamed or missing), and cards that two classes name."""
     photo_stems = {p.stem for p in Path(images_dir).iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
     orphans = sorted(
-        p.name for p in Path(labels_dir).glob("*.txt") if p.name != "classes.txt" and p.stem not in photo_stems
+        p.name for p in Path(labels_dir).glob("*.txt") if p.name != CLASSES_BESIDE_LABELS and p.stem not in photo_stems
     )
     notes = []
     if orphans:
@@ -672,7 +685,8 @@ def format_stages(report: StageReport) -> str:
 
 
 def format_report(report: EvalReport) -> str:
-    """A per-rank table (labelled, found, missed, invented) ending with the summary line."""
+    """A per-rank table (labelled, found, missed, invented) ending with the summary line; the photos that could
+    not be read (``errors``) are the caller's to report, as errors."""
     rows = {rank: Counter[str]() for rank in RANKS}
     for result in report.images:
         for key, cards in (
@@ -695,7 +709,6 @@ def format_report(report: EvalReport) -> str:
     if report.non_card_classes:
         names = ", ".join(report.non_card_classes)
         lines.append(f"not cards: {names} ({on_non_cards} cards read on them, counted as invented)")
-    lines.extend(f"unreadable: {error}" for error in report.errors)
     lines.extend(f"note: {note}" for note in report.notes)
     if report.stages is not None:
         lines.append(format_stages(report.stages))

@@ -54,7 +54,15 @@ def parse_label_line(text: str, width: int, height: int) -> LabelBox | None:
     >>> parse_label_line("3 0.1 0.1 0.3 0.1 0.3 0.3 0.1 0.3", 100, 100).box  # a polygon: the box around it
     (10.0, 10.0, 30.0, 30.0)
 
-    :raises ValueError: for a line that is neither ``class xc yc w h`` nor a polygon.
+    A box of no width or height, or one wholly outside the image, is a labelling slip: read, it would turn a
+    right reading into a miss plus an invented card without a word, so it is refused.
+
+    >>> parse_label_line("3 1.5 1.5 0.1 0.1", 100, 100)
+    Traceback (most recent call last):
+    ValueError: the box lies wholly outside the image: it spans x 1.45 to 1.55, y 1.45 to 1.55 (the image is 0 to 1)
+
+    :raises ValueError: for a line that is neither ``class xc yc w h`` nor a polygon, or whose box is empty
+        or outside the image.
     """
     fields = text.split()
     if not fields:
@@ -67,11 +75,32 @@ def parse_label_line(text: str, width: int, height: int) -> LabelBox | None:
         raise ValueError(f"coordinates must be finite numbers, got {' '.join(fields[1:])[:60]}")
     if len(values) == 4:
         xc, yc, w, h = values
-        return LabelBox(class_id, from_normalised_xywh(xc, yc, w, h, width, height))
-    if len(values) >= 6 and len(values) % 2 == 0:
+        box = from_normalised_xywh(xc, yc, w, h, 1, 1)
+    elif len(values) >= 6 and len(values) % 2 == 0:
         xs, ys = values[0::2], values[1::2]
-        return LabelBox(class_id, (min(xs) * width, min(ys) * height, max(xs) * width, max(ys) * height))
-    raise ValueError(f"expected 'class xc yc w h' or a polygon 'class x1 y1 x2 y2 x3 y3 ...', got {len(fields)} fields")
+        box = (min(xs), min(ys), max(xs), max(ys))
+    else:
+        raise ValueError(
+            f"expected 'class xc yc w h' or a polygon 'class x1 y1 x2 y2 x3 y3 ...', got {len(fields)} fields"
+        )
+    _check_in_image(box)
+    x1, y1, x2, y2 = box
+    return LabelBox(class_id, (x1 * width, y1 * height, x2 * width, y2 * height))
+
+
+def _check_in_image(box: Box) -> None:
+    """Refuse a label box, as shares of the image, that has no area or does not reach into the image.
+
+    :raises ValueError: saying which.
+    """
+    x1, y1, x2, y2 = box
+    if x2 <= x1 or y2 <= y1:
+        raise ValueError(f"the box has no area: width {x2 - x1:.6g}, height {y2 - y1:.6g} (both must be above 0)")
+    if x2 <= 0 or y2 <= 0 or x1 >= 1 or y1 >= 1:
+        raise ValueError(
+            f"the box lies wholly outside the image: it spans x {x1:.6g} to {x2:.6g}, y {y1:.6g} to {y2:.6g} "
+            "(the image is 0 to 1)"
+        )
 
 
 def read_label_file(path: str | Path, width: int, height: int, class_count: int | None = None) -> list[LabelBox]:
