@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from scorer.cards import Card, DuplicateCardError, InvalidCardError, TooManyCardsError, parse_cards
@@ -30,6 +31,7 @@ MAX_ROUNDS = 1_000
 """The most rounds (draws included) a match takes: a match to 100 plays a few dozen. Each round is written out on
 every device's sheet and in the match's JSON (a four-player knock with its other ways to lay down, some 6 KB), so
 without a bound a match of thousands of rounds made each read of it tens of MB (session 47's probe)."""
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class MatchError(OkginError):
@@ -134,12 +136,34 @@ def parse_round_input(data: object) -> RoundInput:
         return Draw()
     upcard, knocker, hands = (data.get(key) for key in ("upcard", "knocker", "hands"))
     up = parse_card_field(upcard, "upcard")
-    if not isinstance(knocker, str):
-        raise RoundInputError(f"knocker must be a player's name, got {shown(knocker)}")
+    knocker = parse_name_field(knocker, "knocker")
     if not isinstance(hands, Mapping) or not hands:
         raise RoundInputError('hands must be an object like {"Ann": ["QH", "10S", ...], "Bob": "AS 2S ..."}')
-    held = tuple((str(name), parse_cards_field(cards, f"{name}'s hand")) for name, cards in hands.items())
+    held = tuple(
+        (parse_name_field(name, "hands"), parse_cards_field(cards, f"{name}'s hand")) for name, cards in hands.items()
+    )
     return Knock(up, held, knocker, _parse_laydown(data))
+
+
+def parse_name_field(value: object, what: str) -> str:
+    """A player's name where a round gives one: the knocker, or a key of its hands, layoffs or groups. It must be
+    text: a lone surrogate (half of a UTF-16 pair, which JSON can carry) is not, and a page that showed a name holding
+    one could never be sent (a match file's earlier version kept such a hand, and its table answered 500 for good).
+
+    >>> parse_name_field("Zoë", "knocker")
+    'Zoë'
+    >>> parse_name_field("Zed\\ud800", "hands")
+    Traceback (most recent call last):
+    ...
+    scorer.match.RoundInputError: hands name 'Zed\\ud800', which holds a lone surrogate: not a player's name
+
+    :raises RoundInputError: naming ``what`` and the value, quoted (``shown``).
+    """
+    if not isinstance(value, str):
+        raise RoundInputError(f"{what} must be a player's name, got {shown(value)}")
+    if _LONE_SURROGATE.search(value):
+        raise RoundInputError(f"{what} name {shown(value)}, which holds a lone surrogate: not a player's name")
+    return value
 
 
 def _parse_laydown(data: Mapping[str, Any]) -> LayDown:
@@ -166,11 +190,12 @@ def _parse_laydown(data: Mapping[str, Any]) -> LayDown:
             raise RoundInputError(f"knocker_melds: {error}") from None
     by_player: dict[str, tuple[Layoff, ...]] = {}
     for name, made in (layoffs or {}).items():
+        name = parse_name_field(name, "layoffs")
         if not isinstance(made, list):
             raise RoundInputError(
                 f"{name}'s layoffs must be a list of layoffs (empty: none laid off), got {shown(made)}"
             )
-        by_player[str(name)] = tuple(_parse_layoff(item, f"{name}'s layoffs") for item in made)
+        by_player[name] = tuple(_parse_layoff(item, f"{name}'s layoffs") for item in made)
     return LayDown.of(laid_melds, None if discard is None else parse_card_field(discard, "discard"), by_player)
 
 
@@ -454,6 +479,17 @@ class Match:
         twin.rounds = list(self.rounds)
         return twin
 
+    def refuse_strangers(self, names: Iterable[str]) -> None:
+        """Refuse hands named for anyone but this match's players, each name quoted (``shown``) as sent.
+
+        :raises InvalidHandError: naming those who are not in this match.
+        """
+        unknown = [shown(name) for name in names if name not in self.players]
+        if unknown:
+            raise InvalidHandError(
+                f"hands name {', '.join(unknown)}, who {'is' if len(unknown) == 1 else 'are'} not in this match"
+            )
+
     def seated(self, entered: Knock) -> Knock:
         """The knock with the hands of exactly this match's players, in seating order.
 
@@ -462,9 +498,7 @@ class Match:
         if entered.knocker not in self.players:
             raise InvalidHandError(f"knocker must be one of {', '.join(self.players)}; got {shown(entered.knocker)}")
         hands = entered.hands_by_name
-        unknown = [name for name in hands if name not in self.players]
-        if unknown:
-            raise InvalidHandError(f"hands name {', '.join(unknown)}, who is not in this match")
+        self.refuse_strangers(hands)
         missing = [name for name in self.players if name not in hands]
         if missing:
             raise InvalidHandError(f"hands are missing for {', '.join(missing)}")

@@ -143,7 +143,7 @@ def test_bad_rounds_are_refused_and_leave_the_match_unchanged() -> None:
     match = Match(["Ann", "Bob"], dealer="Bob")
     with pytest.raises(IllegalKnockError, match="over the knock limit 3 set by upcard 3S"):
         match.record_round(C("3S"), ANN_KNOCKS, "Ann")
-    with pytest.raises(InvalidHandError, match="hands name Cat, who is not in this match"):
+    with pytest.raises(InvalidHandError, match="hands name 'Cat', who is not in this match"):
         match.record_round(C("KS"), {"Ann": ANN_KNOCKS["Ann"], "Cat": ANN_KNOCKS["Bob"]}, "Ann")
     with pytest.raises(InvalidHandError, match="hands are missing for Bob"):
         match.record_round(C("KS"), {"Ann": ANN_KNOCKS["Ann"]}, "Ann")
@@ -345,11 +345,19 @@ ANN_AS = {"upcard": "KS", "knocker": "Ann", "hands": {"Ann": "AS"}}
         ({**ANN_AS, "layoffs": {"Bob": [{"card": "10S", "onto": 7}]}}, "onto must be a list of cards"),
         ({**ANN_AS, "layoffs": {"Bob": [{"card": "10S", "onto": ["8S", "9S"]}]}}, "onto 8S 9S is not a meld"),
         ({**ANN_AS, "layoffs": {"Bob": ["10S 7S 8S 9S"]}}, "cannot read layoff '10S 7S 8S 9S'"),
+        # a name holding a lone surrogate is not text: refused before any message says it raw
+        ({**ANN_AS, "knocker": "Ann\ud800"}, r"knocker name 'Ann\\ud800', which holds a lone surrogate"),
+        ({**ANN_AS, "hands": {"Ann": "AS", "Zed\ud800": "KC"}}, r"hands name 'Zed\\ud800', which holds a lone"),
+        ({**ANN_AS, "hands": {"Ann": "AS", "Zed\ud800": 5}}, r"hands name 'Zed\\ud800', which holds a lone"),
+        ({**ANN_AS, "layoffs": {"Zed\ud800": []}}, r"layoffs name 'Zed\\ud800', which holds a lone surrogate"),
+        ({**ANN_AS, "layoffs": {"Zed\ud800": 3}}, r"layoffs name 'Zed\\ud800', which holds a lone surrogate"),
+        ({**ANN_AS, "layoffs": {1: []}}, "layoffs must be a player's name, got 1"),
     ],
 )
 def test_a_round_input_that_cannot_be_read_names_the_field(data: object, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=message) as refused:
         parse_round_input(data)
+    str(refused.value).encode()  # a message a page can send (UTF-8): no lone surrogate said raw
 
 
 def test_round_input_json_round_trip() -> None:

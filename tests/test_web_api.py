@@ -121,7 +121,7 @@ def test_a_draw_scores_nothing_and_keeps_the_dealer(client: FlaskClient) -> None
         ({"hands": {"Ann": ANN.rsplit(" ", 2)[0], "Bob": BOB}}, 400, "8 cards"),
         ({"knocker": "Cy"}, 400, "knocker must be one of Ann, Bob"),
         ({"hands": {"Ann": ANN}}, 400, "missing for Bob"),
-        ({"hands": {"Ann": ANN, "Bob": BOB, "Cy": "AS"}}, 400, "Cy, who is not in this match"),
+        ({"hands": {"Ann": ANN, "Bob": BOB, "Cy": "AS"}}, 400, "'Cy', who is not in this match"),
         ({"hands": ["AS"]}, 400, "hands must be an object"),
         ({"upcard": 7}, 400, "upcard must be a card"),
     ],
@@ -187,6 +187,48 @@ def test_a_late_undo_or_edit_changes_nothing(client: FlaskClient) -> None:
     late_edit = client.put(f"/api/matches/{match_id}/rounds/1?revision={again['revision']}", json=ROUND)
     assert edit_a.status_code == 200 and late_edit.status_code == 409
     assert client.get(f"/api/matches/{match_id}").json["totals"] == edit_a.json["totals"] == {"Ann": 0, "Bob": 0}
+
+
+def test_a_round_saved_unchanged_changes_nothing(client: FlaskClient) -> None:
+    """Save in the Edit dialog with nothing changed raised the revision (1, 2, 3, 4 over three saves), so another
+    device's undo, sent at the revision it saw, was refused (409) for a change that changed nothing."""
+    match_id = new_match(client)
+    seen = client.post(f"/api/matches/{match_id}/rounds", json=ROUND).json["match"]
+    stored = seen["rounds"][0]["input"]
+    for body in (ROUND, stored):  # as typed, and as the match holds it (seated, the lay-down it chose)
+        saved = client.put(f"/api/matches/{match_id}/rounds/1?revision={seen['revision']}", json=body)
+        assert saved.status_code == 200 and saved.json["revision"] == seen["revision"]
+        assert saved.json["earlier_versions"] == []
+    undo = client.delete(f"/api/matches/{match_id}/rounds/1?revision={seen['revision']}")
+    assert undo.status_code == 200 and undo.json["rounds"] == []
+
+
+def test_a_match_is_one_address_and_its_tag_is_matched_weakly(client: FlaskClient) -> None:
+    """/api/matches/١ (an Arabic-Indic one) served match 1, and If-None-Match: W/"tag" answered the match again
+    where the tag itself answered 304 (a GET compares tags weakly)."""
+    match_id = new_match(client)
+    assert match_id == 1
+    for url in ("/api/matches/١", "/matches/١/sheet", "/api/matches/１"):
+        assert client.get(url).status_code == 404, url
+    tag = client.get("/api/matches/1").headers["ETag"]
+    weak = client.get("/api/matches/1", headers={"If-None-Match": f"W/{tag}"})
+    assert weak.status_code == 304 and weak.get_data() == b""
+    other = client.get("/api/matches/1", headers={"If-None-Match": 'W/"another-match"'})
+    assert other.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("url", "body"),
+    [
+        ("/api/score", {**ROUND, "groups": {"Ann": [ANN], "Zed\ud800": [BOB]}}),
+        ("/api/arrange", {"hands": {"Ann": ANN, "Zed\ud800": BOB}}),
+        ("/api/arrange", {"hands": {"Ann": ANN, "Zed\ud800": 5}}),
+    ],
+)
+def test_a_name_that_is_not_text_is_refused_quoted(client: FlaskClient, url: str, body: dict) -> None:
+    answer = client.post(url, data=json.dumps(body), content_type="application/json")
+    assert answer.status_code == 400
+    assert "'Zed\\ud800', which holds a lone surrogate" in answer.json["error"], answer.json
 
 
 def test_editing_a_past_round_recomputes_totals_and_dealers(client: FlaskClient) -> None:
@@ -356,7 +398,7 @@ def test_score_refuses_a_match_that_is_not_an_id(client: FlaskClient, match: obj
 def test_score_with_a_match_checks_its_players_and_seats_them(client: FlaskClient) -> None:
     match_id = new_match(client)
     stranger = client.post("/api/score", json=ROUND | {"match": match_id, "hands": {"Ann": ANN, "Cy": BOB}})
-    assert stranger.status_code == 400 and "Cy, who is not in this match" in stranger.json["error"]
+    assert stranger.status_code == 400 and "'Cy', who is not in this match" in stranger.json["error"]
     reversed_hands = client.post("/api/score", json=ROUND | {"match": match_id, "hands": {"Bob": BOB, "Ann": ANN}})
     assert list(reversed_hands.json["players"]) == ["Ann", "Bob"]
 

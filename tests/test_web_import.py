@@ -261,3 +261,32 @@ def test_a_file_of_players_told_apart_by_case_only_when_it_was_saved_still_opens
     assert client.get(f"/api/matches/{answer.json['id']}").json["players"] == ["Zo\u00eb", "Zoe\u0308"]
     refused = client.post("/api/matches", json={"players": ["Zo\u00eb", "Zoe\u0308"]})
     assert refused.status_code == 400 and "must differ" in refused.json["error"]
+
+
+def test_a_name_that_is_not_text_is_refused_and_never_stored(client: FlaskClient) -> None:
+    """A hand named with a lone surrogate ("Zed\\ud800", which JSON carries) was echoed raw into messages: a file whose
+    earlier version held one opened (201), and its table answered 500 for good (the version's why_not, which an HTML
+    page cannot send); the start page's form answered 500 for such a hand. Both now refuse the file, naming the hand."""
+    good = exported(client, played_match(client))
+    before = match_count(client)
+    stranger = "Zed\ud800"
+    version = {**good["earlier_versions"][0], "input": {**ROUND, "hands": {**ROUND["hands"], stranger: "KC"}}}
+    knock = good["rounds"][0]["input"]
+    for body in (
+        {**good, "earlier_versions": [version]},
+        {**good, "rounds": [{"input": {**knock, "hands": {**knock["hands"], stranger: ["ZZ"]}}}]},
+        {**good, "rounds": [{"input": {**knock, "layoffs": {stranger: []}}}]},
+        {**good, "rounds": [{"input": {**knock, "knocker": stranger}}]},
+    ):
+        data = json.dumps(body).encode()  # ASCII: the surrogate written \ud800, as JSON may
+        answer = client.post("/api/matches/import", data=data, content_type="application/json")
+        assert answer.status_code == 400 and "'Zed\\ud800', which holds a lone surrogate" in answer.json["error"]
+        page = client.post(
+            "/matches/import",
+            data={"csrf_token": form_token(client), "file": (io.BytesIO(data), "m.json")},
+            content_type="multipart/form-data",
+        )
+        text = html.unescape(page.get_data(as_text=True))
+        assert page.status_code == 400 and "The match file was not opened: " in text
+        assert "'Zed\\ud800', which holds a lone surrogate" in text
+    assert match_count(client) == before

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import re
 import sqlite3
@@ -280,8 +281,70 @@ def test_a_players_name_lists_only_their_opponents_with_them_first(client: Flask
     assert "No finished matches of Eve with another player." in client.get("/players?player=Eve").get_data(as_text=True)
 
 
+def test_the_records_come_a_page_at_a_time(client: FlaskClient) -> None:
+    """Every record and pair in one answer: a club's 20,000 players made /api/players 5 MB and the page 11 MB, and 16
+    phones reading them stalled the server (session 48's probe). A page holds ``limit``; ``more`` asks for the next."""
+    finished_between(client, "Ann", "Bob")
+    finished_between(client, "Cat", "Bob")
+    finished_between(client, "Cat", "Dan")
+    first = client.get("/api/players?limit=2").json
+    assert (len(first["players"]), len(first["head_to_head"])) == (2, 2)
+    assert (first["players_total"], first["head_to_head_total"]) == (4, 3)
+    assert first["more"] == "/api/players?offset=2&limit=2"
+    second = client.get(first["more"]).json
+    assert (len(second["players"]), len(second["head_to_head"]), second["more"]) == (2, 1, None)
+    names = [record["name"] for record in first["players"] + second["players"]]
+    assert sorted(names) == ["Ann", "Bob", "Cat", "Dan"]
+    assert len(client.get("/api/players").json["players"]) == 4  # 100 a page unless asked
+    for query, why in (
+        ("limit=101", "limit must be 1 to 100"),
+        ("limit=0", "limit must be 1 to 100"),
+        ("offset=-1", "offset must be a whole number"),
+        ("offset=x", "offset must be a whole number"),
+    ):
+        answer = client.get(f"/api/players?{query}")
+        assert answer.status_code == 400 and why in answer.json["error"], (query, answer.json)
+        assert client.get(f"/players?{query}").status_code == (400 if query.startswith("offset") else 200)
+
+
+def test_a_players_name_lists_only_their_record(client: FlaskClient) -> None:
+    """``?player=`` listed every player's record (6 MB of them), though it asked for one player's."""
+    finished_between(client, "Ann", "Bob")
+    finished_between(client, "Cat", "Dan")
+    found = client.get("/api/players?player=bob").json
+    assert [record["name"] for record in found["players"]] == ["Bob"] and found["players_total"] == 1
+    assert found["head_to_head"] == [dict(first="Bob", second="Ann", matches=1, first_won=0, second_won=1)]
+    page = client.get("/players?player=bob").get_data(as_text=True)
+    assert re.findall(r'<th scope="row"><a [^>]*>([^<]*)</a>', page) == ["Bob"]
+    assert "No match of Eve counted." in client.get("/players?player=Eve").get_data(as_text=True)
+
+
+def test_the_records_page_shows_a_page_and_links_the_next(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(matches, "RECORDS_LISTED", 2)
+    finished_between(client, "Ann", "Bob")
+    finished_between(client, "Cat", "Dan")
+    page = client.get("/players").get_data(as_text=True)
+    rows = re.findall(r'<th scope="row"><a [^>]*>([^<]*)</a>', page)
+    assert len(rows) == 2 and "Players 1 to 2 of 4, most matches won first." in page
+    assert 'name="player"' in page and 'role="search"' in page  # a player beyond the first page is found by name
+    following = re.search(r'href="([^"]+)">Next page<', page)
+    assert following is not None and "First page" not in page
+    later = client.get(html.unescape(following.group(1))).get_data(as_text=True)
+    assert sorted(rows + re.findall(r'<th scope="row"><a [^>]*>([^<]*)</a>', later)) == ["Ann", "Bob", "Cat", "Dan"]
+    assert "Players 3 to 4 of 4" in later and "Next page" not in later and 'href="/players">First page<' in later
+    assert "No more pairs: the list ends at 2." in later
+
+
 def test_no_matches_yet(client: FlaskClient) -> None:
-    assert records(client) == {"players": [], "head_to_head": [], "matches_counted": 0, "matches_waiting": 0}
+    assert records(client) == {
+        "players": [],
+        "head_to_head": [],
+        "players_total": 0,
+        "head_to_head_total": 0,
+        "more": None,
+        "matches_counted": 0,
+        "matches_waiting": 0,
+    }
     assert "No matches yet." in client.get("/players").get_data(as_text=True)
 
 

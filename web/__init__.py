@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from flask import Flask, Response
+from werkzeug.routing import IntegerConverter
 
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024
 DATABASE_URL_ENV = "OKGIN_DATABASE_URL"
@@ -22,6 +23,13 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' data: blob:; media-src 'self' blob: mediastream:; "
     "style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; form-action 'self'"
 )
+
+
+class AsciiIntegerConverter(IntegerConverter):
+    """The ``<int:...>`` of every route: ASCII digits only. Werkzeug's ``\\d+`` takes any script's digits, so
+    ``/api/matches/١`` (an Arabic-Indic one) served match 1 at a second address."""
+
+    regex = "[0-9]+"
 
 
 def default_data_dir() -> Path:
@@ -74,6 +82,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
     from web.request_json import DepthLimitedJSONProvider
 
     app = Flask(__name__)
+    app.url_map.converters["int"] = AsciiIntegerConverter  # before any route is added: each reads it then
     app.json = DepthLimitedJSONProvider(app)  # every JSON body is parsed with a depth limit
     overrides = dict(test_config or {})
     data_dir = Path(overrides.get("DATA_DIR") or default_data_dir())

@@ -126,9 +126,7 @@ def rematch(match_id: int) -> tuple[Response, int]:
 def list_matches() -> Response:
     """The matches, newest first, a page at a time: ``?limit=`` (1-100, default 100), ``?finished=true|false``,
     ``?before=ID`` (the page after the one ending at that match); ``"older"`` is the next page's URL, or null."""
-    limit = fields.parse_form_int(request.args.get("limit", str(matches.MOST_LISTED)), "limit")
-    if not 1 <= limit <= matches.MOST_LISTED:
-        raise fields.InputError(f"limit must be 1 to {matches.MOST_LISTED}, got {limit}")
+    limit = fields.parse_limit(request.args.get("limit"), matches.MOST_LISTED)
     finished = fields.parse_finished(request.args.get("finished"))
     page, older = matches.match_page(limit, finished, fields.parse_before(request.args.get("before")))
     return jsonify(
@@ -152,14 +150,21 @@ def import_match() -> tuple[Response, int]:
 
 @bp.get("/players")
 def players() -> Response:
-    """The players' records (``scorer.records``) over every match kept here (``matches.records``), and how
-    many matches are still waiting to be counted (kept before okgin stored outlines: counted in the background)."""
-    found = matches.records()
+    """The players' records (``scorer.records``) over every match kept here (``matches.records``), a page at a time
+    (``matches.records_page``: ``?limit=`` 1-100, default 100, ``?offset=``; ``"more"`` is the next page's URL, or
+    null), or one player's (``?player=NAME``), and how many matches are still waiting to be counted (kept before
+    okgin stored outlines: counted in the background)."""
+    player = request.args.get("player")
+    limit = fields.parse_limit(request.args.get("limit"), matches.RECORDS_LISTED)
+    page = matches.records_page(player, fields.parse_offset(request.args.get("offset")), limit)
     return jsonify(
-        players=[record.to_dict() for record in found.players],
-        head_to_head=[pair.to_dict() for pair in found.pairs],
-        matches_counted=found.counted,
-        matches_waiting=found.waiting,
+        players=[record.to_dict() for record in page.players],
+        head_to_head=[pair.to_dict() for pair in page.pairs],
+        players_total=page.players_total,
+        head_to_head_total=page.pairs_total,
+        more=None if page.more is None else url_for("api.players", player=player, offset=page.more, limit=limit),
+        matches_counted=page.counted,
+        matches_waiting=page.waiting,
     )
 
 
@@ -170,7 +175,7 @@ def get_match(match_id: int) -> Response:
     gives the page the body it kept), rather than a long match written out again."""
     record = matches.load_match(match_id)
     tag = f"match-{_SERVER_RUN}-{record.id}-{record.revision}"
-    fresh = not request.if_none_match.contains(tag)
+    fresh = not request.if_none_match.contains_weak(tag)  # If-None-Match compares weakly: W/"tag" is the tag
     response = Response(record.json_for_reader(), mimetype="application/json") if fresh else Response(status=304)
     response.set_etag(tag)
     response.headers["Cache-Control"] = "private, no-cache"
@@ -278,9 +283,10 @@ def arrange() -> Response:
     winner = None
     if isinstance(source, int):  # the match's rules, its players in seating order, nothing once it is won
         match = matches.load_match(source).match
-        unknown = [name for name in hands if name not in match.players]
-        if unknown:
-            raise fields.InputError(f"hands name {', '.join(unknown)}, who is not in this match")
+        try:
+            match.refuse_strangers(hands)
+        except InvalidHandError as error:
+            raise fields.InputError(str(error)) from error
         rules, winner = match.rules, match.winner
         hands = {name: hands.get(name, ()) for name in match.players}
     else:

@@ -26,6 +26,7 @@ from scorer.match import (
     RoundInputError,
     parse_card_field,
     parse_cards_field,
+    parse_name_field,
     parse_round_input,
 )
 from scorer.records import same_player
@@ -207,6 +208,27 @@ def _query_number(text: str | None, name: str, least: int, what: str) -> int | N
     return number
 
 
+def parse_limit(text: str | None, most: int) -> int:
+    """How many items one page of a list holds (``?limit=N``, 1 to ``most``), ``most`` when not asked.
+
+    :raises InputError: for anything else.
+    """
+    limit = _query_number(text, "limit", 1, f"1 to {most}")
+    if limit is None:
+        return most
+    if limit > most:
+        raise InputError(f"limit must be 1 to {most}, got {limit}")
+    return limit
+
+
+def parse_offset(text: str | None) -> int:
+    """Where one page of a list starts (``?offset=N``: the items after the first N), 0 when not asked.
+
+    :raises InputError: for anything but a whole number from 0.
+    """
+    return _query_number(text, "offset", 0, "a whole number from 0") or 0
+
+
 def parse_finished(text: str | None) -> bool | None:
     """Which matches a list holds (``?finished=true`` or ``false``), or None for all of them.
 
@@ -273,6 +295,7 @@ def parse_groups(value: object) -> dict[str, tuple[tuple[Card, ...], ...]]:
     groups: dict[str, tuple[tuple[Card, ...], ...]] = {}
     try:
         for name, laid in value.items():
+            name = parse_name_field(name, "groups")
             if not isinstance(laid, list):
                 raise InputError(f"{name}'s groups must be a list of groups of cards, got {shown(laid)}")
             groups[name] = tuple(parse_cards_field(group, f"a group of {name}'s") for group in laid)
@@ -306,7 +329,9 @@ def parse_hands(value: object) -> dict[str, tuple[Card, ...]]:
     if not isinstance(value, dict) or not value:
         raise InputError('hands must be an object like {"Ann": ["QH", "10S", ...], "Bob": "AS 2S ..."}')
     try:
-        return {name: parse_cards_field(cards, f"{name}'s hand") for name, cards in value.items()}
+        return {
+            parse_name_field(name, "hands"): parse_cards_field(cards, f"{name}'s hand") for name, cards in value.items()
+        }
     except RoundInputError as error:
         raise InputError(str(error)) from None
 

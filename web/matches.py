@@ -48,6 +48,7 @@ from scorer.records import (
     PlayerRecord,
     head_to_head,
     player_records,
+    same_player,
     scoring_engine,
 )
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, InvalidRulesError, Rules
@@ -335,9 +336,10 @@ class MatchSummary:
         return dataclasses.asdict(self)
 
 
-Changed = tuple[Match, tuple[int, ...], Callable[[sqlite3.Connection], EarlierVersion | None]]
+Changed = tuple[Match, tuple[int, ...], Callable[[sqlite3.Connection], EarlierVersion | None] | None]
 """A write computed on a private copy of a match: the changed match, its rounds' deals, and the SQL that stores the
-change (which answers the earlier version it kept, if it replaced or removed a round)."""
+change (which answers the earlier version it kept, if it replaced or removed a round), or None for a change that
+changes nothing (a round saved as it was): nothing is stored and the revision stays."""
 
 
 class _Stale(Exception):
@@ -844,6 +846,48 @@ def records() -> Records:
         return kept.records
 
 
+RECORDS_LISTED = 100
+"""The most players' records, and the most head-to-head pairs, one page of them lists: a club's 5,000 matches of
+20,000 players made the records page 11 MB, and 16 phones reading it stalled every other request for seconds
+(session 48's probe)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordsPage:
+    """One page of the players' records (``records_page``): a slice of each list, each list's length, and the offset
+    of the next page (None on the last)."""
+
+    players: list[PlayerRecord]
+    pairs: list[HeadToHead]
+    players_total: int
+    pairs_total: int
+    counted: int
+    waiting: int
+    more: int | None
+
+
+def records_page(player: str | None, offset: int, limit: int) -> RecordsPage:
+    """The records from ``offset``, ``limit`` of each list (most matches won first; pairs with most matches together
+    first), or with ``player`` only that player's record and opponents (the name written any way ``same_player``
+    allows, the player first in each pair): a list a phone can show, however many matches are kept."""
+    found = records()
+    players, pairs = found.players, found.pairs
+    if player is not None:
+        key = same_player(player)
+        players = [record for record in players if same_player(record.name) == key]
+        pairs = [pair.seen_by(player) for pair in pairs if pair.involves(player)]
+    end = offset + limit
+    return RecordsPage(
+        players[offset:end],
+        pairs[offset:end],
+        len(players),
+        len(pairs),
+        found.counted,
+        found.waiting,
+        end if end < max(len(players), len(pairs)) else None,
+    )
+
+
 def fill_outlines() -> int:
     """Make and store the outline of each match the records count that has none for its revision (stored before okgin
     kept outlines, or changed by hand), newest first; returns how many were stored. Each match is rebuilt from its
@@ -930,7 +974,8 @@ def read_outline(text: str | None) -> MatchOutline | None:
 def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchRecord:
     """Compute ``change`` on the match as stored, outside the write lock, and commit it if the match is
     unchanged meanwhile; else compute again on the newer match (from the cache: the winner put it there).
-    Writers in one process take turns (``MatchCache.writer``); the revision check guards against others.
+    Writers in one process take turns (``MatchCache.writer``); the revision check guards against others. A change
+    that changes nothing (``Changed``) answers the match as stored.
 
     :raises BusyError: when the match changed under every attempt.
     """
@@ -940,6 +985,8 @@ def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchReco
             shared = load_match(match_id)
             record = dataclasses.replace(shared, match=shared.match.copy())  # ``change`` may change its match
             match, deals, write = change(record)
+            if write is None:
+                return shared
             outline = _outline_json(match)
             try:
                 with cache.guard(match_id):  # readers that miss the cache wait for this write's entry
@@ -1012,8 +1059,9 @@ def _added(
 
 
 def _edited(record: MatchRecord, number: int, entered: RoundInput) -> Changed:
-    """Round ``number`` replaced and stored (``edit_round``), the same deal; what it held is kept, unless it held this
-    already.
+    """Round ``number`` replaced and stored (``edit_round``), the same deal, and what it held kept; a round that held
+    this already is left as it is, the revision too (a round saved unchanged in the Edit dialog raised it, and other
+    devices' undos, sent at the revision before, were refused for a change that changed nothing).
 
     :raises NotFoundError: when the round does not exist.
     :raises InputError: when the round cannot be scored.
@@ -1031,12 +1079,12 @@ def _edited(record: MatchRecord, number: int, entered: RoundInput) -> Changed:
         raise ConflictError(
             f"after this edit the match would end before its last round: {error}", {"match": record.to_dict()}
         ) from error
+    if replaced.entered.to_dict() == edited.entered.to_dict():
+        return match, record.deals, None
     text = json.dumps(edited.entered.to_dict())
 
     def write(db: sqlite3.Connection) -> EarlierVersion | None:
-        unchanged = replaced.entered.to_dict() == edited.entered.to_dict()
-        deal = record.deals[number - 1]
-        kept = None if unchanged else keep_replaced(db, record.id, replaced, deal, EDITED, _now())
+        kept = keep_replaced(db, record.id, replaced, record.deals[number - 1], EDITED, _now())
         db.execute("UPDATE rounds SET input_json = ? WHERE match_id = ? AND number = ?", (text, record.id, number))
         return kept
 

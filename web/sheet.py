@@ -234,15 +234,19 @@ def file_name_shown(name: str) -> str:
 @bp.get("/players")
 def players() -> str:
     """The players' records over every match kept here: matches and rounds won, gins, undercuts, head to head;
-    with ``?player=NAME``, only that player's opponents, that player first (a club's hundreds of pairs are a long
-    page on a phone)."""
-    found = matches.records()
+    with ``?player=NAME``, only that player's record and opponents, that player first (a club's hundreds of pairs are
+    a long page on a phone). A page at a time (``matches.records_page``), ``?offset=N`` the next."""
     player = request.args.get("player")
-    pairs = found.pairs
-    if player is not None:
-        pairs = [pair.seen_by(player) for pair in pairs if pair.involves(player)]
+    offset = fields.parse_offset(request.args.get("offset"))
+    page = matches.records_page(player, offset, matches.RECORDS_LISTED)
     return render_template(
-        "players.html", records=found.players, pairs=pairs, player=player, counted=found.counted, waiting=found.waiting
+        "players.html",
+        page=page,
+        player=player,
+        offset=offset,
+        more=page.more is not None and url_for("sheet.players", player=player, offset=page.more),
+        first=offset > 0 and url_for("sheet.players", player=player),
+        max_name_length=fields.MAX_NAME_LENGTH,
     )
 
 

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { describeLayDown, givenLayDown, groupsFor } from "../../web/static/js/laydown.js";
-import { applyReading, changedCards, initialState, roundConfirmed } from "../../web/static/js/table/state.js";
+import { applyReading, changedCards, initialState, readingCards, roundConfirmed } from "../../web/static/js/table/state.js";
 
 const GROUPS = {
   Ann: [{ cards: ["JS", "QS", "KS"], box: [0, 0, 90, 84] }, { cards: ["AC"], box: [120, 0, 180, 84] }],
@@ -15,6 +15,19 @@ test("the camera's groups are sent while they hold exactly the hands' cards", ()
   assert.deepEqual(groupsFor(GROUPS, hands), { Ann: [["JS", "QS", "KS"], ["AC"]], Bob: [["2H", "5D"]] });
   assert.equal(groupsFor(GROUPS, { ...hands, Bob: ["5D", "2C"] }), null, "a card corrected by hand: hands are sent");
   assert.equal(groupsFor(null, hands), null);
+});
+
+test("a player named __proto__ or constructor keeps their groups and cards (names are own keys, never the prototype)", () => {
+  // as the page has them: the hands made with Object.fromEntries, the server's answer parsed from JSON
+  const hands = Object.fromEntries([["__proto__", ["AS", "2S", "3S"]], ["constructor", []], ["Bob", ["KH"]]]);
+  const groups = JSON.parse('{"__proto__": [{"cards": ["AS", "2S", "3S"]}], "Bob": [{"cards": ["KH"]}]}');
+  const laid = groupsFor(groups, hands);
+  assert.deepEqual(Object.keys(laid), ["__proto__", "constructor", "Bob"], "no player dropped");
+  assert.equal(JSON.stringify(laid), '{"__proto__":[["AS","2S","3S"]],"constructor":[],"Bob":[["KH"]]}');
+  assert.equal(groupsFor(JSON.parse('{"Bob": [{"cards": ["KH"]}]}'), hands), null, "their cards in no group");
+  const match = { id: 1, players: ["__proto__", "Bob"], rounds: [], finished: false };
+  const table = JSON.parse('{"hands": {"Bob": [{"card": "KH", "box": [0, 0, 1, 1]}]}, "upcard": null, "out": []}');
+  assert.deepEqual(readingCards(initialState(match, []), table).map((entry) => entry.card), ["KH"]);
 });
 
 test("a reading keeps its groups; a change of cards or a confirmed round forgets what was said to be laid", () => {

@@ -4,6 +4,7 @@
 // scores every lay-down; this module only shows the choices and sends back what the players chose.
 
 import { cardChip, pretty, textWithCards } from "./cards.js";
+import { byName } from "./names.js";
 import { el } from "./sheet.js";
 
 const WORDS = { knocker_melds: "the knocker's melds", discard: "the discard" };
@@ -23,7 +24,7 @@ function laidText(laid, differs) {
   }
   if (differs.includes("discard") && laid.discard) parts.push(`discard ${pretty(laid.discard)}`);
   for (const name of differs) {
-    const layoffs = laid.layoffs?.[name];
+    const layoffs = byName(laid.layoffs, name);
     if (!layoffs) continue;
     parts.push(layoffs.length ? `${name} lays off ${layoffs.map((x) => pretty(x.card)).join(" ")}` : `${name} lays off nothing`);
   }
@@ -126,12 +127,10 @@ export function layDownPanel(result, { ways = result.alternatives?.length ? resu
  * when they hold exactly the cards the page has in each hand (else null: the cards were changed by hand). */
 export function groupsFor(groups, hands) {
   if (!groups) return null;
-  const laid = {};
-  for (const [name, cards] of Object.entries(hands)) {
-    laid[name] = (groups[name] ?? []).map((group) => group.cards);
-    if (JSON.stringify(laid[name].flat().sort()) !== JSON.stringify([...cards].sort())) return null;
-  }
-  return laid;
+  const laid = Object.keys(hands).map((name) => [name, (byName(groups, name) ?? []).map((group) => group.cards)]);
+  const sorted = (cards) => JSON.stringify([...cards].sort());
+  const held = laid.every(([name, inGroups]) => sorted(inGroups.flat()) === sorted(byName(hands, name)));
+  return held ? Object.fromEntries(laid) : null;
 }
 
 /** Outlines of the laid groups over the picture, one per group of two or more cards (drawn under the boxes). */

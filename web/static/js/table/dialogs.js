@@ -4,6 +4,7 @@
 
 import { DECK, RANKS, SUITS, SUIT_SYMBOLS, parseCard, pretty } from "../cards.js";
 import { describeLayDown, givenLayDown } from "../laydown.js";
+import { byName } from "../names.js";
 import { el } from "../sheet.js";
 import { placeLabel } from "./render.js";
 import { OUT, UPCARD, cardsAt, findCard, placeName, players, upcardOf } from "./state.js";
@@ -200,7 +201,7 @@ export class RoundEditor {
       el("label", { for: `round-hand-${i}`, text: `${name}'s cards` }),
       // a box of two lines: a hand of 10 or 11 cards is seen whole on a phone, not scrolled out of a one-line box
       el("textarea", { id: `round-hand-${i}`, class: "card-input", rows: 2, autocomplete: "off", spellcheck: "false",
-        text: (line.hands?.[name] ?? []).join(" ") }))));
+        text: (byName(line.hands, name) ?? []).join(" ") }))));
     // The lay-down given with the round is kept unless the players untick it (then the engine chooses).
     this.laid = line.draw ? null : givenLayDown(line);
     $("round-laid-row").hidden = !this.laid;
