@@ -355,6 +355,61 @@ def test_a_double_tap_on_undo_undoes_one_round_and_says_nothing_went_wrong(base:
     assert not errors, errors
 
 
+def test_a_second_tap_landing_on_the_next_undo_after_the_answer_undoes_nothing_more(base: str, browser: Any) -> None:
+    """The sheet drawn after an undo has its next Undo where the last one was: a second tap arriving just after the
+    first one's answer (a slow double tap, a click sent twice) undid the round before too. Now it is refused with a
+    word, and the same tap a moment later undoes it."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = knocked_and_confirmed(phone(browser, errors), base)
+    page.click("#record-draw")
+    expect(page.locator("#undo-round")).to_have_text("Undo round 2")
+
+    page.click("#undo-round")
+    expect(page.locator("#undo-round")).to_have_text("Undo round 1")
+    page.click("#undo-round")
+    expect(page.locator("#table-error")).to_contain_text(
+        "Round 2 was just undone: to undo round 1 too, tap Undo round 1"
+    )
+    assert len(stored(page)["rounds"]) == 1
+    expect(page.locator(TOTALS).first).to_have_text("18")
+
+    page.wait_for_timeout(1_100)
+    page.click("#undo-round")
+    expect(page.locator("#sheet-body tbody")).to_contain_text("No rounds yet.")
+    assert stored(page)["rounds"] == []
+    assert not errors, errors
+
+
+def test_a_mistyped_card_is_said_under_its_hand_and_the_box_keeps_what_was_typed(base: str, browser: Any) -> None:
+    """A word that is no card, typed in a hand's box, was said at the top of the table (a screen away on a phone,
+    and not brought into view while typing), and the box went back to the cards read before: what was typed was lost.
+    Now the hand's line says it, the box keeps the text to be fixed, and the hand may not knock until it is."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    expect(page.locator("#knock-1")).to_be_enabled()
+    mistyped = KNOCK["Ann"].replace("JH", "JZ")
+    page.fill("#hand-1", mistyped)
+    page.press("#hand-1", "Enter")
+    expect(page.locator("#status-1")).to_contain_text("unknown card 'JZ': expected rank")
+    expect(page.locator("#status-1")).to_contain_text("fix it in the box")
+    expect(page.locator("#hand-1")).to_have_value(mistyped)
+    expect(page.locator("#table-error")).to_have_text("")
+    expect(page.locator("#knock-1")).to_be_disabled()
+    no_sideways_scroll(page, "a hand's line saying a card was mistyped")
+
+    page.fill("#hand-1", KNOCK["Ann"])
+    page.press("#hand-1", "Enter")
+    expect(page.locator("#status-1")).not_to_contain_text("unknown card")
+    knock(page, 1, "Ann knocks: Ann scores 18")
+    assert not errors, errors
+
+
 def test_hands_typed_in_are_still_there_after_a_reload(base: str, browser: Any) -> None:
     """Twenty cards typed on a phone were gone after a reload (or the phone dropping the tab in the background);
     now they stay until the round is confirmed, and go once it is."""

@@ -29,6 +29,7 @@ import {
   setPlace,
   sheetChange,
   tableKey,
+  typedRefused,
   typedUnread,
   undoneAlready,
   upcardOf,
@@ -172,6 +173,22 @@ test("a hand's line says why it may not knock, and a gin as gin", () => {
   state = { ...state, arrangement: { key: tableKey(state), answer } };
   assert.equal(handStatus(state, 0).text, "10 cards · deadwood 5 · over the knock limit 4");
   assert.equal(handStatus(state, 1).text, "10 cards · deadwood 0 · can knock: gin");
+  // an ace upcard where aces allow only gin: "over the knock limit 0" read as a slip
+  const gin = { ...state, arrangement: { key: tableKey(state), answer: { ...answer, knock_limit: 0 } } };
+  assert.equal(handStatus(gin, 0).text, "10 cards · deadwood 5 · only gin may knock");
+});
+
+test("text typed in a hand's box that names no card is said on the hand's line until the hand is set", () => {
+  let state = setPlace(setPlace(initialState(match, seating), 0, ANN), 1, BOB);
+  const answer = { knock_limit: 10, players: { Ann: { can_knock: true, deadwood_points: 5 } } };
+  state = { ...state, arrangement: { key: tableKey(state), answer } };
+  const message = "Ann's hand: unknown card 'QZ'";
+  const refused = typedRefused(state, 0, "QZ 10S", message);
+  assert.deepEqual(handStatus(refused, 0), { text: `${message}: fix it in the box`, wrongCount: true, canKnock: false, whyNot: message });
+  assert.equal(handStatus(refused, 1).wrongCount, false, "only the hand typed in");
+  const fixed = setPlace(refused, 0, ANN);
+  assert.deepEqual(fixed.refused, {});
+  assert.equal(handStatus(fixed, 0).canKnock, true);
 });
 
 test("a hand's line once the match is won says so, not that it can knock", () => {

@@ -35,6 +35,7 @@ import {
   setPlace,
   sheetChange,
   tableKey,
+  typedRefused,
   typedUnread,
   undoneAlready,
   upcardOf,
@@ -133,7 +134,12 @@ async function typeCards(place, text) {
     if (answer === STALE) return;
     cards = answer.cards;
   } catch (error) {
-    if (error.status !== 0) return setError(error.message);
+    if (error.status !== 0 && place === UPCARD) return setError(error.message);
+    if (error.status !== 0) { // said under the hand's box, which keeps the text to be fixed
+      setError("");
+      const said = error.message.replace(/^the cards: /, ""); // the line is the hand's: "unknown card 'QZ': …"
+      return update((state) => typedRefused(state, place, text, said));
+    }
     update((state) => typedUnread(state, place, text));
     return setError(`${error.message} What was typed stays in its box: press Enter there again once the server is back.`);
   }
@@ -481,6 +487,8 @@ function refusal(error, revision, holds) {
 const sheetChanged = (what) => `The score sheet changed meanwhile (see the sheet), so ${what}`;
 
 let undoing = 0; // the round whose undo is on its way
+const SECOND_TAP_MS = 1000; // a double tap's second tap comes within this of the first one's answer
+let lastUndone = { number: 0, at: -Infinity }; // the round last undone from here, and when (performance.now())
 
 /**
  * Undo round `number` only while it is the last and the match is as the page showed it (its revision): a second
@@ -492,6 +500,11 @@ async function undoRound(number) {
   // A second tap while the first is on its way undoes nothing more, and says why.
   if (undoing) return setError(`Round ${undoing} is being undone: waiting for the server's answer.`);
   if (!number) return;
+  // The sheet drawn after an undo has the Undo of the round before where the last one was, focused: a double tap's
+  // second tap, or a click sent twice, lands on it and would undo that round too. Asked again a moment later, it does.
+  if (number < lastUndone.number && performance.now() - lastUndone.at < SECOND_TAP_MS) {
+    return setError(`Round ${lastUndone.number} was just undone: to undo round ${number} too, tap Undo round ${number} again.`);
+  }
   // Undone already (on another device, as the refresh showed): nothing more to undo, and said, not ignored.
   if (number > rounds.length) return setError(`Round ${number} was undone already (see the sheet): there is nothing more to undo.`);
   if (number < rounds.length) {
@@ -505,10 +518,13 @@ async function undoRound(number) {
   };
   try {
     sayUndone(before, await sendChange(() => del(`${matchUrl()}/rounds/${number}?revision=${revision}`, CHANGE), lost), number);
+    lastUndone = { number, at: performance.now() };
   } catch (error) {
     const refused = refusal(error, revision, lost.holds);
-    if (refused?.done) sayUndone(before, refused.match, number);
-    else setError(refused ? sheetChanged(`round ${number} was not undone: undo it again if still wanted.`) : error.message);
+    if (refused?.done) {
+      sayUndone(before, refused.match, number);
+      lastUndone = { number, at: performance.now() };
+    } else setError(refused ? sheetChanged(`round ${number} was not undone: undo it again if still wanted.`) : error.message);
   } finally {
     undoing = 0;
   }

@@ -3,6 +3,7 @@
 
 import { cardChip, pretty, textWithCards } from "../cards.js";
 import { layDownPanel } from "../laydown.js";
+import { byName } from "../names.js";
 import { dressSheet, el, renderSheet } from "../sheet.js";
 import { drawOverlay } from "./overlay.js";
 import { OUT, UPCARD, cardsAt, handStatus, players, tableKey, upcardOf } from "./state.js";
@@ -25,7 +26,7 @@ function tableColours(state) {
   const colours = new Map();
   const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
   players(state).forEach((name) => {
-    const source = state.proposal?.result?.players?.[name] ?? answer?.players?.[name];
+    const source = byName(state.proposal?.result?.players, name) ?? byName(answer?.players, name);
     const extra = state.proposal?.result?.knocker === name ? { discard: state.proposal.result.discard } : {};
     meldColours({ ...source, ...extra }).forEach((colour, card) => colours.set(card, colour));
   });
@@ -74,7 +75,9 @@ function renderHands(state, actions) {
     const n = index + 1;
     const entries = cardsAt(state, index);
     const input = $(`hand-${n}`);
-    if (document.activeElement !== input) input.value = state.unread[index] ?? entries.map((e) => e.card).join(" ");
+    if (document.activeElement !== input) {
+      input.value = state.unread[index] ?? state.refused?.[index]?.text ?? entries.map((e) => e.card).join(" ");
+    }
     renderChips($(`chips-${n}`), entries, state, colours, actions);
     const status = handStatus(state, index);
     const line = $(`status-${n}`);
@@ -90,7 +93,8 @@ function renderHands(state, actions) {
   if (document.activeElement !== input) input.value = state.unread[UPCARD] ?? up ?? "";
   const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
   const limit = answer?.knock_limit;
-  $("knock-limit").textContent = !up ? "No upcard yet" : limit === null || limit === undefined ? "" : `Knock with ${limit} or less`;
+  $("knock-limit").textContent = !up ? "No upcard yet" : limit === null || limit === undefined ? ""
+    : limit === 0 ? "Only gin may knock" : `Knock with ${limit} or less`; // 0: an ace upcard under gin-only aces
   const outCards = cardsAt(state, OUT);
   $("out-cards").hidden = outCards.length === 0;
   renderChips($("out-chips"), outCards, state, colours, actions);

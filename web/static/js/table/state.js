@@ -5,6 +5,7 @@
 // `place` is a player's index (in playing order), "upcard" or "out" (stock, discards, seats nobody sits at).
 
 import { parseCard, pretty } from "../cards.js";
+import { byName } from "../names.js";
 
 export const UPCARD = "upcard";
 export const OUT = "out";
@@ -33,6 +34,7 @@ export function initialState(match, seating) {
     error: "",
     notice: null, // {text, actions: [{label, action}]}: a warning or an undo offer
     unread: {}, // place -> text typed in its box that the server could not read yet: the box keeps it
+    refused: {}, // hand -> {text, message}: text typed in its box that names no cards; the box keeps it to be fixed
   };
 }
 
@@ -60,7 +62,7 @@ export function readingCards(state, table) {
   const entries = [];
   const add = (detection, place) =>
     entries.push({ card: detection.card, place, box: detection.box, detected: detection.card });
-  names.forEach((name, index) => (table.hands?.[name] ?? []).forEach((d) => add(d, index)));
+  names.forEach((name, index) => (byName(table.hands, name) ?? []).forEach((d) => add(d, index)));
   if (table.upcard) add(table.upcard, UPCARD);
   (table.out ?? []).forEach((d) => add(d, OUT));
   return entries;
@@ -112,16 +114,26 @@ export function typedUnread(state, place, text) {
 }
 
 /**
+ * Text typed in hand `place`'s box that the server refused (`message`: the word that is no card): the box goes on
+ * showing it to be fixed, and the hand's line says what is wrong, under the box, where the player looks (not at the
+ * top of the table, a screen away on a phone). Gone when the place is set (`setPlace`) or the round confirmed.
+ */
+export function typedRefused(state, place, text, message) {
+  return { ...state, refused: { ...state.refused, [place]: { text, message } } };
+}
+
+/**
  * `place` now holds exactly `typed` (a hand's cards, or [] / [card] for the upcard). Cards taken from
  * elsewhere move; cards no longer there go out of play when the camera saw them, else away.
  */
 export function setPlace(state, place, typed) {
   const unread = Object.fromEntries(Object.entries(state.unread).filter(([kept]) => kept !== String(place)));
+  const refused = Object.fromEntries(Object.entries(state.refused ?? {}).filter(([kept]) => kept !== String(place)));
   let cards = state.cards
     .filter((entry) => !(entry.place === place && !typed.includes(entry.card) && !entry.box))
     .map((entry) => (entry.place === place && !typed.includes(entry.card) ? { ...entry, place: OUT } : entry));
   if (place === UPCARD) cards = vacateUpcard(cards, typed[0]);
-  let next = { ...state, cards, unread };
+  let next = { ...state, cards, unread, refused };
   const fresh = [];
   for (const card of typed) {
     const existing = next.cards.find((entry) => entry.card === card);
@@ -339,7 +351,7 @@ export function roundConfirmed(state, match) {
   const body = state.proposal?.body;
   const confirmed = body ? [...Object.values(body.hands).flat(), body.upcard] : null;
   return { ...state, match, proposal: null, laydown: null, pendingKnocker: null, saving: false,
-    confirmed: confirmed ?? state.confirmed, unread: {} };
+    confirmed: confirmed ?? state.confirmed, unread: {}, refused: {} };
 }
 
 /**
@@ -385,7 +397,7 @@ export function holdsEdit(stored, asked) {
   const names = [...new Set([...Object.keys(stored.hands), ...Object.keys(asked.hands ?? {})])];
   const laid = (input) => canonical([input.knocker_melds ?? null, input.discard ?? null, input.layoffs ?? {}]);
   return parseCard(String(asked.upcard ?? "")) === stored.upcard && asked.knocker === stored.knocker
-    && names.every((name) => hand(asked.hands?.[name]) !== null && hand(asked.hands?.[name]) === hand(stored.hands[name]))
+    && names.every((name) => hand(byName(asked.hands, name)) !== null && hand(byName(asked.hands, name)) === hand(byName(stored.hands, name)))
     && laid(asked) === laid(stored);
 }
 
@@ -401,6 +413,9 @@ export function handStatus(state, index) {
   const info = answer?.players?.[players(state)[index]];
   const wrongCount = Boolean(info?.problem && count > 0);
   // what was typed there but not read (the server could not be reached) stays said under the box until it is read
+  // what was typed there names no card: said under the box, and no knock until it is fixed (the hand shown is not it)
+  const refused = state.refused?.[index];
+  if (refused) return { text: `${refused.message}: fix it in the box`, wrongCount: true, canKnock: false, whyNot: refused.message };
   if (!count && state.unread?.[index] !== undefined) {
     return { text: "typed, not read yet: press Enter in the box to read it", wrongCount: false, canKnock: false, whyNot: "" };
   }
@@ -412,6 +427,6 @@ export function handStatus(state, index) {
   if (state.match.finished) {
     if (count) parts.push("the match is over"); // no knock: why the button is grey
   } else if (info?.can_knock) parts.push(info.deadwood_points === 0 ? "can knock: gin" : "can knock");
-  else if (!wrongCount && count && Number.isInteger(limit) && info?.deadwood_points > limit) parts.push(`over the knock limit ${limit}`);
+  else if (!wrongCount && count && Number.isInteger(limit) && info?.deadwood_points > limit) parts.push(limit === 0 ? "only gin may knock" : `over the knock limit ${limit}`);
   return { text: parts.join(" · "), wrongCount, canKnock: Boolean(info?.can_knock), whyNot: info?.problem ?? "" };
 }
