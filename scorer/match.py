@@ -509,7 +509,8 @@ class Match:
     def to_dict(self) -> dict[str, Any]:
         """JSON form of the whole match, with its own copy of the rules.
 
-        Keys: ``players``, ``rules``, ``goal`` (``Rules.goal``), ``hand_size`` (cards dealt to each: 10, or 7 for three
+        Keys: ``players``, ``rules``, ``goal`` (``Rules.goal``), ``rules_title`` and ``terms`` (``Rules.title``,
+        ``Rules.terms``: the rules in words), ``hand_size`` (cards dealt to each: 10, or 7 for three
         or four players), ``first_dealer``, ``dealer`` (next), ``rounds``
         (``MatchRound.to_dict()`` each), ``rounds_scored`` (draws are void: they count towards no rounds limit),
         ``agreed_rounds_played`` (the rules' agreed number of rounds is scored: the match is over, or a tie plays on),
@@ -520,6 +521,8 @@ class Match:
             "players": list(self.players),
             "rules": self.rules.to_dict(),
             "goal": self.rules.goal(),
+            "rules_title": self.rules.title,
+            "terms": list(self.rules.terms()),
             "hand_size": self.rules.hand_size(len(self.players)),
             "first_dealer": self.first_dealer,
             "dealer": self.dealer,

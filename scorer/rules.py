@@ -271,6 +271,46 @@ class Rules:
             return reach
         return f"{reach} or {self.rounds_limit} round{'' if self.rounds_limit == 1 else 's'}"
 
+    def terms(self) -> tuple[str, ...]:
+        """What a round and the match score under these rules, one term a line, in words for the score sheet: the
+        players at the table agree the options once, and the sheet is where they look when a round's points surprise.
+
+        >>> Rules().terms()
+        ("knock with the upcard's value or less (ace 1, faces 10)", "gin: 25 + the other's deadwood", \
+'knock won: the deadwood difference', 'undercut (a tie too): 10 + the difference')
+        >>> Rules(knock_limit=0, spade_doubles=True, box_bonus=20).terms()[::2]
+        ('only gin ends a round', 'a spade upcard doubles the round')
+        """
+        if self.knock_limit == "upcard":
+            knock = "knock with the upcard's value or less (ace 1, faces 10)"
+        else:
+            knock = "only gin ends a round" if self.knock_limit == 0 else f"knock with {self.knock_limit} or less"
+        terms = [knock]
+        if self.ace_upcard_gin_only and self.knock_limit != 0:
+            terms.append("an ace upcard: only gin ends the round")
+        if self.scoring == "standard":
+            terms.append(f"gin: {self.gin_bonus} + the other's deadwood")
+            if self.knock_limit != 0:  # else no round ends but in gin
+                terms += [
+                    "knock won: the deadwood difference",
+                    f"undercut (a tie too): {self.undercut_bonus} + the difference",
+                ]
+        else:
+            terms += [
+                f"knock won: {self.penalty_knock_points} to the knocker, the others lose their deadwood above his",
+                f"undercut: {self.penalty_undercut_points} to the lowest deadwood, the others lose theirs above it",
+                f"gin: {self.gin_bonus} to the knocker, the others lose {self.penalty_gin_multiplier} x their deadwood",
+            ]
+        if self.spade_doubles:
+            terms.append("a spade upcard doubles the round")
+        if self.box_bonus:
+            terms.append(f"at the end, {self.box_bonus} for each round won")
+        if self.game_bonus:
+            terms.append(f"at the end, {self.game_bonus} to the winner")
+        if self.shutout_doubles:
+            terms.append("the winner's score doubles when no one else won a round")
+        return tuple(terms)
+
     def describe_limit(self, upcard: Card) -> str:
         """The knock limit in words, for error messages."""
         limit = self.knock_limit_for(upcard)

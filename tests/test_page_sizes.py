@@ -125,6 +125,8 @@ def test_every_page_fits_the_screen(base: str, browser: Any, size: dict, tmp_pat
         sheet_fits(page, f"{label} table {players} players")
         sheet_page = page.goto(f"{base}/matches/{match_id}/sheet")
         assert sheet_page is not None and sheet_page.ok, f"sheet: {sheet_page and sheet_page.status} {page.url}"
+        page.click("details.rules-terms summary")  # the rules in words, open
+        expect(page.locator("details.rules-terms li").first).to_be_visible()
         check(f"sheet-{players}-players")
         sheet_fits(page, f"{label} sheet {players} players")
 

@@ -370,3 +370,21 @@ def test_knocker_melds_as_laid_with_eleven_cards_choose_the_discard_among_the_re
 def test_multi_rules_score_two_players_with_the_penalty_table() -> None:
     result = scored(ANN, BOB, rules=MULTI)
     assert (result.outcome, result.points) == ("knock", {"Ann": 10, "Bob": -(23 - 5)})
+
+
+def test_the_rules_in_words_name_every_option_that_scores() -> None:
+    """The sheet lists a match's rules in words (``Rules.terms``): each scoring's own points, each extra only when
+    agreed, and a knock limit of 0 (or an ace upcard under gin-only aces) said as gin only."""
+    multi = Rules.preset_named("oklahoma-multi", penalty_knock_points=15, penalty_gin_multiplier=3).terms()
+    assert multi[1:] == (
+        "knock won: 15 to the knocker, the others lose their deadwood above his",
+        "undercut: 20 to the lowest deadwood, the others lose theirs above it",
+        "gin: 25 to the knocker, the others lose 3 x their deadwood",
+    )
+    extras = Rules(knock_limit=7, ace_upcard_gin_only=True, game_bonus=100, shutout_doubles=True).terms()
+    assert extras[0:2] == ("knock with 7 or less", "an ace upcard: only gin ends the round")
+    assert extras[-2:] == ("at the end, 100 to the winner", "the winner's score doubles when no one else won a round")
+    assert Rules(knock_limit=0, ace_upcard_gin_only=True).terms()[0:2] == (
+        "only gin ends a round",
+        "gin: 25 + the other's deadwood",
+    )

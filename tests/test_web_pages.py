@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -52,6 +53,28 @@ def test_set_up_form_creates_a_match_with_its_options(client: FlaskClient) -> No
     assert (rules["spade_doubles"], rules["ace_upcard_gin_only"], rules["box_bonus"]) == (True, False, 25)
     assert (rules["rounds_limit"], state["goal"]) == (12, "over 150 or 12 rounds")
     assert "over 150 or 12 rounds" in client.get("/matches/1/sheet").get_data(as_text=True)
+
+
+def test_the_sheet_says_the_rules_agreed_at_the_start(client: FlaskClient) -> None:
+    """No page said what a match's options were once it had started: a gin scoring 20 rather than 25, or a spade
+    upcard doubling a round, surprised the player who had not set the match up. Each sheet lists them in words."""
+    assert client.post("/matches", data={"csrf_token": form_token(client), **SETUP}).status_code == 303
+    for url in ("/matches/1/sheet", "/matches/1"):
+        page = client.get(url).get_data(as_text=True)
+        terms = re.search(r'<details class="rules-terms">(.*?)</details>', page, re.S)
+        assert terms, url
+        words = re.sub(r"<[^>]+>", " ", html.unescape(terms.group(1)))
+        for said in (
+            "Rules: Oklahoma Gin",
+            "gin: 20 + the other's deadwood",
+            "undercut (a tie too): 15",
+            "a spade upcard doubles the round",
+            "25 for each round won",
+            "100 to the winner",
+            "the match: over 150 or 12 rounds",
+        ):
+            assert said in words, (url, said, words)
+        assert "only gin" not in words and "doubles when no one else" not in words
 
 
 def test_the_set_up_form_sets_the_multi_player_scorings_own_points(client: FlaskClient) -> None:
