@@ -408,3 +408,19 @@ def test_a_four_player_sheet_prints_with_every_column(base: str, browser: Any) -
             .map((node) => getComputedStyle(node).display)"""
     )
     assert shown == ["table-cell", "block"], shown
+
+
+def test_a_printed_sheet_writes_every_round_in_black(base: str, browser: Any) -> None:
+    """On paper the screen's gold gin rows, pale undercut rows and grey draws were faint: printed, every cell of
+    the sheet is black."""
+    page = browser.new_page(viewport={"width": 720, "height": 1000})
+    match_id = new_match(page, base, 4, ORDINARY)
+    deal = {"upcard": UPCARD[4], "knocker": ORDINARY[0], "hands": dict(zip(ORDINARY, HANDS[4].values(), strict=True))}
+    assert page.request.post(f"{base}/api/matches/{match_id}/rounds", data=deal).status == 201
+    assert page.request.post(f"{base}/api/matches/{match_id}/rounds", data={"draw": True}).status == 201
+    page.emulate_media(media="print")
+    page.goto(f"{base}/matches/{match_id}/sheet")
+    colours = page.evaluate(
+        "() => [...document.querySelectorAll('table.rounds tbody td')].map((td) => getComputedStyle(td).color)"
+    )
+    assert colours and set(colours) == {"rgb(0, 0, 0)"}, colours
