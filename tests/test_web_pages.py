@@ -251,6 +251,7 @@ def test_the_sheet_shows_rounds_totals_and_the_winner(client: FlaskClient) -> No
     assert '<progress max="30" value="36"' in page
     assert '<span class="name">Ann</span> · knock · up <span class="card-text black">K♠</span>' in page
     assert ">Draw (no knock)<" in page
+    assert '<span class="hint">deadwood 5</span>' in page and ">dw " not in page  # a word, not an abbreviation
 
 
 def test_csv_export_has_one_row_per_round(client: FlaskClient) -> None:
