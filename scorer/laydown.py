@@ -117,8 +117,16 @@ def parse_layoffs_by_player(text: str, players: Sequence[str]) -> dict[str, tupl
     >>> parse_layoffs_by_player("QC onto 9C 10C JC", ["opponent"])
     {'opponent': (Layoff.parse('QC onto 9C 10C JC'),)}
 
+    Blank text is no layoff by anyone, as ``parse_layoffs`` reads it for one player (``--layoffs ""`` was taken for
+    layoffs not given, and the engine then chose some).
+
+    >>> parse_layoffs_by_player(" ", ["Bob", "Cat"])
+    {'Bob': (), 'Cat': ()}
+
     :raises IllegalLayoffError: for an unknown or repeated player, or layoffs that cannot be read.
     """
+    if not text.strip():
+        return {name: () for name in players}
     by_name = {name.lower(): name for name in players}
     result: dict[str, tuple[Layoff, ...]] = {}
     for part in (part.strip() for part in text.split(";")):

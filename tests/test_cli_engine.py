@@ -77,6 +77,15 @@ def test_score_text() -> None:
     assert "layoffs QC onto 8C 9C 10C JC, QH onto 9H 10H JH" in out
 
 
+def test_score_with_blank_layoffs_scores_no_layoff() -> None:
+    """``--layoffs ""`` was read as layoffs not given, so the engine laid off QC and QH for Bob: blank is none, as
+    "none" is."""
+    for blank in ("", "none", " "):
+        code, out, _ = run("score", "--upcard", "KS", "--knocker", ANN, "--opponent", BOB, "--layoffs", blank)
+        assert code == 0, (blank, out)
+        assert "layoffs" not in out and out.splitlines()[-1] == "knock: knocker scores 38", (blank, out)
+
+
 def test_score_options() -> None:
     gin = ["--knocker", "AS 2S 3S 4D 4H 4C 7C 8C 9C 10C", "--opponent", "JH QH KH 5D 6D 7D 6H 6C 6S 3D"]
     assert json.loads(run("score", "--upcard", "KD", *gin, "--json", "--gin-bonus", "20")[1])["points"]["knocker"] == 23
