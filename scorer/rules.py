@@ -712,7 +712,7 @@ def _alternative(result: RoundResult, chosen: RoundResult) -> Alternative:
 
 def score_round(
     rules: Rules,
-    upcard: Card,
+    upcard: Card | str,
     hands: Mapping[str, Sequence[Card]],
     knocker: str,
     knocker_melds: Sequence[Meld] | None = None,
@@ -753,7 +753,12 @@ def score_round(
         or a discard not from the knocker's hand.
     :raises IllegalKnockError: deadwood over the knock limit, naming the limit and upcard.
     :raises IllegalLayoffError: layoffs by an unknown player or the knocker, or ones the table does not allow.
+    :raises InvalidCardError: for an upcard that is neither a card nor card text ("KS", as a hand may be text).
     """
+    if isinstance(upcard, str):
+        upcard = Card.parse(upcard)
+    elif not isinstance(upcard, Card):
+        raise InvalidCardError(f"upcard must be a card (or card text), not {shown(upcard)}")
     checked = _validated_hands(rules, hands, knocker)
     given = LayDown.of(knocker_melds, discard, layoffs)
     players = list(checked)

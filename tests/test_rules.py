@@ -388,3 +388,14 @@ def test_the_rules_in_words_name_every_option_that_scores() -> None:
         "only gin ends a round",
         "gin: 25 + the other's deadwood",
     )
+
+
+def test_the_upcard_may_be_card_text_as_a_hand_may() -> None:
+    """``score_round(rules, "KS", ...)`` failed with AttributeError ('str' has no 'value'), while hands as text were
+    read: the upcard is read as text too, and anything else refused by name."""
+    hands = {"Ann": "8C 9C 10C JC 9H 10H JH 2S 2D AC", "Bob": "QS QC QH 10S JS 3D 5H 7S AD 7D"}
+    assert score_round(Rules(), "ks", hands, "Ann").points == {"Ann": 18, "Bob": 0}
+    with pytest.raises(InvalidCardError, match="unknown card 'KX'"):
+        score_round(Rules(), "KX", hands, "Ann")
+    with pytest.raises(InvalidCardError, match="upcard must be a card"):
+        score_round(Rules(), 13, hands, "Ann")  # type: ignore[arg-type]
