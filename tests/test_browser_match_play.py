@@ -410,6 +410,32 @@ def test_a_mistyped_card_is_said_under_its_hand_and_the_box_keeps_what_was_typed
     assert not errors, errors
 
 
+def test_cards_typed_for_a_hand_stay_in_its_box_while_the_page_asks_to_move_one(base: str, browser: Any) -> None:
+    """Ten cards typed for Ann, one of them in Bob's hand: while the page asked whether to move it, Ann's box went
+    back to what it held before (nothing), as if the typing were lost. The box keeps the cards typed, its line
+    says they wait for the answer, and Move places them."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    page.fill("#hand-2", KNOCK["Bob"])
+    page.press("#hand-2", "Enter")
+    expect(page.locator("#chips-2 .chip")).to_have_count(10)
+    typed = KNOCK["Ann"].replace("AC", "QS")  # Bob's queen of spades
+    page.fill("#hand-1", typed)
+    page.press("#hand-1", "Enter")
+    expect(page.locator("#notice")).to_contain_text("is in Bob's hand. Move it to Ann's hand?")
+    expect(page.locator("#hand-1")).to_have_value(typed)
+    expect(page.locator("#status-1")).to_have_text("typed, not placed yet: tap Move or Keep in the question")
+    page.locator("#notice").get_by_role("button", name="Move").click()
+    expect(page.locator("#chips-1 .chip")).to_have_count(10)
+    expect(page.locator("#chips-2 .chip")).to_have_count(9)
+    expect(page.locator("#status-1")).to_contain_text("10 cards")
+    assert sorted(page.input_value("#hand-1").split()) == sorted(typed.split())
+    assert not errors, errors
+
+
 def test_hands_typed_in_are_still_there_after_a_reload(base: str, browser: Any) -> None:
     """Twenty cards typed on a phone were gone after a reload (or the phone dropping the tab in the background);
     now they stay until the round is confirmed, and go once it is."""

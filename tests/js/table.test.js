@@ -191,6 +191,13 @@ test("text typed in a hand's box that names no card is said on the hand's line u
   assert.equal(handStatus(fixed, 0).canKnock, true);
 });
 
+test("cards typed for a hand that wait for the question about a card held elsewhere are said so", () => {
+  const state = setPlace(initialState(match, seating), 1, BOB);
+  const asking = { ...state, notice: { text: "Q♠ is in Bob's hand. Move it to Ann's hand?", actions: [], typed: { place: 0, text: "QS 8C" } } };
+  assert.deepEqual(handStatus(asking, 0), { text: "typed, not placed yet: tap Move or Keep in the question", wrongCount: false, canKnock: false, whyNot: "" });
+  assert.equal(handStatus(asking, 1).text.startsWith("10 cards"), true, "only the hand typed in");
+});
+
 test("a hand's line once the match is won says so, not that it can knock", () => {
   let state = setPlace(initialState({ ...match, finished: true, winner: "Ann" }, seating), 1, BOB);
   const answer = { knock_limit: 10, players: { Bob: { can_knock: false, deadwood_points: 0 } } };

@@ -118,7 +118,9 @@ function placeCards(place, cards) {
   const text = `${where}. Move ${them} to ${placeName(store.state, place)}?`;
   const keep = place === UPCARD ? () => update((state) => ({ ...state, notice: null })) : placing(rest); // the upcard as it was
   const answers = [{ label: "Move", primary: true, action: placing(cards) }, { label: `Keep ${them} there`, action: keep }];
-  update((state) => ({ ...state, notice: { text, actions: answers } }));
+  // the hand's box goes on showing the cards typed (not the cards it held before) while the question waits
+  const typed = place === UPCARD ? null : { place, text: cards.join(" ") };
+  update((state) => ({ ...state, notice: { text, actions: answers, typed } }));
   // shown however the cards came (typed, the keyboard up and Enter gone on to the next box): the cards wait for it
   reveal($("notice"), { evenTyping: true });
 }

@@ -76,7 +76,8 @@ function renderHands(state, actions) {
     const entries = cardsAt(state, index);
     const input = $(`hand-${n}`);
     if (document.activeElement !== input) {
-      input.value = state.unread[index] ?? state.refused?.[index]?.text ?? entries.map((e) => e.card).join(" ");
+      const asked = state.notice?.typed?.place === index ? state.notice.typed.text : undefined;
+      input.value = state.unread[index] ?? state.refused?.[index]?.text ?? asked ?? entries.map((e) => e.card).join(" ");
     }
     renderChips($(`chips-${n}`), entries, state, colours, actions);
     const status = handStatus(state, index);

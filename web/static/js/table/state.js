@@ -32,7 +32,8 @@ export function initialState(match, seating) {
     selected: null, // id of the card whose box and chip are highlighted
     zoom: 1,
     error: "",
-    notice: null, // {text, actions: [{label, action}]}: a warning or an undo offer
+    notice: null, // {text, actions: [{label, action}], typed?: {place, text}}: a warning, an undo offer, or a question
+    // about cards typed for a hand (`typed`: its box shows them while it waits)
     unread: {}, // place -> text typed in its box that the server could not read yet: the box keeps it
     refused: {}, // hand -> {text, message}: text typed in its box that names no cards; the box keeps it to be fixed
   };
@@ -413,6 +414,10 @@ export function handStatus(state, index) {
   const info = answer?.players?.[players(state)[index]];
   const wrongCount = Boolean(info?.problem && count > 0);
   // what was typed there but not read (the server could not be reached) stays said under the box until it is read
+  // cards typed there wait for the notice's question (move a card from another hand, or keep it there)
+  if (state.notice?.typed?.place === index) {
+    return { text: "typed, not placed yet: tap Move or Keep in the question", wrongCount: false, canKnock: false, whyNot: "" };
+  }
   // what was typed there names no card: said under the box, and no knock until it is fixed (the hand shown is not it)
   const refused = state.refused?.[index];
   if (refused) return { text: `${refused.message}: fix it in the box`, wrongCount: true, canKnock: false, whyNot: refused.message };
