@@ -1,13 +1,16 @@
 """Grouping benchmark: how often each seat's cards are read into the groups they were laid in.
 
-    python benchmarks/bench_groups.py                 # 40 easy and 40 hard rendered tables
+    python benchmarks/bench_groups.py                 # 40 easy, 40 hard and 40 reversed rendered tables
     python benchmarks/bench_groups.py --tables 100 --seed 500
 
 Tables come from the scene renderer (``scorer.synth``), whose every hand-laid card records
 its group; they are read by a perfect detector (each labelled corner index, merged as the
 detector merges them), so this measures ``scorer.vision.groups`` alone. Easy tables are the
 renderer's ``mild`` ones (rows, a camera tilted under 15 degrees); hard ones add fans,
-cascades, tilts up to 40 degrees, squeezed frames, strays and clutter. A seat counts as
+cascades, tilts up to 40 degrees, squeezed frames, strays and clutter; reversed ones are hard
+tables whose groups are half of them spread from the other end (``SceneConfig.reversed_share``:
+each card put on top to the left of the one before, the covered cards showing their
+bottom-right index only). A seat counts as
 read when its groups, restricted to its own laid cards, equal the rendered ones. Each table
 holds one deck, so every conflict the merge reports (``scorer.vision.merge``) is a false one:
 they are counted too.
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import argparse
 
-from scorer.synth.scene import SceneTruth, render_table_scene
+from scorer.synth.scene import SceneConfig, SceneTruth, render_table_scene
 from scorer.vision.detector import Detections
 from scorer.vision.groups import group_reading
 from scorer.vision.layout import TableLayout
@@ -53,11 +56,12 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=40, help="tables of each kind")
     parser.add_argument("--seed", type=int, default=100)
     args = parser.parse_args()
-    for kind, mild in (("easy", True), ("hard", False)):
+    kinds = (("easy", True, 0.0), ("hard", False, 0.0), ("reversed", False, 0.5))
+    for kind, mild, reversed_share in kinds:
         right = total = conflicts = 0
         misses: list[str] = []
         for seed in range(args.seed, args.seed + args.tables):
-            _, truth = render_table_scene(seed, mild=mild)
+            _, truth = render_table_scene(seed, mild=mild, config=SceneConfig(reversed_share=reversed_share))
             found = seats_read(truth)
             right, total, misses = right + found[0], total + found[1], misses + found[2]
             conflicts += found[3]

@@ -63,6 +63,7 @@ class SceneConfig:
     dark_fraction: float | None = None  # share of procedural scenes printed on a dark face; None: DARK_SHARE
     macro_fraction: float = 0.4  # share of close-ups showing one or two cards filling the frame
     keyboard_fraction: float = 0.0  # share of table scenes given one more keyboard under the cards (hard negatives)
+    reversed_share: float = 0.0  # share of laid groups spread from the other end (0: none, and no draw for it)
 
 
 DEFAULT_CONFIG = SceneConfig()
@@ -253,6 +254,17 @@ def _group_positions(
     return [(k * step, rng.normal(0, 0.01 * card_height), rng.normal(0, 1.0)) for k in range(count)]
 
 
+def _spread_from_other_end(
+    positions: Sequence[tuple[float, float, float]], style: str
+) -> list[tuple[float, float, float]]:
+    """A group's positions mirrored in the space it takes, later cards still on top: a row or fan leftwards, a
+    cascade upwards."""
+    if style == "cascade":
+        lowest = max(y for _, y, _ in positions)
+        return [(x, lowest - y, angle) for x, y, angle in positions]
+    return [(-x, y, -angle) for x, y, angle in positions]
+
+
 def _split_groups(rng: np.random.Generator, cards: Sequence[Card]) -> list[list[Card]]:
     """Cut a hand into laid-down groups of 3-5 (melds) with a remainder (deadwood), keeping the order."""
     groups, rest = [], list(cards)
@@ -273,8 +285,14 @@ def _seat_items(
     canvas: tuple[int, int],
     card_size: tuple[float, float],
     mild: bool,
+    reversed_share: float = 0.0,
 ) -> list[_Item]:
-    """A player's laid-down hand: groups side by side along the player's table edge, wrapping to a second line."""
+    """A player's laid-down hand: groups side by side along the player's table edge, wrapping to a second line.
+
+    A share ``reversed_share`` of the groups is spread from the other end, each card put on top to the left of
+    the one before (above it in a cascade), as some players spread their cards: the covered cards then show
+    their bottom-right index only.
+    """
     width, height = canvas
     card_width, card_height = card_size
     extent = _index_extent(deck)
@@ -296,6 +314,8 @@ def _seat_items(
     for group_number, group in enumerate(_split_groups(rng, cards)):
         style = "row" if mild else str(rng.choice(["row", "fan", "cascade"], p=[0.6, 0.2, 0.2]))
         positions = _group_positions(rng, len(group), card_size, extent, style)
+        if reversed_share > 0 and rng.random() < reversed_share:
+            positions = _spread_from_other_end(positions, style)
         xs = [x for x, _, _ in positions]
         group_width = max(xs) - min(xs) + card_width
         if cursor_x > 0 and cursor_x + group_width > 0.92 * along:
@@ -341,6 +361,7 @@ def _table_items(
     mild: bool,
     strays: int | None,
     discards: int | None,
+    reversed_share: float = 0.0,
 ) -> list[_Item]:
     """The end of a round: laid-down hands per seat, the stock, discards, the upcard, strays and distractors."""
     width, height = canvas
@@ -378,7 +399,7 @@ def _table_items(
         centre = (width * rng.uniform(0.64, 0.72), middle_y + rng.uniform(-0.03, 0.03) * height)
         items.append(_face_item(deck, upcard, "upcard", centre, rng.uniform(-12, 12) * (0.3 if mild else 1)))
     for seat, cards in sorted(hands.items()):
-        items.extend(_seat_items(rng, deck, seat, cards, canvas, card_size, mild))
+        items.extend(_seat_items(rng, deck, seat, cards, canvas, card_size, mild, reversed_share))
     stray_count = (0 if mild else int(rng.choice(4, p=[0.4, 0.3, 0.2, 0.1]))) if strays is None else strays
     for card in _deal(rng, used, stray_count):
         used.append(card)
@@ -662,7 +683,9 @@ def render_table_scene(
     homography = _camera(rng, (width, height), config.max_tilt, tilt)
     if not mild:
         homography = _squeeze(rng, (width, height), config.squeeze_chance) @ homography
-    items = _table_items(rng, chosen, (width, height), card_size, hands, upcard, mild, strays, discards)
+    items = _table_items(
+        rng, chosen, (width, height), card_size, hands, upcard, mild, strays, discards, config.reversed_share
+    )
     image, placed = _render(rng, items, chosen, (width, height), card_width, homography, config, mild)
     quality = int(rng.integers(40, 96)) if not mild else 95
     return image, SceneTruth(seed, "table", chosen.name, width, height, tuple(placed), quality)
