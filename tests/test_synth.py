@@ -378,3 +378,23 @@ def test_keyboard_fraction_puts_a_keyboard_under_every_table_asked(monkeypatch: 
         drawn.clear()
         render_table_scene(seed, width=640, height=360, config=SceneConfig(procedural_fraction=1.0))
         assert with_keyboard == len(drawn) + 1  # the scene's own clutter is drawn first, from the same draws
+
+
+def test_groups_spread_from_the_right_show_their_bottom_right_indices(config: SceneConfig) -> None:
+    """``reversed_share``: a group spread from the right puts each card on top to the left of the one before, so its
+    covered cards show their bottom-right index, not their top-left one."""
+
+    def corners_shown(share: float) -> tuple[int, int]:
+        shown_top_left = shown_bottom_right_only = 0
+        for seed in range(3):
+            _, truth = render_table_scene(seed, mild=True, config=dataclasses.replace(config, reversed_share=share))
+            for placed in truth.cards:
+                if placed.zone != "hand":
+                    continue
+                labelled = {index.corner for index in placed.indices if index.labelled}
+                shown_top_left += "tl" in labelled
+                shown_bottom_right_only += "tl" not in labelled and "br" in labelled
+        return shown_top_left, shown_bottom_right_only
+
+    left_first, right_first = corners_shown(0.0), corners_shown(1.0)
+    assert left_first[0] > 3 * left_first[1] and right_first[1] > 3 * right_first[0], (left_first, right_first)
