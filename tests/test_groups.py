@@ -94,6 +94,28 @@ def test_a_card_showing_only_its_bottom_right_index_joins_the_row_it_ends(seat: 
     assert texts(group_cards(cards, SEAT_TURNS[seat], CARD)) == ["5S 6S 7S 8S"]
 
 
+@pytest.mark.parametrize("seat", [1, 2, 3, 4])
+def test_a_row_spread_from_the_right_is_one_group(seat: int) -> None:
+    # Each card put on top to the left of the one before: 5S lies on top, whole, at the left; 6S, 7S and 8S show
+    # their bottom-right index only, in a row level with 5S's bottom. Grown from the top-left, they lay below and
+    # right of 5S, a group apart; grown up and left, each lies on 5S's row. A row of the usual kind beside it stays.
+    whole = seen("5S", (0, 0, 60, 84), seat)
+    covered = [seen(card, (65 + 15 * k, 62, 73 + 15 * k, 82), seat) for k, card in enumerate(["6S", "7S", "8S"])]
+    usual = [*row("JD QD KD", 150, 0, seat)]
+    assert texts(group_cards([whole, *covered, *usual], SEAT_TURNS[seat], CARD)) == ["5S 6S 7S 8S", "JD QD KD"]
+
+
+@pytest.mark.parametrize("seat", [1, 2, 3, 4])
+def test_a_cascade_spread_upwards_is_one_group(seat: int) -> None:
+    # Each card put on top above the one before: 5S lies on top, whole; 6S and 7S below it show a strip along their
+    # bottom edge (a deck printing four indices shows both bottom corners). Grown down from their tops they lay
+    # below 5S, a group apart; grown up from their bottoms each lies under 5S, left edges in line.
+    whole = seen("5S", (0, 0, 60, 84), seat)
+    strips = [seen(card, (2, 86 + 20 * k, 58, 102 + 20 * k), seat) for k, card in enumerate(["6S", "7S"])]
+    cascade = [seen("JD", (152, 2, 160, 22), seat), seen("QD", (150, 20, 210, 104), seat)]
+    assert texts(group_cards([whole, *strips, *cascade], SEAT_TURNS[seat], CARD)) == ["5S 6S 7S", "JD QD"]
+
+
 @pytest.mark.parametrize(
     ("lone", "expected"),
     [

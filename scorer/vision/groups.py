@@ -9,7 +9,10 @@ upright, ``SEAT_TURNS``): from the top-left of its index box, one card wide and 
 tall, the card's size measured on the cards seen whole. Cards whose footprints overlap
 are one group (``group_reading``). A card whose top-left is hidden (a stray lies on it)
 shows its bottom-right index alone: it is placed from that corner when only so it lies
-level with the cards it touches (``_placed``). A box wider or taller than a card is no
+level with the cards it touches (``_placed``). So is a row of covered cards that shows
+their bottom-right indices, where the player spread the group from the right, each card
+on top to the left of (or above) the one before: grown from there, the row lies level
+under its top card (``_chains_turned``). A box wider or taller than a card is no
 laid card's corner but a stray lying askew: it lies where its box is (``ASKEW``).
 
 ``read_laydown`` then proposes what was laid, for the engine to score as laid: the
@@ -210,11 +213,7 @@ def _overlap(a: Box, b: Box, least: float) -> bool:
 def _touching(footprint: Box, others: Sequence[Box], size: tuple[float, float]) -> tuple[bool, bool]:
     """(whether a footprint overlaps any of the others, whether it lies level with one it overlaps: ``LEVEL``)."""
     overlapped = [other for other in others if _overlap(footprint, other, OVERLAP_SHARE * size[0])]
-    level = any(
-        abs(footprint[1] - other[1]) <= LEVEL * size[1] or abs(footprint[0] - other[0]) <= LEVEL * size[0]
-        for other in overlapped
-    )
-    return bool(overlapped), level
+    return bool(overlapped), any(_level(footprint, other, size) for other in overlapped)
 
 
 def _placed(upright: Sequence[Box], size: tuple[float, float]) -> list[Box]:
@@ -222,9 +221,11 @@ def _placed(upright: Sequence[Box], size: tuple[float, float]) -> list[Box]:
 
     A lone corner index is taken for a top-left one (grown right and down) unless, so
     placed, the card lies level with none of the cards it touches (``LEVEL``). It is then
-    taken for a bottom-right one (grown left and up: its top-left is hidden, a stray lies on
-    it) if so it lies level with one, or if so it touches none where as a top-left it
-    touched some out of level (a card lying alone beside a group).
+    taken for a bottom-right one (grown left and up: its top-left is hidden, under a stray
+    or the cards of a group spread from the right) if so it lies level with one, or if so
+    it touches none where as a top-left it touched some out of level (a card lying alone
+    beside a group). Rows of covered cards, edge strips too, are turned together
+    (``_chains_turned``).
     """
     whole = [_seen_whole(box, size[1]) for box in upright]
     askew = [not seen and _askew(box, size) for box, seen in zip(upright, whole, strict=True)]
@@ -241,7 +242,96 @@ def _placed(upright: Sequence[Box], size: tuple[float, float]) -> list[Box]:
         touches_turned, level_turned = _touching(turned, laid, size)
         if level_turned or (touches and not touches_turned):
             placed[i] = turned
-    return placed
+    return _chains_turned(upright, size, placed, whole)
+
+
+def _chains_turned(
+    upright: Sequence[Box], size: tuple[float, float], placed: Sequence[Box], whole: Sequence[bool]
+) -> list[Box]:
+    """The footprints, with each row of covered cards (two or more, their footprints overlapping level) grown
+    from their bottom-right instead where only so they lie level with a card seen whole: where, grown from the
+    top-left, none lies level with a card it touches, and grown from the bottom-right they touch cards seen whole
+    only, each one that touches one level with it the way the row runs (tops in line along a row or fan, left
+    edges down a cascade: a cascade's cards beside another group's top card are not turned onto it).
+
+    A player who spreads a group from the right puts each card on top to the left of the one before: the covered
+    cards show their bottom-right index, in a row level with the bottom of the top card. Grown from the top-left,
+    that row lies below and beside its top card, a group apart or reaching into the next group out of level."""
+    footprints = list(placed)
+    width = size[0]
+    corners = [i for i, box in enumerate(upright) if not whole[i] and not _askew(box, size)]
+    linked = [
+        (a, b)
+        for a, b in itertools.combinations(range(len(corners)), 2)
+        if _overlap(footprints[corners[a]], footprints[corners[b]], OVERLAP_SHARE * width)
+        and _level(footprints[corners[a]], footprints[corners[b]], size)
+    ]
+    for chain in _joined(len(corners), linked):
+        members = [corners[k] for k in chain]
+        if len(members) < 2:
+            continue
+        others = [j for j in range(len(footprints)) if j not in members]
+        if any(
+            _level(footprints[i], footprints[j], size)
+            for i in members
+            for j in _overlapped(footprints[i], footprints, others, width)
+        ):
+            continue  # a row lying level with a card it touches: laid from the left
+        turned = {i: _grown(upright[i], size, "bottom-right") for i in members}
+        touched = {i: _overlapped(turned[i], footprints, others, width) for i in members}
+        if not any(touched.values()) or not all(whole[j] for found in touched.values() for j in found):
+            continue
+        # level the way the row runs: tops in line along a row or fan, left edges in line down a cascade
+        along_x = _spread(upright, members, 0) >= _spread(upright, members, 1)
+        axis, slack = (0, LEVEL * size[0]) if not along_x else (1, LEVEL * size[1])
+        if all(
+            any(abs(turned[i][axis] - footprints[j][axis]) <= slack for j in touched[i]) for i in members if touched[i]
+        ):
+            footprints = [turned.get(i, footprint) for i, footprint in enumerate(footprints)]
+    return footprints
+
+
+def _spread(boxes: Sequence[Box], members: Sequence[int], axis: int) -> float:
+    """How far apart the members' boxes lie along ``axis`` (0: across, 1: down), by their top-left corners."""
+    return max(boxes[i][axis] for i in members) - min(boxes[i][axis] for i in members)
+
+
+def _overlapped(footprint: Box, footprints: Sequence[Box], among: Sequence[int], width: float) -> list[int]:
+    """Those of ``among`` whose footprint ``footprint`` overlaps (``OVERLAP_SHARE``)."""
+    return [j for j in among if _overlap(footprint, footprints[j], OVERLAP_SHARE * width)]
+
+
+def _level(a: Box, b: Box, size: tuple[float, float]) -> bool:
+    """Whether two footprints lie level: tops in line (a row, a fan) or left edges in line (a cascade)."""
+    return abs(a[1] - b[1]) <= LEVEL * size[1] or abs(a[0] - b[0]) <= LEVEL * size[0]
+
+
+def _components(footprints: Sequence[Box], width: float) -> list[list[int]]:
+    """The footprints in groups, as indices in order: footprints overlapping (``OVERLAP_SHARE``) lie in one."""
+    linked = [
+        (i, j)
+        for i, j in itertools.combinations(range(len(footprints)), 2)
+        if _overlap(footprints[i], footprints[j], OVERLAP_SHARE * width)
+    ]
+    return _joined(len(footprints), linked)
+
+
+def _joined(count: int, links: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """``range(count)`` in the sets that ``links`` join, each in order, in order of their first member."""
+    group_of = list(range(count))
+
+    def root(index: int) -> int:
+        while group_of[index] != index:
+            group_of[index] = group_of[group_of[index]]
+            index = group_of[index]
+        return index
+
+    for i, j in links:
+        group_of[root(i)] = root(j)
+    members: dict[int, list[int]] = {}
+    for index in range(count):
+        members.setdefault(root(index), []).append(index)
+    return list(members.values())
 
 
 def group_cards(cards: Sequence[CardDetection], turn: int, size: tuple[float, float]) -> tuple[LaidGroup, ...]:
@@ -250,8 +340,9 @@ def group_cards(cards: Sequence[CardDetection], turn: int, size: tuple[float, fl
     ``turn`` is how his cards are turned in the picture (``SEAT_TURNS``), ``size`` a card's
     upright (width, height) (``card_size``). A card seen whole lies where its box is; any
     other is grown from the top-left of its box (its visible index) to a card's size, or
-    from its bottom-right where only that lies level with its neighbours (``_placed``).
-    Groups come in the player's left-to-right order.
+    from its bottom-right where only that lies level with its neighbours (``_placed``), as is
+    a row of them spread from the right (``_chains_turned``). Groups come in the player's
+    left-to-right order.
 
     >>> row = [CardDetection(Card.parse(c), (x, 0, x + 10, 20), 0.9) for c, x in (("5S", 0), ("6S", 15), ("7S", 30))]
     >>> apart = CardDetection(Card.parse("KD"), (200, 0, 260, 84), 0.9)
@@ -261,22 +352,8 @@ def group_cards(cards: Sequence[CardDetection], turn: int, size: tuple[float, fl
     width, height = size
     upright = [turned_box(card.box, turn) for card in cards]
     footprints = _placed(upright, size)
-    group_of = list(range(len(cards)))
-
-    def root(index: int) -> int:
-        while group_of[index] != index:
-            group_of[index] = group_of[group_of[index]]
-            index = group_of[index]
-        return index
-
-    for i, j in itertools.combinations(range(len(cards)), 2):
-        if _overlap(footprints[i], footprints[j], OVERLAP_SHARE * width):
-            group_of[root(i)] = root(j)
-    members: dict[int, list[int]] = {}
-    for index in range(len(cards)):
-        members.setdefault(root(index), []).append(index)
     groups = []
-    for indices in members.values():
+    for indices in _components(footprints, width):
         box = union_box([footprints[i] for i in indices])
         along_x = box[2] - box[0] - width >= box[3] - box[1] - height  # a row or fan, else a cascade
         indices.sort(key=lambda i: (upright[i][0], upright[i][1]) if along_x else (upright[i][1], upright[i][0]))
