@@ -37,6 +37,15 @@ def stored(page: Any) -> Any:
     return page.evaluate("fetch(location.pathname.replace('/matches/', '/api/matches/')).then((r) => r.json())")
 
 
+def type_hand(page: Any, seat: int, cards: str) -> None:
+    """Type one hand in its box, left with Enter, and wait for its chips."""
+    from playwright.sync_api import expect
+
+    page.fill(f"#hand-{seat}", cards)
+    page.press(f"#hand-{seat}", "Enter")
+    expect(page.locator(f"#chips-{seat} .chip")).to_have_count(len(cards.split()))
+
+
 def deal(page: Any, hands: dict[str, str], upcard: str) -> None:
     """Type both hands and the upcard, as a player does on a phone (each box left with Enter)."""
     for seat, name in enumerate(("Ann", "Bob"), start=1):
@@ -419,9 +428,7 @@ def test_cards_typed_for_a_hand_stay_in_its_box_while_the_page_asks_to_move_one(
     errors: list[str] = []
     page = phone(browser, errors)
     page.goto(new_match(page, base))
-    page.fill("#hand-2", KNOCK["Bob"])
-    page.press("#hand-2", "Enter")
-    expect(page.locator("#chips-2 .chip")).to_have_count(10)
+    type_hand(page, 2, KNOCK["Bob"])
     typed = KNOCK["Ann"].replace("AC", "QS")  # Bob's queen of spades
     page.fill("#hand-1", typed)
     page.press("#hand-1", "Enter")
@@ -1201,9 +1208,7 @@ def test_a_hand_typed_while_the_server_cannot_be_reached_stays_to_be_read_again(
     errors: list[str] = []
     page = phone(browser, errors)
     page.goto(new_match(page, base))
-    page.fill("#hand-1", KNOCK["Ann"])
-    page.press("#hand-1", "Enter")
-    expect(page.locator("#chips-1 .chip")).to_have_count(10)
+    type_hand(page, 1, KNOCK["Ann"])
     page.route("**/api/cards", lambda route: route.abort())
     page.fill("#hand-2", KNOCK["Bob"])
     page.press("#hand-2", "Enter")
