@@ -3,6 +3,7 @@ meld groups are his melds as laid, a lone card his discard, cards put against hi
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -263,13 +264,31 @@ def truth_groups(truth: Any, seat: int, seen: set[Card]) -> list[list[str]]:
     return sorted(sorted(group) for group in groups.values())
 
 
-@pytest.mark.parametrize(("seed", "mild"), [(3, True), (8, True), (21, True), (101, False), (102, False), (104, False)])
-def test_rendered_tables_are_read_into_their_groups(seed: int, mild: bool, scene_config: SceneConfig) -> None:
+@pytest.mark.parametrize(
+    ("seed", "mild", "reversed_share"),
+    [
+        (3, True, 0.0),
+        (8, True, 0.0),
+        (21, True, 0.0),
+        (101, False, 0.0),
+        (102, False, 0.0),
+        (104, False, 0.0),
+        (1, True, 1.0),
+        (4, True, 1.0),
+        (102, False, 1.0),
+    ],
+)
+def test_rendered_tables_are_read_into_their_groups(
+    seed: int, mild: bool, reversed_share: float, scene_config: SceneConfig
+) -> None:
     """Rows (and, on hard tables, fans and cascades under a tilted camera) of the scene renderer, 2-4 players,
-    read by a perfect detector. ``benchmarks/bench_groups.py`` measures it over many tables."""
+    read by a perfect detector; with ``reversed_share`` 1 every group is spread from the right (its covered cards
+    show their bottom-right index: three tables read right, kept from changing; many such tables are still read
+    wrong). ``benchmarks/bench_groups.py`` measures it over many tables."""
     from scorer.synth.scene import render_table_scene
 
-    _, truth = render_table_scene(seed, mild=mild, config=scene_config)
+    config = dataclasses.replace(scene_config, reversed_share=reversed_share)
+    _, truth = render_table_scene(seed, mild=mild, config=config)
     players = max(placed.seat or 0 for placed in truth.cards)
     reading = TableLayout.default(players).assign(truth_detections(truth))
     for seat, groups in group_reading(reading).items():

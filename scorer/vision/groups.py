@@ -85,6 +85,11 @@ LEVEL = 0.3
 fan with its slope over one step), or their left edges within this share of a card's width (a cascade), with
 room for the card size erring small. A card that touches its neighbours only out of level is misplaced."""
 
+LIES_ON_ITS_TOP_CARD = 0.5
+"""A row of covered cards laid from the left lies on its own top card, level, by more than this share of a card's
+width (each card covers most of the one before): it is never turned to a row spread from the right
+(``_turned_over``), however far it would lie on another card so turned."""
+
 LARGEST_STEP = 0.5
 """Each card of a group covers most of the one before, so two cards of a group lie less than half a card apart:
 a card is at least twice as long as the closest two of its player's cards lie apart. This bounds the card size
@@ -248,47 +253,77 @@ def _placed(upright: Sequence[Box], size: tuple[float, float]) -> list[Box]:
 def _chains_turned(
     upright: Sequence[Box], size: tuple[float, float], placed: Sequence[Box], whole: Sequence[bool]
 ) -> list[Box]:
-    """The footprints, with each row of covered cards (two or more, their footprints overlapping level) grown
-    from their bottom-right instead where only so they lie level with a card seen whole: where, grown from the
-    top-left, none lies level with a card it touches, and grown from the bottom-right they touch cards seen whole
-    only, each one that touches one level with it the way the row runs (tops in line along a row or fan, left
-    edges down a cascade: a cascade's cards beside another group's top card are not turned onto it).
+    """The footprints, with each row of covered cards (their footprints overlapping level; a single card too) grown
+    from their bottom-right instead where so they lie further on a card seen whole, level with it, than they lay on
+    any card as grown from the top-left, and that was not on their own top card (``_turned_over``).
 
     A player who spreads a group from the right puts each card on top to the left of the one before: the covered
-    cards show their bottom-right index, in a row level with the bottom of the top card. Grown from the top-left,
-    that row lies below and beside its top card, a group apart or reaching into the next group out of level."""
+    cards show their bottom-right index (or both right-hand ones), in a row level with the bottom of the top card.
+    Grown from the top-left, that row lies below and beside its top card, a group apart, or reaches into the next
+    group."""
     footprints = list(placed)
     width = size[0]
-    corners = [i for i, box in enumerate(upright) if not whole[i] and not _askew(box, size)]
+    covered = [i for i, box in enumerate(upright) if not whole[i] and not _askew(box, size)]
     linked = [
         (a, b)
-        for a, b in itertools.combinations(range(len(corners)), 2)
-        if _overlap(footprints[corners[a]], footprints[corners[b]], OVERLAP_SHARE * width)
-        and _level(footprints[corners[a]], footprints[corners[b]], size)
+        for a, b in itertools.combinations(range(len(covered)), 2)
+        if _overlap(footprints[covered[a]], footprints[covered[b]], OVERLAP_SHARE * width)
+        and _level(footprints[covered[a]], footprints[covered[b]], size)
     ]
-    for chain in _joined(len(corners), linked):
-        members = [corners[k] for k in chain]
-        if len(members) < 2:
-            continue
-        others = [j for j in range(len(footprints)) if j not in members]
-        if any(
-            _level(footprints[i], footprints[j], size)
-            for i in members
-            for j in _overlapped(footprints[i], footprints, others, width)
-        ):
-            continue  # a row lying level with a card it touches: laid from the left
-        turned = {i: _grown(upright[i], size, "bottom-right") for i in members}
-        touched = {i: _overlapped(turned[i], footprints, others, width) for i in members}
-        if not any(touched.values()) or not all(whole[j] for found in touched.values() for j in found):
-            continue
-        # level the way the row runs: tops in line along a row or fan, left edges in line down a cascade
-        along_x = _spread(upright, members, 0) >= _spread(upright, members, 1)
-        axis, slack = (0, LEVEL * size[0]) if not along_x else (1, LEVEL * size[1])
-        if all(
-            any(abs(turned[i][axis] - footprints[j][axis]) <= slack for j in touched[i]) for i in members if touched[i]
-        ):
-            footprints = [turned.get(i, footprint) for i, footprint in enumerate(footprints)]
+    for row in _joined(len(covered), linked):
+        turned = _turned_over([covered[k] for k in row], upright, footprints, whole, size)
+        footprints = [turned.get(i, footprint) for i, footprint in enumerate(footprints)]
     return footprints
+
+
+def _turned_over(
+    members: Sequence[int],
+    upright: Sequence[Box],
+    footprints: Sequence[Box],
+    whole: Sequence[bool],
+    size: tuple[float, float],
+) -> dict[int, Box]:
+    """The row ``members`` grown from their bottom-right, if so it touches cards seen whole only, each member that
+    touches one level with it the way the row runs (tops in line along a row or fan, left edges down a cascade: a
+    cascade's cards beside another group's top card are not turned onto it), and lies further on one, along the
+    row, than it lay level on any card as placed, which was less than ``LIES_ON_ITS_TOP_CARD``; else nothing."""
+    width = size[0]
+    others = [j for j in range(len(footprints)) if j not in members]
+    along_x = _spread(upright, members, 0) >= _spread(upright, members, 1)
+    axis, slack = (0, LEVEL * size[0]) if not along_x else (1, LEVEL * size[1])
+    run = 1 - axis  # the row's own direction: across for a row or fan, down for a cascade
+
+    def level_overlap(placed: Mapping[int, Box], either_way: bool) -> float:
+        """The most that a member, as ``placed``, overlaps another card lying level with it (the way the row runs,
+        or ``either_way``: ``_level``), along the run."""
+        return max(
+            (
+                overlap_extent(placed[i], footprints[j])[run]
+                for i in members
+                for j in _overlapped(placed[i], footprints, others, width)
+                if (
+                    _level(placed[i], footprints[j], size)
+                    if either_way
+                    else abs(placed[i][axis] - footprints[j][axis]) <= slack
+                )
+            ),
+            default=0.0,
+        )
+
+    turned = {i: _grown(upright[i], size, "bottom-right") for i in members}
+    touched = {i: _overlapped(turned[i], footprints, others, width) for i in members}
+    if not any(touched.values()) or not all(whole[j] for found in touched.values() for j in found):
+        return {}
+    if not all(
+        any(abs(turned[i][axis] - footprints[j][axis]) <= slack for j in found) for i, found in touched.items() if found
+    ):
+        return {}
+    # laid from the left, a row lies on its own top card, most of a card; spread from the right, grown from the
+    # top-left it reaches a little into the next group's top card, or none, and turned it lies on its own
+    before = level_overlap(dict(enumerate(footprints)), either_way=True)
+    if before >= LIES_ON_ITS_TOP_CARD * width:
+        return {}
+    return turned if level_overlap(turned, either_way=False) > before else {}
 
 
 def _spread(boxes: Sequence[Box], members: Sequence[int], axis: int) -> float:
