@@ -270,9 +270,16 @@ def _chains_turned(
         if _overlap(footprints[covered[a]], footprints[covered[b]], OVERLAP_SHARE * width)
         and _level(footprints[covered[a]], footprints[covered[b]], size)
     ]
-    for row in _joined(len(covered), linked):
-        turned = _turned_over([covered[k] for k in row], upright, footprints, whole, size)
-        footprints = [turned.get(i, footprint) for i, footprint in enumerate(footprints)]
+    waiting = [[covered[k] for k in row] for row in _joined(len(covered), linked)]
+    while waiting:  # again after each row turned: a row grown the wrong way may have reached into another's place
+        for row in waiting:
+            turned = _turned_over(row, upright, footprints, whole, size)
+            if turned:
+                footprints = [turned.get(i, footprint) for i, footprint in enumerate(footprints)]
+                waiting.remove(row)
+                break
+        else:
+            break
     return footprints
 
 
