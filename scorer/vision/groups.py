@@ -300,37 +300,39 @@ def _turned_over(
     axis, slack = (0, LEVEL * size[0]) if not along_x else (1, LEVEL * size[1])
     run = 1 - axis  # the row's own direction: across for a row or fan, down for a cascade
 
-    def level_overlap(placed: Mapping[int, Box], either_way: bool) -> float:
-        """The most that a member, as ``placed``, overlaps another card lying level with it (the way the row runs,
-        or ``either_way``: ``_level``), along the run."""
-        return max(
-            (
-                overlap_extent(placed[i], footprints[j])[run]
-                for i in members
-                for j in _overlapped(placed[i], footprints, others, width)
-                if (
-                    _level(placed[i], footprints[j], size)
-                    if either_way
-                    else abs(placed[i][axis] - footprints[j][axis]) <= slack
-                )
-            ),
-            default=0.0,
-        )
+    def in_line(a: Box, b: Box) -> bool:
+        return abs(a[axis] - b[axis]) <= slack
 
     turned = {i: _grown(upright[i], size, "bottom-right") for i in members}
     touched = {i: _overlapped(turned[i], footprints, others, width) for i in members}
     if not any(touched.values()) or not all(whole[j] for found in touched.values() for j in found):
         return {}
-    if not all(
-        any(abs(turned[i][axis] - footprints[j][axis]) <= slack for j in found) for i, found in touched.items() if found
-    ):
+    if not all(any(in_line(turned[i], footprints[j]) for j in found) for i, found in touched.items() if found):
         return {}
     # laid from the left, a row lies on its own top card, most of a card; spread from the right, grown from the
-    # top-left it reaches a little into the next group's top card, or none, and turned it lies on its own
-    before = level_overlap(dict(enumerate(footprints)), either_way=True)
+    # top-left it reaches a little into the next group's top card, or none, and turned it lies on its own: how far
+    # along the run a member lies on a card level with it, as placed (``_level``) and as turned (``in_line``)
+    before = max(
+        (
+            overlap_extent(footprints[i], footprints[j])[run]
+            for i in members
+            for j in _overlapped(footprints[i], footprints, others, width)
+            if _level(footprints[i], footprints[j], size)
+        ),
+        default=0.0,
+    )
     if before >= LIES_ON_ITS_TOP_CARD * width:
         return {}
-    return turned if level_overlap(turned, either_way=False) > before else {}
+    after = max(
+        (
+            overlap_extent(turned[i], footprints[j])[run]
+            for i, found in touched.items()
+            for j in found
+            if in_line(turned[i], footprints[j])
+        ),
+        default=0.0,
+    )
+    return turned if after > before else {}
 
 
 def _spread(boxes: Sequence[Box], members: Sequence[int], axis: int) -> float:
