@@ -128,8 +128,9 @@ export function typedRefused(state, place, text, message) {
  * elsewhere move; cards no longer there go out of play when the camera saw them, else away.
  */
 export function setPlace(state, place, typed) {
-  const unread = Object.fromEntries(Object.entries(state.unread).filter(([kept]) => kept !== String(place)));
-  const refused = Object.fromEntries(Object.entries(state.refused ?? {}).filter(([kept]) => kept !== String(place)));
+  const without = (byPlace) => Object.fromEntries(Object.entries(byPlace ?? {}).filter(([kept]) => kept !== String(place)));
+  const unread = without(state.unread);
+  const refused = without(state.refused);
   let cards = state.cards
     .filter((entry) => !(entry.place === place && !typed.includes(entry.card) && !entry.box))
     .map((entry) => (entry.place === place && !typed.includes(entry.card) ? { ...entry, place: OUT } : entry));
