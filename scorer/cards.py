@@ -71,8 +71,10 @@ class Card:
         >>> Card.parse("Th"), Card.parse("A♠")
         (Card.parse('10H'), Card.parse('AS'))
 
-        :raises InvalidCardError: naming the token and the accepted forms.
+        :raises InvalidCardError: naming the token and the accepted forms (a token that is not text too).
         """
+        if not isinstance(token, str):
+            raise InvalidCardError(f"a card is written as text, not {shown(token)}: expected {ACCEPTED_FORMS}")
         text = token.strip()
         match = _SHORT.match(text)
         if match:
@@ -156,10 +158,12 @@ def parse_cards(text: str | Iterable[str], where: str = "hand") -> list[Card]:
     """
     if isinstance(text, str) and len(text) > MAX_CARDS_TEXT:
         raise TooManyCardsError(f"{where}: {len(text)} characters, more than the whole deck written out takes")
+    if not isinstance(text, str | Iterable):
+        raise InvalidCardError(f"{where} must be cards written as text or a list of cards' texts, not {shown(text)}")
     tokens = _TOKEN.findall(text) if isinstance(text, str) else list(text)
     if len(tokens) > len(DECK):
         raise TooManyCardsError(f"{where}: {len(tokens)} cards, more than a deck holds ({len(DECK)})")
-    cards = [Card.parse(token) for token in tokens if token and token.strip()]
+    cards = [Card.parse(token) for token in tokens if not isinstance(token, str) or token.strip()]
     ensure_distinct(cards, where)
     return cards
 

@@ -299,9 +299,9 @@ class Match:
         dealer: str | None = None,
         rng: random.Random | None = None,
     ) -> None:
-        names = tuple(players)
-        if len(names) < 2 or len(set(names)) != len(names) or not all(isinstance(n, str) and n for n in names):
-            raise InvalidPlayersError(f"a match needs 2 or more distinct player names, not {shown(list(names))}")
+        names = tuple(players) if isinstance(players, Iterable) and not isinstance(players, str) else ()
+        if len(names) < 2 or not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names):
+            raise InvalidPlayersError(f"a match needs 2 or more distinct player names, not {shown(players)}")
         self.rules = rules if rules is not None else Rules()
         self.rules.hand_size(len(names))  # refuses a player count the rules do not allow
         if dealer is not None and dealer not in names:
@@ -540,8 +540,11 @@ class Match:
     def from_dict(cls, data: Mapping[str, Any]) -> Match:
         """A match back from ``to_dict``: its rounds are scored again from what was entered.
 
-        :raises ValueError: naming what is missing or wrong.
+        :raises MatchError: (a ``ValueError``) naming what is missing or wrong; the errors of ``Match``, ``Rules`` and
+            the rounds' scoring for players, rules or rounds that do not hold.
         """
+        if not isinstance(data, Mapping):
+            raise MatchError(f"not a match: a match is an object with players, rules and rounds, not {shown(data)}")
         try:
             players, rules_data, first_dealer, rounds = (
                 data["players"],
@@ -551,7 +554,7 @@ class Match:
             )
             inputs = [parse_round_input(round_["input"]) for round_ in rounds]
         except (KeyError, TypeError) as error:
-            raise ValueError(f"not a match: missing or malformed {error}") from None
+            raise MatchError(f"not a match: missing or malformed {error}") from None
         match = cls(players, Rules.from_dict(rules_data), dealer=first_dealer)
         match.replay(inputs)
         return match

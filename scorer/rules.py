@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from scorer.cards import Card, InvalidCardError, card_count, ensure_distinct, format_cards, parse_cards
@@ -158,7 +158,7 @@ class Rules:
     leader wins, and a tie at the top plays on."""
 
     def __post_init__(self) -> None:
-        if self.preset not in PRESETS:
+        if not isinstance(self.preset, str) or self.preset not in PRESETS:
             raise InvalidRulesError(f"unknown rules preset {shown(self.preset)}: choose {', '.join(PRESETS)}")
         limit = self.knock_limit
         if limit != "upcard" and not (type(limit) is int and 0 <= limit <= 10):
@@ -234,7 +234,9 @@ class Rules:
             _check_options(data)
             return cls(**data)
         options = dict(data)
-        return cls.preset_named(options.pop("preset"), **options)
+        preset = options.pop("preset")
+        _check_options({key: value for key, value in options.items() if not isinstance(key, str)})
+        return cls.preset_named(preset, **options)
 
     def knock_limit_for(self, upcard: Card) -> int:
         """The most deadwood a knocker may hold with this upcard (0: only gin)."""
@@ -329,7 +331,7 @@ def _check_int(name: str, value: object, least: int, most: int | None = None) ->
 
 def _check_options(options: Mapping[str, Any]) -> None:
     known = {field.name for field in dataclasses.fields(Rules)}
-    unknown = sorted(set(options) - known)
+    unknown = sorted((key for key in options if key not in known), key=str)  # a key may be no text at all
     if unknown:
         names = ", ".join(map(repr, unknown))
         raise InvalidRulesError(f"unknown rules option {names}: options are {', '.join(sorted(known))}")
@@ -436,13 +438,18 @@ class _KnockerChoice:
 
 def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker: str) -> dict[str, tuple[Card, ...]]:
     """The hands as tuples, after checking players, sizes and that no card is held twice."""
+    if not isinstance(hands, Mapping):
+        raise InvalidHandError(f"hands must map each player's name to their cards, not {shown(hands)}")
     size = rules.hand_size(len(hands))
     if knocker not in hands:
         raise InvalidHandError(f"knocker must be one of {', '.join(hands)}; got {shown(knocker)}")
     checked: dict[str, tuple[Card, ...]] = {}
     holder: dict[Card, str] = {}
     for name, cards in hands.items():
-        hand = tuple(parse_cards(cards)) if isinstance(cards, str) else tuple(cards)
+        if isinstance(cards, str):
+            hand = tuple(parse_cards(cards, where=f"{name}'s hand"))
+        else:  # not cards at all (None, a number) is refused below, naming the player
+            hand = tuple(cards) if isinstance(cards, Iterable) else (cards,)
         if not all(isinstance(card, Card) for card in hand):
             raise InvalidHandError(f"{name}'s hand must be cards (or card text), not {shown(cards)}")
         try:

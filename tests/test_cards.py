@@ -60,3 +60,18 @@ def test_parse_cards_reads_card_words_inside_a_line() -> None:
 
 def test_values_ace_1_pips_face_value_faces_10() -> None:
     assert [Card.parse(t).value for t in ["AC", "2C", "9D", "10H", "JS", "QS", "KS"]] == [1, 2, 9, 10, 10, 10, 10]
+
+
+@pytest.mark.parametrize("given", [5, None, ["AS"], b"AS"])
+def test_a_token_that_is_not_text_is_an_invalid_card_not_a_crash(given: object) -> None:
+    """``Card.parse(5)`` raised AttributeError ('int' has no 'strip'): a caller's bad value is a user error."""
+    with pytest.raises(InvalidCardError, match="a card is written as text"):
+        Card.parse(given)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("given", [None, 5, ["AS", 5], ["AS", None]])
+def test_cards_that_are_not_text_are_refused_by_parse_cards(given: object) -> None:
+    """``parse_cards([5])`` raised AttributeError and ``parse_cards(None)`` TypeError; a None among the tokens was
+    skipped without a word."""
+    with pytest.raises(InvalidCardError):
+        parse_cards(given)  # type: ignore[arg-type]

@@ -9,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scorer.cards import Card, parse_cards
+from scorer.errors import OkginError
 from scorer.laydown import LayDown
 from scorer.layoffs import IllegalLayoffError, parse_layoffs
-from scorer.match import Draw, Knock, Match, MatchError, parse_round_input
+from scorer.match import Draw, InvalidPlayersError, Knock, Match, MatchError, parse_round_input
 from scorer.melds import Meld
 from scorer.rules import IllegalKnockError, InvalidHandError, Rules
 
@@ -444,3 +445,22 @@ def test_a_match_takes_at_most_max_rounds(monkeypatch: pytest.MonkeyPatch) -> No
         match.record_draw()
     match.replay(match.inputs())  # is still read back whole: the bound is on rounds added
     assert len(match.rounds) == 3
+
+
+@pytest.mark.parametrize("players", [[["Ann"], "Bob"], 5, "AB", None])
+def test_players_that_are_not_names_are_refused_not_a_crash(players: object) -> None:
+    """``Match([["Ann"], "Bob"])`` raised TypeError (unhashable list), ``Match(5)`` TypeError, and ``Match("AB")``
+    started a match between "A" and "B"."""
+    with pytest.raises(InvalidPlayersError, match="2 or more distinct player names"):
+        Match(players)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [[], None, {"players": 5, "rules": {}, "first_dealer": "Ann", "rounds": []}, {"players": ["Ann", "Bob"]}],
+)
+def test_a_match_from_data_that_is_none_is_a_user_error(data: object) -> None:
+    """``Match.from_dict`` raised a bare ValueError, or TypeError for players that are not a list of names: the edges
+    catch ``OkginError``."""
+    with pytest.raises(OkginError):
+        Match.from_dict(data)  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ import pytest
 from scorer.cards import DECK, Card, InvalidCardError, parse_cards
 from scorer.deadwood import best_arrangement
 from scorer.melds import Meld
-from scorer.rules import IllegalKnockError, InvalidHandError, Rules, score_round
+from scorer.rules import IllegalKnockError, InvalidHandError, InvalidRulesError, Rules, score_round
 
 C = Card.parse
 ANN = "8C 9C 10C JC 9H 10H JH 2S 2D AC"  # 5 deadwood
@@ -399,3 +399,25 @@ def test_the_upcard_may_be_card_text_as_a_hand_may() -> None:
         score_round(Rules(), "KX", hands, "Ann")
     with pytest.raises(InvalidCardError, match="upcard must be a card"):
         score_round(Rules(), 13, hands, "Ann")  # type: ignore[arg-type]
+
+
+def test_hands_that_are_not_cards_are_refused_naming_the_player() -> None:
+    """A hand of None raised TypeError ('NoneType' is not iterable), hands given as a list of pairs AttributeError,
+    and a card twice in a hand written as text was "hand holds ..." without the player's name."""
+    with pytest.raises(InvalidHandError, match="Ann's hand must be cards"):
+        score_round(Rules(), "KS", {"Ann": None, "Bob": BOB}, "Ann")  # type: ignore[dict-item]
+    with pytest.raises(InvalidHandError, match="hands must map each player's name"):
+        score_round(Rules(), "KS", [("Ann", ANN), ("Bob", BOB)], "Ann")  # type: ignore[arg-type]
+    with pytest.raises(InvalidCardError, match=r"^Bob's hand holds 7D more than once"):
+        score_round(Rules(), "KS", {"Ann": ANN, "Bob": BOB.replace("AD", "7D")}, "Ann")  # type: ignore[dict-item]
+
+
+def test_rules_options_that_cannot_be_names_are_refused_as_options() -> None:
+    """``Rules(preset=[])`` raised TypeError (unhashable) and ``Rules.from_dict({"preset": ..., 1: 2})`` TypeError
+    (keywords must be strings)."""
+    with pytest.raises(InvalidRulesError, match="unknown rules preset"):
+        Rules(preset=[])  # type: ignore[arg-type]
+    with pytest.raises(InvalidRulesError, match="unknown rules option 1"):
+        Rules.from_dict({"preset": "oklahoma", 1: 2})  # type: ignore[dict-item]
+    with pytest.raises(InvalidRulesError, match="unknown rules option 1"):
+        Rules.from_dict({1: 2})  # type: ignore[dict-item]
