@@ -222,6 +222,7 @@ SCORE = ["score", "--upcard", "KS", "--knocker", ANN, "--opponent"]
         ([*SCORE, "knocker: " + BOB], "two players are called 'knocker'"),
         ([*SCORE, BOB, "--discard", "3X"], "--discard: unknown card '3X'"),
         ([*SCORE, "2C", "--opponent", "3C", "--opponent", "4C", "--opponent", "5C"], "for 2 to 4 players, not 5"),
+        ([*SCORE, "2C", *[arg for card in ["3C", "4C", "5C", "6C"] for arg in ("--opponent", card)]], "not 6"),
         (["solve", "AS", "AS"], "AS more than once"),
         (["solve", "AS 2S 3S 4S 5S 6S 7S 8S 9S 10S JS QS"], "at most 11 cards"),
     ],

@@ -265,9 +265,10 @@ def score(
         rules = Rules.preset_named(preset, **options)
         _check_scored(rules, options, taken)
         knocker, knocker_hand = _named_hand(knocker_cards, "knocker")
-        defaults = ["opponent"] if len(opponent_cards) == 1 else [f"opponent {n}" for n in range(1, 5)]
+        count = len(opponent_cards)
+        defaults = ["opponent"] if count == 1 else [f"opponent {n}" for n in range(1, count + 1)]
         hands = {knocker: knocker_hand}
-        for default, text in zip(defaults, opponent_cards, strict=False):
+        for default, text in zip(defaults, opponent_cards, strict=True):
             name, hand = _named_hand(text, default)
             if name in hands:
                 raise InvalidHandError(f"two players are called {name!r}; name each once")
