@@ -126,6 +126,25 @@ def test_a_way_tapped_by_mistake_is_undone_by_tapping_the_other_and_not_yet_forg
     expect(page.locator("#proposal .outcome")).to_contain_text("Bob undercuts Ann: Bob scores 11", timeout=10_000)
 
 
+def test_confirm_tapped_right_after_a_way_stores_that_way(phone: Any, base: str) -> None:
+    """The way the cards were laid tapped (Ann's knock, +5), then Confirm at once: Confirm stored the proposal still
+    shown, the engine's undercut (Bob +11), as the way's answer had not come yet. Confirm now waits for it, and says
+    the round was not confirmed as what it would store changed: confirmed once seen, the round is the way tapped."""
+    from playwright.sync_api import expect
+
+    page = phone
+    deal(page, base)
+    page.route("**/api/score", lambda route: (page.wait_for_timeout(400), route.continue_()))
+    page.locator(".laydown-choice").nth(1).click()
+    page.click("#confirm-round")
+    expect(page.locator("#proposal .outcome")).to_contain_text("Ann knocks: Ann scores 5", timeout=10_000)
+    expect(page.locator("#notice")).to_contain_text("not confirmed")
+    expect(page.locator("#sheet-body tbody")).to_contain_text("No rounds yet.")
+    page.click("#confirm-round")
+    expect(page.locator("#sheet-body .total-points").first).to_have_text("5", timeout=10_000)
+    expect(page.locator("#sheet-body tbody")).to_contain_text("as laid")
+
+
 def test_a_regroup_that_is_no_meld_is_said_and_the_proposal_stays(phone: Any, base: str) -> None:
     """A regroup leaving 3S 4S as a meld made the proposal vanish, and every knock after it sent the same lay-down
     again, failing, until the cards changed (the first-time user probe, session 47)."""

@@ -419,6 +419,58 @@ def test_a_mistyped_card_is_said_under_its_hand_and_the_box_keeps_what_was_typed
     assert not errors, errors
 
 
+def test_confirm_with_a_mistyped_card_in_a_box_confirms_nothing(base: str, browser: Any) -> None:
+    """Bob's 7♦ fixed as "7Z" and Confirm tapped: the box said "unknown card '7Z'", and the round proposed before was
+    stored all the same, with the 7♦ the players meant to change. Nothing is confirmed now while a box holds text
+    that names no card; fixed, the knock is scored again and confirmed."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    knock(page, 1, "Ann knocks: Ann scores 18")
+    page.fill("#hand-2", KNOCK["Bob"].replace("7D", "7Z"))
+    page.click("#confirm-round")
+    expect(page.locator("#status-2")).to_contain_text("unknown card '7Z'")
+    expect(page.locator("#table-error")).to_contain_text("The round was not confirmed")
+    page.click("#confirm-round")  # tapped again, the box unchanged
+    page.wait_for_timeout(300)
+    assert stored(page)["rounds"] == []
+    page.fill("#hand-2", KNOCK["Bob"].replace("7D", "6D"))
+    page.press("#hand-2", "Enter")
+    expect(page.locator("#proposal .outcome")).to_contain_text("Ann knocks: Ann scores 17")
+    page.click("#confirm-round")
+    expect(page.locator(TOTALS).first).to_have_text("17")
+    assert not errors, errors
+
+
+def test_a_mistyped_upcard_is_said_beside_its_box_which_keeps_what_was_typed(base: str, browser: Any) -> None:
+    """A word that is no card typed as the upcard emptied its box, and the error ("the cards: unknown card 'ZZ'")
+    was said under the hands, a screen away on a phone; so was "KS QS". Now the upcard's line says it, as a hand's
+    line does, and the box keeps the text to be fixed."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    for typed, said in (("ZZ", "unknown card 'ZZ': expected rank"), ("KS QS", "there is one upcard: write one card")):
+        page.fill("#upcard-input", typed)
+        page.press("#upcard-input", "Enter")
+        expect(page.locator("#knock-limit")).to_contain_text(said)
+        expect(page.locator("#knock-limit")).to_contain_text("fix it in the box")
+        expect(page.locator("#upcard-input")).to_have_value(typed)
+        expect(page.locator("#table-error")).to_have_text("")
+    assert small_tap_targets(page) == []
+    no_sideways_scroll(page, "the upcard's line saying a card was mistyped")
+    page.fill("#upcard-input", "KS")
+    page.press("#upcard-input", "Enter")
+    expect(page.locator("#knock-limit")).to_have_text("Knock with 10 or less")
+    knock(page, 1, "Ann knocks: Ann scores 18")
+    assert not errors, errors
+
+
 def test_cards_typed_for_a_hand_stay_in_its_box_while_the_page_asks_to_move_one(base: str, browser: Any) -> None:
     """Ten cards typed for Ann, one of them in Bob's hand: while the page asked whether to move it, Ann's box went
     back to what it held before (nothing), as if the typing were lost. The box keeps the cards typed, its line
@@ -1225,4 +1277,159 @@ def test_a_hand_typed_while_the_server_cannot_be_reached_stays_to_be_read_again(
     expect(page.locator("#chips-2 .chip")).to_have_count(10)
     expect(page.locator("#status-2")).to_contain_text("10 cards")
     no_sideways_scroll(page, "a hand read again")
+    assert not errors, errors
+
+
+def test_a_double_tap_on_save_round_edits_once_and_keeps_the_way_back(base: str, browser: Any) -> None:
+    """Save round tapped twice while the first save was on its way sent the edit twice: the second, refused as asked
+    of an older sheet that now held the edit, replaced the notice of the change ("Round 1 changed on the sheet: now a
+    draw", with Undo the change) by "Round 1 already holds this.", as if nothing had changed, and the way back was
+    gone. The second tap now waits for the first's answer."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = knocked_and_confirmed(phone(browser, errors), base)
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    puts: list[str] = []
+
+    def slow(route: Any) -> None:
+        if route.request.method == "PUT":
+            puts.append(route.request.url)
+            page.wait_for_timeout(400)  # both taps land before the first answer
+        route.continue_()
+
+    page.route("**/api/matches/*/rounds/*", slow)
+    page.click('button[aria-label="Edit round 1"]')
+    page.check("#round-draw")
+    page.dblclick('#round-editor button[value="save"]')
+    expect(page.locator(TOTALS).first).to_have_text("0")
+    expect(page.locator("#notice")).to_contain_text("Round 1 changed on the sheet: now a draw, no points.")
+    expect(page.locator("#notice")).to_contain_text("Undo the change")
+    expect(page.locator("#round-editor")).to_be_hidden()
+    assert len(puts) == 1, puts
+    assert not errors, errors
+
+
+def test_a_card_fixed_in_its_box_just_before_confirm_is_the_card_confirmed(base: str, browser: Any) -> None:
+    """A card fixed in a hand's box (7♦ for 6♦) and Confirm round tapped straight away: leaving the box sends the
+    cards to be read, and Confirm stored the round proposed for the cards before (Ann +18, Bob's 7♦), while the box
+    showed 6♦. The reading answered after the round was stored then put Bob's old hand on the next deal's table and
+    took away the notice of the round and its Undo. Confirm now waits for the cards typed: changed, the knock is scored
+    again for them and confirmed once seen (Ann +17)."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    knock(page, 1, "Ann knocks: Ann scores 18")
+    page.route("**/api/cards", lambda route: (page.wait_for_timeout(300), route.continue_()))
+    page.fill("#hand-2", "QS QC QH 10S JS 3D 5H 7S AD 6D")
+    page.click("#confirm-round")  # leaves Bob's box: its cards are read as Confirm is tapped
+    expect(page.locator("#proposal .outcome")).to_contain_text("Ann knocks: Ann scores 17")
+    expect(page.locator("#notice")).to_contain_text("not confirmed")
+    assert stored(page)["rounds"] == []
+    page.click("#confirm-round")
+    expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet: Ann +17.")
+    expect(page.locator(TOTALS).first).to_have_text("17")
+    page.wait_for_timeout(500)  # any reading still on its way has come
+    expect(page.locator("#chips-2 .chip")).to_have_count(0)
+    (line,) = stored(page)["rounds"]
+    assert line["input"]["hands"]["Bob"][-1] == "6D", line["input"]
+    assert not errors, errors
+
+
+def test_a_round_undone_on_another_device_while_its_editor_is_open_is_said_gone(base: str, browser: Any) -> None:
+    """Round 2 open in the editor here while another device undid it: Save said "the score sheet changed meanwhile
+    ... Save again to make it on the sheet as it is now", and Save again answered "match 1 has no round 2 (it has
+    1)". The editor now says the round is no longer on the sheet, and where it can be brought back."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    url = two_rounds(page, base)
+    page.goto(url)
+    page.click('button[aria-label="Edit round 2"]')
+    page.check("#round-draw")
+    api = url.replace("/matches/", "/api/matches/")
+    assert page.request.delete(f"{api}/rounds/2?revision={stored(page)['revision']}").ok
+    for _ in range(2):  # refused as asked of the older sheet; then asked again of the sheet it now shows
+        page.click("#round-save")
+        expect(page.locator("#round-error")).to_contain_text("Round 2 is no longer on the sheet")
+        expect(page.locator("#round-error")).to_contain_text("Undone round 2")
+        expect(page.locator("#round-error")).not_to_contain_text("Save again")
+    assert len(stored(page)["rounds"]) == 1
+    assert not errors, errors
+
+
+def test_a_sheet_whose_fetch_failed_is_fetched_again(base: str, browser: Any) -> None:
+    """The round confirmed, the sheet drawn anew is fetched: that fetch lost (the phone's Wi-Fi gone a moment), the
+    sheet went on saying "No rounds yet." and Ann 0 under the totals bar's Ann 18, with no Undo or Edit, until the next
+    change of the match. It is now fetched again until it comes."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    knock(page, 1, "Ann knocks: Ann scores 18")
+    lost: list[str] = []
+
+    def lose_first(route: Any) -> None:
+        if lost:
+            route.continue_()
+        else:
+            lost.append(route.request.url)
+            route.abort("connectionreset")
+
+    page.route("**/sheet-body*", lose_first)
+    page.click("#confirm-round")
+    expect(page.locator("#totals-bar")).to_contain_text("Ann18")
+    expect(page.locator(TOTALS).first).to_have_text("18", timeout=10_000)
+    expect(page.locator("#undo-round")).to_have_text("Undo round 1")
+    assert lost
+    assert not errors, errors
+
+
+def test_a_confirm_that_cannot_reach_the_server_says_so_where_it_is_seen(base: str, browser: Any) -> None:
+    """Confirm round tapped with the phone's Wi-Fi gone: the error was written under the hands, a screen below the
+    proposal on a phone, and the tap seemed to do nothing. The error is now brought into view, as an undo's is."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    knock(page, 1, "Ann knocks: Ann scores 18")
+    page.context.set_offline(True)
+    page.click("#confirm-round")
+    expect(page.locator("#table-error")).to_contain_text("cannot be reached")
+    page.wait_for_timeout(300)  # a smooth scroll, where there is one, has ended
+    in_view(page, "#table-error")
+    page.context.set_offline(False)
+    page.click("#confirm-round")
+    expect(page.locator(TOTALS).first).to_have_text("18")
+    expect(page.locator("#table-error")).to_have_text("")
+    assert not errors, errors
+
+
+def test_a_hand_typed_just_before_clear_the_table_does_not_come_back(base: str, browser: Any) -> None:
+    """A hand typed and Clear the table tapped at once: leaving the box sent the cards to be read, and the answer,
+    come after the table was cleared, put Bob's hand back on it and took away the notice's Undo. Clear now waits for
+    the cards typed, and clears them too."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    page.route("**/api/cards", lambda route: (page.wait_for_timeout(300), route.continue_()))
+    page.fill("#hand-2", KNOCK["Bob"].replace("7D", "6D"))
+    page.click("#clear-hands")
+    expect(page.locator("#notice")).to_contain_text("Table cleared (21 cards).")
+    page.wait_for_timeout(600)  # any reading still on its way has come
+    expect(page.locator(".chips .chip")).to_have_count(0)
+    expect(page.locator("#notice")).to_contain_text("Undo")
+    page.click("#notice >> text=Undo")
+    expect(page.locator("#chips-2 .chip").last).to_have_text("6♦")
     assert not errors, errors

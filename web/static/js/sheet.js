@@ -4,6 +4,9 @@
 
 let latest = 0;
 const BUSY_ATTEMPTS = 4; // a sheet answered 503 "busy" is asked for again, up to this many times in all
+// A sheet not fetched (the server out of reach a moment, or busy) is asked for again this much later, until it comes:
+// else the sheet went on showing the match before the change (no round just confirmed, the totals bar's after it).
+const RETRY_MS = 4000;
 
 /**
  * Redraw the sheet inside `container` for `match`. `actions` (optional): {onUndo(number), onEdit(number),
@@ -12,6 +15,8 @@ const BUSY_ATTEMPTS = 4; // a sheet answered 503 "busy" is asked for again, up t
 export async function renderSheet(container, match, actions = null) {
   const sequence = ++latest;
   const url = `/matches/${encodeURIComponent(match.id)}/sheet-body${actions ? "?actions=1" : ""}`;
+  const again = () => new Promise((resolve) => { setTimeout(resolve, RETRY_MS); })
+    .then(() => (sequence === latest ? renderSheet(container, match, actions) : undefined));
   let html;
   try {
     // a long match's sheet waits for its turn (503 "busy": web/matches.py long_match_turn): asked again a little
@@ -22,12 +27,13 @@ export async function renderSheet(container, match, actions = null) {
         await new Promise((resolve) => setTimeout(resolve, attempt * 1000));
         continue;
       }
-      if (!response.ok) return;
+      if (response.status === 404) return; // the match is gone: nothing to fetch again
+      if (!response.ok) return again();
       html = await response.text();
       break;
     }
   } catch {
-    return; // the server is gone: keep the sheet shown; the page reports the failed request itself
+    return again(); // the server is gone: keep the sheet shown (the page reports the failed request itself) a while
   }
   if (sequence !== latest) return;
   const focused = container.contains(document.activeElement) ? document.activeElement : null;

@@ -116,28 +116,55 @@ function placeCards(place, cards) {
   const where = taken.map((entry) => `${pretty(entry.card)} is in ${placeName(store.state, entry.place)}`).join("; ");
   const them = taken.length === 1 ? "it" : "them";
   const text = `${where}. Move ${them} to ${placeName(store.state, place)}?`;
-  const keep = place === UPCARD ? () => update((state) => ({ ...state, notice: null })) : placing(rest); // the upcard as it was
+  // the upcard as it was (and its box: not text typed before it that named no card)
+  const unrefused = (refused) => Object.fromEntries(Object.entries(refused ?? {}).filter(([kept]) => kept !== UPCARD));
+  const keep = place === UPCARD ? () => update((state) => ({ ...state, notice: null, refused: unrefused(state.refused) }))
+    : placing(rest);
   const answers = [{ label: "Move", primary: true, action: placing(cards) }, { label: `Keep ${them} there`, action: keep }];
   // the hand's box goes on showing the cards typed (not the cards it held before) while the question waits
   const typed = place === UPCARD ? null : { place, text: cards.join(" ") };
-  update((state) => ({ ...state, notice: { text, actions: answers, typed } }));
+  update((state) => ({ ...state, notice: { text, actions: answers, typed, question: true } }));
   // shown however the cards came (typed, the keyboard up and Enter gone on to the next box): the cards wait for it
   reveal($("notice"), { evenTyping: true });
 }
 
+const reading = new Set(); // the cards typed being read by the server (typeCards' promises)
+const proposing = new Set(); // the knocks asked to be scored, not answered yet (propose's promises)
+
 /**
  * Cards typed in a box, read by the server (the one card reader: "QH 10S", "ace of spades"). Text it could not read
- * (it could not be reached) stays in its box, kept with the typed cards, for Enter to read again.
+ * (it could not be reached) stays in its box, kept with the typed cards, for Enter to read again. Confirm round and
+ * Record a draw wait for a reading on its way (`answered`).
  */
-async function typeCards(place, text) {
+function typeCards(place, text) {
+  const read = readCards(place, text);
+  reading.add(read);
+  return read.finally(() => reading.delete(read));
+}
+
+/**
+ * Once the requests in `pending` (sets of them: `reading`, `proposing`) are answered, those they lead to included (the
+ * cards read, their knock scored again), or `CHANGE.timeout` has passed; answers whether none is on its way. A box just
+ * left by a tap on Confirm sent its cards to be read; a way the cards were laid, tapped, is being scored.
+ */
+async function answered(...pending) {
+  const until = performance.now() + CHANGE.timeout;
+  const waiting = () => pending.some((requests) => requests.size);
+  while (waiting() && performance.now() < until) {
+    const late = new Promise((resolve) => { setTimeout(resolve, until - performance.now()); });
+    await Promise.race([Promise.allSettled(pending.flatMap((requests) => [...requests])), late]);
+  }
+  return !waiting();
+}
+
+async function readCards(place, text) {
   let cards;
   try {
     const answer = await sequencer.latest(`cards-${place}`, () => post("/api/cards", { text }));
     if (answer === STALE) return;
     cards = answer.cards;
   } catch (error) {
-    if (error.status !== 0 && place === UPCARD) return setError(error.message);
-    if (error.status !== 0) { // said under the hand's box, which keeps the text to be fixed
+    if (error.status !== 0) { // said under the hand's box (beside the upcard's), which keeps the text to be fixed
       setError("");
       const said = error.message.replace(/^the cards: /, ""); // the line is the hand's: "unknown card 'QZ': …"
       return update((state) => typedRefused(state, place, text, said));
@@ -145,7 +172,10 @@ async function typeCards(place, text) {
     update((state) => typedUnread(state, place, text));
     return setError(`${error.message} What was typed stays in its box: press Enter there again once the server is back.`);
   }
-  if (place === UPCARD && cards.length > 1) return setError("There is one upcard: write one card, like 7D.");
+  if (place === UPCARD && cards.length > 1) {
+    setError("");
+    return update((state) => typedRefused(state, UPCARD, text, "there is one upcard: write one card, like 7D"));
+  }
   setError("");
   placeCards(place, cards);
 }
@@ -155,7 +185,8 @@ function readAgain(place, text) {
   if (store.state.unread[place] === text) typeCards(place, text);
 }
 
-function clearTable() {
+async function clearTable() {
+  await answered(reading); // a box just left by this tap: its cards are cleared too, not put back once read
   const { cards: before, unread } = store.state;
   if (!before.length && !Object.keys(unread).length) return;
   update((state) => ({ ...state, cards: [], unread: {}, proposal: null, pendingKnocker: null, error: "" }));
@@ -296,7 +327,13 @@ function typing() {
  * that is no meld is said beside the proposal, which stays (it vanished, and every knock after it sent the same
  * lay-down again, until the cards changed).
  */
-async function propose(knocker, laid = store.state.laydown, way = null, { quiet = false } = {}) {
+function propose(...asked) {
+  const scoring = scoreKnock(...asked);
+  proposing.add(scoring);
+  return scoring.finally(() => proposing.delete(scoring));
+}
+
+async function scoreKnock(knocker, laid = store.state.laydown, way = null, { quiet = false } = {}) {
   const state = store.state;
   if (state.match.finished || state.saving) return;
   const key = tableKey(state);
@@ -434,7 +471,8 @@ async function saveRound(body) {
         : `The score sheet changed meanwhile (see the sheet), so this round was not saved. ${match.finished ? next : `Check it and ${next}`}`);
       return null;
     }
-    update((s) => ({ ...s, saving: false, error: error.message }));
+    update((s) => ({ ...s, saving: false }));
+    setError(error.message); // brought into view: under the hands, it is a screen below Confirm on a phone
     return null;
   }
 }
@@ -461,6 +499,25 @@ function proposedRound(proposal) {
 async function confirmRound() {
   const proposal = store.state.proposal;
   if (!proposal) return;
+  // Confirm tapped at once after a card fixed in its box (leaving it sent the cards to be read) or a way the cards were
+  // laid: the round stored is the one they make, not the one proposed before them (the reading answered late also put
+  // the old hand on the next deal). Changed, it is shown to be confirmed.
+  const settledNow = reading.size || proposing.size ? await answered(reading, proposing) : true;
+  const { state } = store;
+  if (state.notice?.question) return reveal($("notice"), { evenTyping: true }); // a card typed is in another hand: Move or Keep first
+  // a box showing text that is not the cards proposed: confirmed, the round would hold the cards before it
+  if (Object.keys(state.unread).length || Object.keys(state.refused ?? {}).length) {
+    return setError("The round was not confirmed: a box holds typed text not read yet, or naming no card. Fix it, or press Enter in it to read it.");
+  }
+  if (state.proposal !== proposal || !settledNow) {
+    if (!settledNow) return setError("The cards or the way they were laid are still being scored: confirm once the result shows.");
+    const now = state.proposal;
+    if (!now || JSON.stringify(proposedRound(now)) !== JSON.stringify(proposedRound(proposal))) {
+      notify("The round was not confirmed: what it scores changed as Confirm was tapped (a card fixed, or the way the cards were laid). Check the result, then confirm it.");
+      return;
+    }
+    return confirmRound(); // the same round, as now proposed
+  }
   const saved = await saveRound(proposedRound(proposal));
   if (!saved) return;
   const unsaved = await saveCorrection();
@@ -468,6 +525,7 @@ async function confirmRound() {
 }
 
 async function recordDraw() {
+  await answered(reading); // a box just left: its cards are placed before the draw clears the table, not on the next deal
   const saved = await saveRound({ draw: true });
   if (saved) roundStored(saved, { draw: true });
 }
@@ -553,6 +611,11 @@ async function editRound(number, body, revision) {
   // saved as the page showed the round: sent all the same (the sheet shown may be seconds behind, and the server
   // refuses an edit of an older sheet), and said as nothing changed, not as a change
   const unchanged = holds(before);
+  // undone meanwhile (on another device): there is no round to save it in, however often Save is tapped
+  const gone = (match) => (number > match.rounds.length
+    ? `Round ${number} is no longer on the sheet: it was undone meanwhile, so this change was not saved. The sheet's "Undone round ${number}" brings it back, to edit it then.`
+    : null);
+  if (gone(before)) throw new ApiError(409, gone(before));
   const sayEdited = (match, more) => {
     update((state) => withNewerMatch(state, match));
     if (unchanged) notify(`Round ${number} already holds this: nothing changed.${more ? ` ${more}` : ""}`);
@@ -564,7 +627,9 @@ async function editRound(number, body, revision) {
   } catch (error) {
     const refused = refusal(error, revision, holds);
     if (refused?.done) return notify(`Round ${number} already holds this.`);
-    if (refused) throw new ApiError(409, sheetChanged("this change was not saved: Save again to make it on the sheet as it is now."), error.data);
+    if (refused) {
+      throw new ApiError(409, gone(refused.match) ?? sheetChanged("this change was not saved: Save again to make it on the sheet as it is now."), error.data);
+    }
     throw error;
   }
 }

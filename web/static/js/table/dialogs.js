@@ -214,6 +214,9 @@ export class RoundEditor {
   }
 
   async save() {
+    // A second tap of Save while the first is on its way sends nothing: refused as asked of the sheet the first one
+    // changed, its "already holds this" replaced the first's notice of the change and its Undo.
+    if (this.saving) return;
     const { match } = this.store.state;
     const number = Number($("round-editor").dataset.number);
     const body = $("round-draw").checked
@@ -224,6 +227,7 @@ export class RoundEditor {
           hands: Object.fromEntries(match.players.map((name, i) => [name, $(`round-hand-${i}`).value])),
           ...(this.laid && $("round-laid").checked ? this.laid : {}),
         };
+    this.saving = true;
     try {
       await this.actions.editRound(number, body, Number($("round-editor").dataset.revision));
       $("round-editor").close();
@@ -231,6 +235,8 @@ export class RoundEditor {
       $("round-error").textContent = error.message;
       // Refused as asked of an older sheet (now shown): Save again asks it of the sheet as it is now.
       if (error.status === 409) $("round-editor").dataset.revision = String(this.store.state.match.revision);
+    } finally {
+      this.saving = false;
     }
   }
 }

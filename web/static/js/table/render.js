@@ -91,11 +91,14 @@ function renderHands(state, actions) {
   });
   const input = $("upcard-input");
   const up = upcardOf(state);
-  if (document.activeElement !== input) input.value = state.unread[UPCARD] ?? up ?? "";
+  const refused = state.refused?.[UPCARD]; // typed, and no card (or two): the box keeps it, its line says why
+  if (document.activeElement !== input) input.value = state.unread[UPCARD] ?? refused?.text ?? up ?? "";
   const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
   const limit = answer?.knock_limit;
-  $("knock-limit").textContent = !up ? "No upcard yet" : limit === null || limit === undefined ? ""
-    : limit === 0 ? "Only gin may knock" : `Knock with ${limit} or less`; // 0: an ace upcard under gin-only aces
+  $("knock-limit").textContent = refused ? `${refused.message}: fix it in the box` : !up ? "No upcard yet"
+    : limit === null || limit === undefined ? ""
+      : limit === 0 ? "Only gin may knock" : `Knock with ${limit} or less`; // 0: an ace upcard under gin-only aces
+  $("knock-limit").classList.toggle("wrong-count", Boolean(refused));
   const outCards = cardsAt(state, OUT);
   $("out-cards").hidden = outCards.length === 0;
   renderChips($("out-chips"), outCards, state, colours, actions);

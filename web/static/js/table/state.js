@@ -35,7 +35,7 @@ export function initialState(match, seating) {
     notice: null, // {text, actions: [{label, action}], typed?: {place, text}}: a warning, an undo offer, or a question
     // about cards typed for a hand (`typed`: its box shows them while it waits)
     unread: {}, // place -> text typed in its box that the server could not read yet: the box keeps it
-    refused: {}, // hand -> {text, message}: text typed in its box that names no cards; the box keeps it to be fixed
+    refused: {}, // hand (or the upcard) -> {text, message}: text typed in its box that names no cards; the box keeps it to be fixed
   };
 }
 
