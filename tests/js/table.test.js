@@ -167,6 +167,18 @@ test("wrong card counts are flagged as the server says", () => {
   assert.equal(handStatus(state, 1).wrongCount, false, "an empty hand is not flagged, nor may it knock");
 });
 
+test("the knocker's line says the discard and deadwood the proposed knock is scored with", () => {
+  let state = setPlace(setPlace(initialState(match, seating), 0, [...ANN, "6S"]), 1, BOB);
+  // least deadwood: discard 6S (deadwood 1); scored: discard 2D, keeping 6S to block a layoff (deadwood 3)
+  const answer = { knock_limit: 10, players: { Ann: { can_knock: true, deadwood_points: 1, discard: "6S" }, Bob: { deadwood_points: 40 } } };
+  state = { ...state, arrangement: { key: tableKey(state), answer } };
+  assert.equal(handStatus(state, 0).text, "11 cards · deadwood 1 · discards 6♠ · can knock");
+  const result = { knocker: "Ann", discard: "2D", players: { Ann: { deadwood_points: 3 }, Bob: { deadwood_points: 40 } } };
+  state = { ...state, proposal: { knocker: "Ann", key: tableKey(state), body: {}, result } };
+  assert.equal(handStatus(state, 0).text, "11 cards · deadwood 3 · discards 2♦ · can knock");
+  assert.equal(handStatus(state, 1).text, "10 cards · deadwood 40 · over the knock limit 10");
+});
+
 test("a hand's line says why it may not knock, and a gin as gin", () => {
   let state = setPlace(setPlace(initialState(match, seating), 0, ANN), 1, BOB);
   const answer = { knock_limit: 4, players: { Ann: { can_knock: false, deadwood_points: 5 }, Bob: { can_knock: true, deadwood_points: 0 } } };

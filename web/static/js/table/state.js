@@ -412,7 +412,13 @@ export function restoredAlready(match, version) {
 export function handStatus(state, index) {
   const count = cardsAt(state, index).length;
   const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
-  const info = answer?.players?.[players(state)[index]];
+  const name = players(state)[index];
+  const info = byName(answer?.players, name);
+  // the knock proposed is scored with the discard best for its knocker (it may block a layoff), which is not always
+  // the one that leaves the least deadwood: the knocker's line says the one scored, as the chips and proposal do
+  const scored = state.proposal?.result?.knocker === name ? state.proposal.result : null;
+  const deadwood = scored ? byName(scored.players, name)?.deadwood_points : info?.deadwood_points;
+  const discard = scored ? scored.discard : info?.discard;
   const wrongCount = Boolean(info?.problem && count > 0);
   // what was typed there but not read (the server could not be reached) stays said under the box until it is read
   // cards typed there wait for the notice's question (move a card from another hand, or keep it there)
@@ -426,8 +432,8 @@ export function handStatus(state, index) {
     return { text: "typed, not read yet: press Enter in the box to read it", wrongCount: false, canKnock: false, whyNot: "" };
   }
   const parts = [wrongCount ? info.problem : `${count} card${count === 1 ? "" : "s"}`];
-  if (count && info?.deadwood_points !== null && info?.deadwood_points !== undefined) parts.push(`deadwood ${info.deadwood_points}`);
-  if (info?.discard) parts.push(`discards ${pretty(info.discard)}`); // as the chips and the proposal write it
+  if (count && deadwood !== null && deadwood !== undefined) parts.push(`deadwood ${deadwood}`);
+  if (discard) parts.push(`discards ${pretty(discard)}`); // as the chips and the proposal write it
   // why a hand may not knock is said in words (a disabled button's tooltip is never seen on a phone)
   const limit = answer?.knock_limit;
   if (state.match.finished) {
