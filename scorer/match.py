@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import random
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Sized
 from typing import Any
 
 from scorer.cards import Card, DuplicateCardError, InvalidCardError, TooManyCardsError, parse_cards
@@ -25,12 +25,15 @@ from scorer.errors import OkginError, shown
 from scorer.laydown import LayDown
 from scorer.layoffs import Layoff
 from scorer.melds import Meld
-from scorer.rules import InvalidHandError, RoundResult, Rules, score_round
+from scorer.rules import MAX_PLAYERS, InvalidHandError, RoundResult, Rules, score_round
 
 MAX_ROUNDS = 1_000
 """The most rounds (draws included) a match takes: a match to 100 plays a few dozen. Each round is written out on
 every device's sheet and in the match's JSON (a four-player knock with its other ways to lay down, some 6 KB), so
 without a bound a match of thousands of rounds made each read of it tens of MB (session 47's probe)."""
+MOST_HELD = 11
+"""The most cards a player holds at the end of a round: ten dealt and the one drawn (the knocker's, before his discard).
+A knocker lays down no more melds, nor a player more layoffs, than that."""
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
@@ -139,6 +142,7 @@ def parse_round_input(data: object) -> RoundInput:
     knocker = parse_name_field(knocker, "knocker")
     if not isinstance(hands, Mapping) or not hands:
         raise RoundInputError('hands must be an object like {"Ann": ["QH", "10S", ...], "Bob": "AS 2S ..."}')
+    _at_most(hands, MAX_PLAYERS, "hands", "players' hands, more than play a round")
     held = tuple(
         (parse_name_field(name, "hands"), parse_cards_field(cards, f"{name}'s hand")) for name, cards in hands.items()
     )
@@ -166,6 +170,21 @@ def parse_name_field(value: object, what: str) -> str:
     return value
 
 
+def _at_most(items: Sized, most: int, what: str, why: str) -> None:
+    """Refuse a field's list or object of more than ``most`` entries before any entry is read: each is parsed, and
+    300,000 melds in a request's 10 MB held the server's interpreter for 8 s.
+
+    >>> _at_most(["AS 2S 3S"] * 12, MOST_HELD, "knocker_melds", "melds, more than a player holds cards")
+    Traceback (most recent call last):
+    ...
+    scorer.match.RoundInputError: knocker_melds: 12 melds, more than a player holds cards (11)
+
+    :raises RoundInputError: naming ``what``, how many entries it holds, and ``why`` that is too many.
+    """
+    if len(items) > most:
+        raise RoundInputError(f"{what}: {len(items)} {why} ({most})")
+
+
 def _parse_laydown(data: Mapping[str, Any]) -> LayDown:
     """The lay-down given with a knock (``LayDown.to_dict``'s keys); each part may be missing or null.
 
@@ -182,6 +201,8 @@ def _parse_laydown(data: Mapping[str, Any]) -> LayDown:
         raise RoundInputError(
             f'layoffs must map players to their layoffs, like {{"Bob": [], "Cat": []}}: {shown(layoffs)}'
         )
+    _at_most(melds or (), MOST_HELD, "knocker_melds", "melds, more than a player holds cards")
+    _at_most(layoffs or {}, MAX_PLAYERS, "layoffs", "players' layoffs, more than play a round")
     laid_melds = None
     if melds is not None:
         try:
@@ -195,6 +216,7 @@ def _parse_laydown(data: Mapping[str, Any]) -> LayDown:
             raise RoundInputError(
                 f"{name}'s layoffs must be a list of layoffs (empty: none laid off), got {shown(made)}"
             )
+        _at_most(made, MOST_HELD, f"{name}'s layoffs", "layoffs, more than a player holds cards")
         by_player[name] = tuple(_parse_layoff(item, f"{name}'s layoffs") for item in made)
     return LayDown.of(laid_melds, None if discard is None else parse_card_field(discard, "discard"), by_player)
 

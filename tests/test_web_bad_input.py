@@ -189,6 +189,47 @@ def test_a_box_no_float_holds_is_a_400_where_a_box_is_placed(client: FlaskClient
     assert answer.status_code == 400 and "[x1, y1, x2, y2]" in answer.json["error"]
 
 
+MELDS = {**ROUND, "knocker_melds": ["8C 9C 10C"] * 100_000}
+LAYOFFS = {**ROUND, "layoffs": {"Bob": ["QC onto 8C 9C 10C JC"] * 100_000}}
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "said"),
+    [
+        ("/api/score", MELDS, "knocker_melds: 100000 melds, more than a player holds cards (11)"),
+        ("/api/matches/1/rounds", LAYOFFS, "Bob's layoffs: 100000 layoffs, more than a player holds cards (11)"),
+        ("/api/score", {**ROUND, "layoffs": {f"P{n}": [] for n in range(5)}}, "layoffs: 5 players' layoffs"),
+        ("/api/arrange", {"hands": {f"P{n}": [] for n in range(100_000)}}, "hands: 100000 players' hands"),
+        ("/api/matches/1/rounds", {**ROUND, "hands": {f"P{n}": "" for n in range(5)}}, "hands: 5 players' hands"),
+        ("/api/score", {**ROUND, "groups": {"Ann": [["AS"]] * 100_000}}, "Ann's groups: 100000 groups, more than"),
+        ("/api/score", {**ROUND, "groups": {f"P{n}": [] for n in range(5)}}, "groups: 5 players' groups"),
+    ],
+    ids=["melds", "layoffs", "layoffs-players", "arranged-hands", "hands", "groups", "groups-players"],
+)
+def test_lists_longer_than_a_round_holds_are_refused_before_their_entries_are_read(
+    client: FlaskClient, path: str, body: dict[str, object], said: str
+) -> None:
+    """Each meld, layoff, hand and group was parsed before any count was checked: 300,000 melds in one 6 MB body
+    held the server's interpreter (every other request) for 8 s before the answer said they share a card."""
+    new_match(client)
+    answer = client.post(path, json=body)
+    assert answer.status_code == 400 and said in answer.json["error"], answer.json
+
+
+@pytest.mark.parametrize("digits", ["9" * 5000, "0" * 5000 + "1"], ids=["5000-digits", "1-after-5000-zeros"])
+def test_a_match_query_of_thousands_of_digits_is_a_404_or_that_match(client: FlaskClient, digits: str) -> None:
+    """int() refuses more than 4,300 digits: ``?match=`` of 5,000 nines was a 500 on every live route."""
+    new_match(client)
+    body = {"box": [10, 60, 20, 80], "width": 100, "height": 100}
+    place = client.post(f"/live/place?match={digits}", json=body)
+    frame = client.post(f"/live/frame?match={digits}", data=jpeg(64, 48), content_type="image/jpeg")
+    if digits.endswith("1"):  # match 1, written with leading zeros
+        assert place.status_code == frame.status_code == 200
+    else:
+        assert place.status_code == frame.status_code == 404 and "no match with id" in place.json["error"]
+        assert len(place.json["error"]) < 100
+
+
 @pytest.mark.parametrize(
     "match",
     [

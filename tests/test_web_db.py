@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -70,11 +73,69 @@ def test_a_locked_database_answers_503_and_loses_nothing(tmp_path: Path) -> None
     assert client.get(f"/api/matches/{match_id}").json["totals"] == {"Ann": 18, "Bob": 0}
 
 
+def test_writers_of_a_locked_database_wait_a_bounded_while(tmp_path: Path) -> None:
+    """Writers of one match take turns: each waited out the busy timeout of every writer before it while another
+    program held the database (12 writers: 12 timeouts for the last), holding a worker thread all that time."""
+    timeout = 0.4
+    app = create_app({"DATA_DIR": str(tmp_path), "DATABASE_TIMEOUT": timeout})
+    match_id = new_match(app.test_client())
+    answers: list[tuple[int, float]] = []
+
+    def post() -> None:
+        began = time.monotonic()
+        answer = app.test_client().post(f"/api/matches/{match_id}/rounds", json=ROUND)
+        answers.append((answer.status_code, time.monotonic() - began))
+
+    holder = sqlite3.connect(app.config["DATABASE"], isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        writers = [threading.Thread(target=post) for _ in range(12)]
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert [status for status, _ in answers] == [503] * 12
+    assert max(took for _, took in answers) < 8 * timeout  # a turn (three timeouts at most), then one: not twelve
+    assert app.test_client().get(f"/api/matches/{match_id}").json["rounds"] == []
+
+
 def test_an_unwritable_database_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     with pytest.raises(DatabaseError, match="cannot open the database"):
         create_app({"DATA_DIR": str(tmp_path), "DATABASE": str(blocker / "okgin.db")})
+
+
+def test_a_full_disk_is_said_so_and_loses_nothing(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite ends the transaction itself when the disk is full: the ROLLBACK after it failed ("no transaction is
+    active") and that error was reported, a 503 "database error" instead of the disk being full."""
+    import web.db
+
+    match = new_match(client, options={"target": 10000})
+    full = {"pages": 0}
+
+    def connect_full(path: str | Path, timeout: float = 5.0, create: bool = True) -> sqlite3.Connection:
+        connection = connect(path, timeout, create)
+        if full["pages"]:
+            connection.execute(f"PRAGMA max_page_count = {full['pages']}")  # the disk fills at this size
+        return connection
+
+    monkeypatch.setattr(web.db, "connect", connect_full)
+    with contextlib.closing(sqlite3.connect(client.application.config["DATABASE"])) as probe:
+        full["pages"] = probe.execute("PRAGMA page_count").fetchone()[0]
+    stored = 0
+    for _ in range(200):
+        answer = client.post(f"/api/matches/{match}/rounds", json={**ROUND, "number": stored + 1})
+        if answer.status_code != 201:
+            break
+        stored += 1
+    assert answer.status_code == 503
+    assert answer.json["error"].startswith("the disk holding the database is full"), answer.json
+    full["pages"] = 0
+    assert len(client.get(f"/api/matches/{match}").json["rounds"]) == stored
 
 
 def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:

@@ -39,6 +39,16 @@ def test_a_wrong_csrf_header_is_refused(client: FlaskClient) -> None:
     assert answer.status_code == 403 and "CSRF token does not match" in answer.json["error"]
 
 
+def test_a_csrf_token_of_non_ascii_text_is_refused_not_a_500(client: FlaskClient) -> None:
+    """hmac.compare_digest raises TypeError for a str holding a non-ASCII character: a forged token "é" was a 500."""
+    page_token(client)
+    header = client.post("/api/cards", data="x", headers={"X-CSRF-Token": "\u00e9"}, content_type="text/plain")
+    assert header.status_code == 403 and "CSRF token does not match" in header.json["error"]
+    for path in ("/matches", "/matches/import"):
+        form = client.post(path, data={"player": ["Ann", "Bob"], "csrf_token": "\u2603"})
+        assert form.status_code == 403 and "CSRF token" in form.get_data(as_text=True)
+
+
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data"])
 def test_the_api_refuses_what_a_cross_site_form_can_send(client: FlaskClient, content_type: str) -> None:
     answer = client.post("/api/matches", data=b'{"players": ["Ann", "Bob"]}', content_type=content_type)

@@ -260,7 +260,11 @@ def transaction() -> Iterator[sqlite3.Connection]:
     connection.execute("BEGIN IMMEDIATE")
     try:
         yield connection
+        connection.execute("COMMIT")
     except BaseException:
-        connection.execute("ROLLBACK")
+        # SQLite ends the transaction itself on some errors (a full disk, an I/O error): a ROLLBACK then fails with
+        # "no transaction is active", and that error replaced the one to report ("database error", not "disk full")
+        if connection.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                connection.execute("ROLLBACK")
         raise
-    connection.execute("COMMIT")

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from scorer.cards import Card
+from scorer.cards import DECK, Card
 from scorer.errors import OkginError, shown
 from scorer.match import (
     Draw,
@@ -292,12 +292,16 @@ def parse_groups(value: object) -> dict[str, tuple[tuple[Card, ...], ...]]:
     """
     if not isinstance(value, dict) or not value:
         raise InputError('groups must map each player to their groups, like {"Ann": [["JS", "QS", "KS"]], "Bob": []}')
+    if len(value) > MAX_PLAYERS:  # counted before any is read: a million groups took 9 s of the interpreter
+        raise InputError(f"groups: {len(value)} players' groups, more than play a round ({MAX_PLAYERS})")
     groups: dict[str, tuple[tuple[Card, ...], ...]] = {}
     try:
         for name, laid in value.items():
             name = parse_name_field(name, "groups")
             if not isinstance(laid, list):
                 raise InputError(f"{name}'s groups must be a list of groups of cards, got {shown(laid)}")
+            if len(laid) > len(DECK):
+                raise InputError(f"{name}'s groups: {len(laid)} groups, more than a deck has cards ({len(DECK)})")
             groups[name] = tuple(parse_cards_field(group, f"a group of {name}'s") for group in laid)
     except RoundInputError as error:
         raise InputError(str(error)) from None
@@ -328,6 +332,8 @@ def parse_hands(value: object) -> dict[str, tuple[Card, ...]]:
     """
     if not isinstance(value, dict) or not value:
         raise InputError('hands must be an object like {"Ann": ["QH", "10S", ...], "Bob": "AS 2S ..."}')
+    if len(value) > MAX_PLAYERS:  # counted before any is read
+        raise InputError(f"hands: {len(value)} players' hands, more than play a round ({MAX_PLAYERS})")
     try:
         return {
             parse_name_field(name, "hands"): parse_cards_field(cards, f"{name}'s hand") for name, cards in value.items()

@@ -34,6 +34,7 @@ from web import matches
 from web.api import decode, json_body, players_arg, uploaded_image
 from web.detection import detections_json, service, table_layout, unavailable
 from web.errors import ApiError
+from web.fields import MAX_ROW_ID
 from web.laydown import name_seats
 from web.request_json import pixel
 from web.security import client_key
@@ -87,8 +88,11 @@ def match_players() -> list[str] | None:
     if value is None:
         return None
     if not value.isascii() or not value.isdigit():
-        raise ApiError(400, f"match must be a match id (a number), got {value!r}")
-    return list(matches.load_match(int(value)).match.players)
+        raise ApiError(400, f"match must be a match id (a number), got {shown(value)}")
+    digits = value.lstrip("0") or "0"
+    if len(digits) > len(str(MAX_ROW_ID)):  # no match has it; int() refuses more than 4,300 digits (a 500)
+        raise matches.NotFoundError(f"no match with id {shown(value)}")
+    return list(matches.load_match(int(digits)).match.players)
 
 
 def table_json(reading: FrameReading, layout: TableLayout, players: list[str]) -> dict[str, Any]:

@@ -52,7 +52,7 @@ from scorer.records import (
     scoring_engine,
 )
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, InvalidRulesError, Rules
-from web.db import DatabaseError, database_problem, get_db, snapshot, transaction
+from web.db import BUSY_TIMEOUT_SECONDS, DatabaseError, database_problem, get_db, snapshot, transaction
 from web.fields import MAX_ROW_ID, InputError
 from web.round_history import EDITED, UNDONE, EarlierVersion, Restore, keep_replaced, read_history, restore
 from web.transfer import MatchFile, Origin, read_match_file
@@ -971,16 +971,39 @@ def read_outline(text: str | None) -> MatchOutline | None:
 # --- internals
 
 
+TURN_WAIT_TIMEOUTS = 3
+"""How long a change waits for its turn (``_writer_turn``), in the database's busy timeouts: 15 s by default, as long
+as the page waits for an answer, and longer than 32 writers of one long match take turns (``bench_writes.py``)."""
+
+
+@contextlib.contextmanager
+def _writer_turn(cache: MatchCache, match_id: int) -> Iterator[None]:
+    """This process's turn to change ``match_id`` (``MatchCache.writer``), waited for ``TURN_WAIT_TIMEOUTS`` busy
+    timeouts at most: while another program held the database, each writer waited out the busy timeout of every
+    writer before it, holding a worker thread (16 writers of one match: 80 s, every other request queued).
+
+    :raises BusyError: when no turn comes in time.
+    """
+    writer = cache.writer(match_id)
+    timeout = current_app.config.get("DATABASE_TIMEOUT", BUSY_TIMEOUT_SECONDS)
+    if not writer.acquire(timeout=TURN_WAIT_TIMEOUTS * timeout):
+        raise BusyError(f"match {match_id} is busy: the changes before this one wait for the database; try again")
+    try:
+        yield
+    finally:
+        writer.release()
+
+
 def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchRecord:
     """Compute ``change`` on the match as stored, outside the write lock, and commit it if the match is
     unchanged meanwhile; else compute again on the newer match (from the cache: the winner put it there).
     Writers in one process take turns (``MatchCache.writer``); the revision check guards against others. A change
     that changes nothing (``Changed``) answers the match as stored.
 
-    :raises BusyError: when the match changed under every attempt.
+    :raises BusyError: when the match changed under every attempt, or no turn came (``_writer_turn``).
     """
     cache = _cache()
-    with cache.writer(match_id):  # without it, 16 writers at once starved one of them into a 503
+    with _writer_turn(cache, match_id):  # without turns, 16 writers at once starved one of them into a 503
         for attempt in range(WRITE_ATTEMPTS):
             shared = load_match(match_id)
             record = dataclasses.replace(shared, match=shared.match.copy())  # ``change`` may change its match

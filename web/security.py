@@ -92,6 +92,16 @@ def csrf_token() -> str:
     return token
 
 
+def same_token(given: str, token: str) -> bool:
+    """Whether a token sent (a form field, a header) is ``token``, compared in constant time as UTF-8 bytes:
+    ``hmac.compare_digest`` refuses two strings with a non-ASCII character in either (a TypeError, answered 500).
+
+    >>> same_token("abc", "abc"), same_token("\u00e9", "abc")
+    (True, False)
+    """
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode("utf-8", "surrogatepass"))
+
+
 def is_loopback(address: str | None) -> bool:
     """Requests from this machine (127.0.0.0/8, ::1, and 127.0.0.1 as a dual-stack socket shows it) never need the
     PIN.
@@ -335,12 +345,12 @@ def init_app(app: Flask) -> None:
             return  # a cross-site page cannot send this content type without a preflight we never answer
         if request.headers.get("X-Requested-With") or request.headers.get(CSRF_HEADER):
             header = request.headers.get(CSRF_HEADER)
-            if header is not None and not hmac.compare_digest(header, csrf_token()):
+            if header is not None and not same_token(header, csrf_token()):
                 raise ApiError(403, "the CSRF token does not match this session; reload the page")
             return
         if request.mimetype in ("application/x-www-form-urlencoded", "multipart/form-data"):
             field = request.form.get(CSRF_FIELD, "")
-            if field and hmac.compare_digest(field, csrf_token()):
+            if field and same_token(field, csrf_token()):
                 return
             raise ApiError(403, "missing or wrong CSRF token; reload the page and try again")
         if request.method in ("PUT", "DELETE", "PATCH"):
