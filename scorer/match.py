@@ -34,6 +34,8 @@ without a bound a match of thousands of rounds made each read of it tens of MB (
 MOST_HELD = 11
 """The most cards a player holds at the end of a round: ten dealt and the one drawn (the knocker's, before his discard).
 A knocker lays down no more melds, nor a player more layoffs, than that."""
+KNOCK_FIELDS = ("upcard", "knocker", "hands", "knocker_melds", "discard", "layoffs")
+"""What a knock's input holds (``Knock.to_dict``), none of which a draw has."""
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
@@ -119,7 +121,8 @@ RoundInput = Knock | Draw
 
 
 def parse_round_input(data: object) -> RoundInput:
-    """A round's input from its JSON form (``Knock.to_dict()`` or ``{"draw": true}``); other keys are ignored.
+    """A round's input from its JSON form (``Knock.to_dict()`` or ``{"draw": true}``); other keys are ignored, but a
+    draw that names a knock's fields is refused.
 
     Hands may be lists of cards or one string (``"QH 10S 3D"``, ``"ace of spades, 2S"``).
 
@@ -136,6 +139,10 @@ def parse_round_input(data: object) -> RoundInput:
     if not isinstance(draw, bool):
         raise RoundInputError(f"draw must be true or false, got {shown(draw)}")
     if draw:
+        # a round sent as a draw and a knock at once is not read as either: which one was meant is not ours to guess
+        if given := [key for key in KNOCK_FIELDS if data.get(key) is not None]:
+            fields = ", ".join(given)
+            raise RoundInputError(f'a draw has no {fields}: send {{"draw": true}} alone, or the knock without it')
         return Draw()
     upcard, knocker, hands = (data.get(key) for key in ("upcard", "knocker", "hands"))
     up = parse_card_field(upcard, "upcard")

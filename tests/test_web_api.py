@@ -124,6 +124,7 @@ def test_a_draw_scores_nothing_and_keeps_the_dealer(client: FlaskClient) -> None
         ({"hands": {"Ann": ANN, "Bob": BOB, "Cy": "AS"}}, 400, "'Cy', who is not in this match"),
         ({"hands": ["AS"]}, 400, "hands must be an object"),
         ({"upcard": 7}, 400, "upcard must be a card"),
+        ({"draw": True}, 400, "a draw has no upcard, knocker, hands"),  # a knock sent as a draw too: neither stored
     ],
 )
 def test_bad_rounds_are_refused_naming_the_problem(
@@ -296,7 +297,8 @@ def test_score_without_a_match(client: FlaskClient) -> None:
         (ROUND | {"knocker": "Cy"}, "knocker must be one of Ann, Bob"),
         (ROUND | {"hands": {"Ann": ANN, "Bob": BOB.replace("7D", "AC")}}, "AC"),
         (ROUND | {"rules": "bridge"}, "rules must be one of"),
-        (ROUND | {"draw": True}, "a draw scores nothing"),
+        ({"draw": True}, "a draw scores nothing"),
+        (ROUND | {"draw": True}, "a draw has no upcard, knocker, hands"),
         (ROUND | {"match": 42}, "no match with id 42"),
     ],
 )
