@@ -4,7 +4,10 @@ A match is given ``--rounds`` rounds through the API, then ``--clients`` clients
 more at once. Prints how many were stored (201) and how many were refused as "database is locked"
 (503), the write rate and latency, and the time to read the long match.
 
-    python benchmarks/bench_writes.py [--rounds 1000] [--clients 32] [--each 40] [--repo PATH]
+    python benchmarks/bench_writes.py [--rounds 400] [--clients 32] [--each 10] [--repo PATH]
+
+A match holds at most ``MAX_ROUNDS`` rounds and is played to ``MAX_TARGET`` at most: the rounds given and posted must
+fit both (Ann scores 18 a round, 9 on average while the match is filled).
 
 ``--repo`` serves another checkout's code (e.g. the main branch before a change) for a before/after figure.
 """
@@ -20,6 +23,9 @@ import time
 from pathlib import Path
 
 from bench_web import HOST, REPO, SCORE_BODY, free_port, load, start_server
+
+from scorer.match import MAX_ROUNDS
+from scorer.rules import MAX_TARGET
 
 UNDERCUT = SCORE_BODY | {"hands": {**SCORE_BODY["hands"], "Bob": "QS QC QH 10S JS 3D 2H 7S 7C 7D"}}
 
@@ -37,16 +43,19 @@ def call(port: int, method: str, path: str, body: object | None = None) -> tuple
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=1000, help="rounds in the match before the writers start")
+    parser.add_argument("--rounds", type=int, default=400, help="rounds in the match before the writers start")
     parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument("--each", type=int, default=40, help="rounds each client posts")
+    parser.add_argument("--each", type=int, default=10, help="rounds each client posts")
     parser.add_argument("--repo", type=Path, default=REPO, help="checkout whose code serves (default: this one)")
     options = parser.parse_args()
+    posted = options.clients * options.each
+    if options.rounds + posted > MAX_ROUNDS or (options.rounds + 1) // 2 * 18 + posted * 18 >= MAX_TARGET:
+        parser.error(f"{options.rounds} rounds and {posted} posted: a match holds {MAX_ROUNDS} rounds, to {MAX_TARGET}")
     with tempfile.TemporaryDirectory() as workdir:
         port = free_port()
         server = start_server(port, Path(workdir), None, repo=options.repo.resolve())
         try:
-            setup = {"players": ["Ann", "Bob"], "options": {"target": 10**9}}
+            setup = {"players": ["Ann", "Bob"], "options": {"target": MAX_TARGET}}
             status, created = call(port, "POST", "/api/matches", setup)
             assert status == 201, created
             path = f"/api/matches/{created['id']}"
