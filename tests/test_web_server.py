@@ -157,6 +157,23 @@ def test_a_body_over_the_limit_is_refused_before_it_is_buffered(tmp_path: Path) 
         served.stop()
 
 
+def test_a_body_over_the_limit_that_waits_to_go_on_is_refused_before_it_is_sent(tmp_path: Path) -> None:
+    """A client sending ``Expect: 100-continue`` is told 413 at once, not "go on" (then it uploaded its body)."""
+    served = Running(tmp_path, tls=False, limits=ServerLimits(threads=4, max_request_body=1000))
+    try:
+        with socket.create_connection(("127.0.0.1", served.port), timeout=5) as sock:
+            asking = b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n"
+            sock.sendall(asking)
+            assert sock.recv(4096).startswith(b"HTTP/1.1 413 ")
+        with socket.create_connection(("127.0.0.1", served.port), timeout=5) as sock:  # within it: go on
+            sock.sendall(asking.replace(b"5000", b"500"))
+            assert sock.recv(4096) == b"HTTP/1.1 100 Continue\r\n\r\n"
+            sock.sendall(b"z" * 500)
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200 ")
+    finally:
+        served.stop()
+
+
 def test_a_silent_tls_client_stops_nobody(https: Running) -> None:
     silent = [silent_connection(https.port) for _ in range(3)]
     started = time.perf_counter()

@@ -72,7 +72,21 @@ class ServerLimits:
     cleanup_interval: int = 1
 
 
-class _TLSChannel(HTTPChannel):  # type: ignore[misc]
+class _Channel(HTTPChannel):  # type: ignore[misc]
+    """An ``HTTPChannel`` that answers a refused request at once, even one that asked to be told to go on.
+
+    A client sending ``Expect: 100-continue`` waits for "100 Continue" before its body. Waitress sent it even
+    for a request it had already refused (a body over ``max_request_body``), and marked that request unfinished:
+    the client uploaded its body, up to the limit and more, before the 413 came."""
+
+    def send_continue(self) -> None:
+        if self.request.error is not None:  # refused from its headers: the error is the answer, sent as it is
+            self.request.expect_continue = False
+            return
+        super().send_continue()
+
+
+class _TLSChannel(_Channel):
     """An ``HTTPChannel`` over a non-blocking ``SSLSocket``: the handshake and all I/O run on the event loop.
 
     OpenSSL allows one operation at a time on a connection, and waitress writes from worker threads
@@ -173,7 +187,7 @@ class _OkginServer(TcpWSGIServer):  # type: ignore[misc]
     def __init__(self, *args: Any, tls: ssl.SSLContext | None, limits: ServerLimits, **kwargs: Any) -> None:
         self.tls = tls
         self.limits = limits
-        self.channel_class = _TLSChannel if tls is not None else HTTPChannel
+        self.channel_class = _TLSChannel if tls is not None else _Channel
         super().__init__(*args, **kwargs)
 
     def readable(self) -> bool:
