@@ -75,5 +75,20 @@ def why_not_a_file(path: str | Path) -> str:
     return "is not a regular file (a pipe, socket or device)" if file.exists() else "does not exist"
 
 
+def is_utf8(name: str) -> bool:
+    """Whether a file name can be written as UTF-8, as OpenCV, ONNX Runtime and OpenVINO take names: one read from a
+    Linux command line with bytes that are no UTF-8 holds them as lone surrogates, which cannot (OpenCV crashed on
+    it with a segmentation fault).
+
+    >>> is_utf8("clip.mp4"), is_utf8(b"clip\\xff.mp4".decode("utf-8", "surrogateescape"))
+    (True, False)
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _size(count: int) -> str:
     return f"{count // 1024**2} MB" if count >= 1024**2 else f"{count} bytes"

@@ -208,6 +208,30 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_models(tmp_path_factory.mktemp("tiny-models"))
 
 
+def not_utf8(folder: Path, name: str) -> Path:
+    """``folder / name`` with two bytes that are no UTF-8 before the name, as a Linux file name may have (Python holds
+    them as lone surrogates)."""
+    return Path(os.fsdecode(os.fsencode(folder) + b"/\xff\xfe" + os.fsencode(name)))
+
+
+def in_a_child_process(check: Callable[[], None]) -> None:
+    """Run ``check`` in a forked child and fail when it fails or dies: a call that crashes the process (OpenCV
+    segfaulted on a file name that is no UTF-8) then fails its test instead of ending the whole test run."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports only through its exit status
+        try:
+            check()
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+            os._exit(1)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert not os.WIFSIGNALED(status), f"the process died of signal {os.WTERMSIG(status)}"
+    assert os.WEXITSTATUS(status) == 0, "the check failed in the child process (its traceback is on stderr)"
+
+
 def copy_models(source: Path, target: Path, **changes: object) -> Path:
     """A copy of the model set in ``source`` at ``target``, its manifest's keys changed as given."""
     shutil.copytree(source, target)

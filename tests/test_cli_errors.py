@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import FakeDetector, detection
+from conftest import FakeDetector, detection, in_a_child_process, not_utf8
 from image_bombs import png_claiming
 
 from scorer.cli import USAGE_ERROR, main
@@ -199,6 +199,39 @@ def test_a_file_that_is_no_video_says_so(tmp_path: Path, fake_model: FakeDetecto
         run("watch", "--camera", path), f"okgin: could not read a frame from video file {str(path)!r}: not a video"
     )
     assert fake_model.calls == 0
+
+
+def test_names_that_are_not_utf8_are_written_or_refused_without_a_crash(
+    tmp_path: Path, photo: Path, fake_model: FakeDetector
+) -> None:
+    """OpenCV takes a file name as UTF-8 text: ``okgin detect --annotate`` into a folder whose name has bytes that are
+    no UTF-8, and ``okgin watch`` of such a file, died of a segmentation fault."""
+    folder = not_utf8(tmp_path, "drawn")
+
+    def annotate() -> None:
+        result = run("detect", photo, "--annotate", folder)
+        assert result.exit_code == 0, result.output
+        assert cv2.imdecode(np.frombuffer((folder / "table.jpg").read_bytes(), np.uint8), cv2.IMREAD_COLOR) is not None
+
+    def watch() -> None:
+        video = not_utf8(tmp_path, "clip.avi")
+        video.write_bytes(b"RIFF")
+        one_line_error(run("watch", "--camera", video), "clip.avi': its name is not UTF-8 text, which OpenCV cannot")
+
+    in_a_child_process(annotate)
+    in_a_child_process(watch)
+
+
+@pytest.mark.parametrize(
+    ("camera", "message"),
+    [
+        ("", "no source given: name a camera index (0), a video file or an rtsp/http URL"),  # was "'' is a folder"
+        ("99999999999999999999", "camera 99999999999999999999 does not exist: camera indices run from 0 to"),
+        ("²", "video file '²' does not exist"),  # a digit to str.isdigit, but no number: a ValueError
+    ],
+)
+def test_a_camera_that_cannot_be_is_named(fake_model: FakeDetector, camera: str, message: str) -> None:
+    one_line_error(run("watch", "--camera", camera), message)
 
 
 def test_a_label_of_no_finite_coordinates_is_named(labelled: Path, fake_model: FakeDetector) -> None:

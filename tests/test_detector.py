@@ -14,7 +14,7 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
-from conftest import copy_models, without_train_extra
+from conftest import copy_models, not_utf8, without_train_extra
 
 from scorer.cards import CLASS_NAMES, Card
 from scorer.extras import TRAIN_EXTRA_INSTALL
@@ -77,6 +77,8 @@ def write_manifest(directory: Path, **fields: object) -> Path:
         ({"veto_below": 0}, r"veto_below 0.0 is outside \(0, 1\]"),
         ({"stretches": [1.0]}, "stretches must lie above 1 and at most 3.0"),
         ({"stretches": [1.5, 4]}, "stretches must lie above 1 and at most 3.0"),
+        ({"detector_imgsz": float("inf")}, "cannot convert float infinity to integer"),  # was an OverflowError
+        ({"classifier_rotations": [float("inf")]}, "cannot convert float infinity to integer"),
     ],
 )
 def test_bad_manifest_fields_are_named(tmp_path: Path, fields: dict[str, object], message: str) -> None:
@@ -502,6 +504,43 @@ def test_corrupt_or_swapped_model_files_give_model_errors(tiny_models: Path, tmp
     swapped = copy_models(tiny_models / "two-stage", tmp_path / "s", classifier="det.pt")
     with pytest.raises(ModelError, match="is a detect model, expected a classify model"):
         CardDetector(swapped, backend="torch")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])
+def test_onnx_files_that_are_not_what_the_manifest_says_are_refused_on_load(
+    tiny_models: Path, tmp_path: Path, backend: str
+) -> None:
+    """The detector and classifier swapped in a manifest loaded, and the first frame stopped with an IndexError."""
+    pytest.importorskip(backend)
+    source = tiny_models / "two-stage"
+    as_detector = copy_models(source, tmp_path / "d", detector_onnx="cls.onnx")
+    with pytest.raises(
+        ModelError, match=r"cls\.onnx' is no ONNX detector for this manifest: its output is \((\?|1), 53\)"
+    ):
+        CardDetector(as_detector, backend=backend)
+    as_classifier = copy_models(source, tmp_path / "c", classifier_onnx="det.onnx")
+    with pytest.raises(
+        ModelError, match=r"det\.onnx' is no ONNX classifier for this manifest: its output is \((\?|1), 5, "
+    ):
+        CardDetector(as_classifier, backend=backend)
+    # a one-stage detector's 52 classes are not the one class of a two-stage model's; where the export left that
+    # size free (ONNX Runtime does not work it out), the first frame says so
+    one_stage = copy_models(source, tmp_path / "o", detector_onnx="det1.onnx")
+    shutil.copy(tiny_models / "one-stage" / "det.onnx", one_stage / "det1.onnx")
+    with pytest.raises(
+        ModelError, match=r"det1\.onnx' is no ONNX detector for this manifest: its output is \((\?|1), 56, "
+    ):
+        CardDetector(one_stage, backend=backend).detect(np.zeros((64, 64, 3), np.uint8))
+
+
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])
+def test_a_model_folder_whose_name_is_not_utf8_is_named(tiny_models: Path, tmp_path: Path, backend: str) -> None:
+    """ONNX Runtime answered such a path with four lines about its constructor's argument types."""
+    pytest.importorskip(backend)
+    folder = copy_models(tiny_models / "two-stage", not_utf8(tmp_path, "models"))
+    with pytest.raises(ModelError, match=r"^cannot open ONNX model '.*det\.onnx': its path is not UTF-8 text"):
+        CardDetector(folder, backend=backend)
 
 
 # --- the shipped model (skipped until models/manifest.json exists) ---------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import REAL_PHOTOS, FakeDetector, detection
+from conftest import REAL_PHOTOS, FakeDetector, detection, in_a_child_process, not_utf8
 
 from scorer.cards import Card
 from scorer.vision.boxes import box_from_row
@@ -210,6 +210,18 @@ def test_the_classes_file_beside_the_labels_is_used_when_none_is_given(tmp_path:
         f"classes read from {str(root / 'labels' / 'classes.txt')!r}, the classes file beside the labels",
     )
     assert "note: classes read from" in format_report(report)
+
+
+def test_a_classes_file_beside_the_labels_folder_is_named_when_it_is_not_read(tmp_path: Path) -> None:
+    """The real photos keep classes.txt beside ``labels/`` (Roboflow's layout): without --classes their labels were
+    read in okgin's order, and the photos scored F1 0.105 without a word of why."""
+    root = one_photo_set(tmp_path / "set", "joker\nQH\n", "1 0.25 0.5 0.25 0.5\n", 400)
+    report = evaluate_dataset(FakeDetector([[detection("QH", (100, 200))]], 400, 400), root / "images", root / "labels")
+    assert report.recall == 0.0  # class 1 is 2C in okgin's order
+    assert report.notes == (
+        f"labels read in okgin's own class order; {str(root / 'classes.txt')!r}, beside the labels folder, was not "
+        "read (give it with --classes if the labels number their classes in its order)",
+    )
 
 
 def dataset_paths(root: Path) -> tuple[Path, Path, Path]:
@@ -414,6 +426,21 @@ def test_plots_draw_the_indices_a_stage_got_wrong(corner_set: Path, tmp_path: Pa
     right = StagedFake([(10, 10, 20, 30), (150, 150, 160, 170)], {10.0: "JC", 150.0: "JC"})
     report = evaluate_dataset(right, *args, stages=True)
     assert [path.name for path in write_plots(report, tmp_path / "none")] == ["confusions.png", "per-image.json"]
+
+
+def test_plots_are_written_into_a_folder_whose_name_is_not_utf8(corner_set: Path, tmp_path: Path) -> None:
+    """The sheet of indices was written by ``cv2.imwrite``, which died of a segmentation fault on such a name."""
+    from scorer.vision.evaluate import write_plots
+
+    args = (corner_set / "images", corner_set / "labels", corner_set / "classes.txt")
+    report = evaluate_dataset(StagedFake([(10, 10, 20, 30)], {10.0: "JS"}), *args, stages=True)
+    folder = not_utf8(tmp_path, "plots")
+
+    def plot() -> None:
+        assert [path.name for path in write_plots(report, folder)][-1] == "indices.png"
+        assert (folder / "indices.png").read_bytes().startswith(b"\x89PNG")
+
+    in_a_child_process(plot)
 
 
 def test_stages_need_corner_labels_and_two_stages(corner_set: Path, tmp_path: Path) -> None:

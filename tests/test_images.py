@@ -12,6 +12,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from conftest import in_a_child_process, not_utf8
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from image_bombs import (
@@ -239,6 +240,10 @@ def test_the_budget_is_a_parameter() -> None:
         (b"hello, not a picture", "not a JPEG, PNG, BMP, WEBP or TIFF image"),
         (b"\x89PNG\r\n\x1a\n" + b"\0" * 40, "a damaged or truncated PNG file"),
         (encoded(64, 48, ".jpg")[:300], "a damaged or truncated JPEG file"),
+        # a phone's photos: said to be no picture at all
+        (b"\0\0\0\x18ftypheic\0\0\0\0mif1heic" + b"\0" * 64, "HEIC images are not read; send JPEG, PNG"),
+        (b"\0\0\0\x1cftypavif\0\0\0\0avifmif1miaf" + b"\0" * 64, "AVIF images are not read"),
+        (b"GIF89a" + b"\0" * 64, "GIF images are not read"),
     ],
 )
 def test_what_is_not_a_picture_is_named(data: bytes, message: str) -> None:
@@ -346,3 +351,18 @@ def test_a_tiff_giving_a_size_twice_is_refused_before_decoding(tag: int, what: s
 def test_tiff_sizes_in_bytes_are_read() -> None:
     header = tiff_file({256: (1, 200), 257: (1, 100), 258: (1, 8), 277: (1, 3)})  # all BYTEs
     assert image_size(header) == (200, 100)
+
+
+def test_a_picture_is_written_under_any_name_and_a_suffix_that_is_no_format_named(tmp_path: Path) -> None:
+    """``cv2.imwrite`` died of a segmentation fault on a name whose bytes are no UTF-8 (``okgin detect --annotate``)."""
+    picture = np.full((8, 8, 3), 200, np.uint8)
+    target = not_utf8(tmp_path, "boxed.jpg")
+
+    def write() -> None:
+        images.write_image(target, picture)
+
+    in_a_child_process(write)
+    assert decode_image(target.read_bytes()).shape == (8, 8, 3)
+    with pytest.raises(OSError, match=r"its suffix '\.txt' names no picture format") as error:
+        images.write_image(tmp_path / "boxed.txt", picture)
+    assert error.value.filename == str(tmp_path / "boxed.txt")

@@ -206,9 +206,8 @@ def _rank_font_count(pool: str) -> int:
 @click.option("--n", "count", type=click.IntRange(min=1), default=16, show_default=True, help="Images on the sheet.")
 def preview(dataset: Path, out_path: Path | None, count: int) -> None:
     """Draw the label boxes and class names of a dataset's first images onto one contact sheet."""
-    import cv2
-
     from scorer.synth.preview import contact_sheet
+    from scorer.vision.images import write_image
 
     out_path = out_path or dataset / "preview.jpg"
     if out_path.suffix.lower() not in SHEET_SUFFIXES:
@@ -219,9 +218,7 @@ def preview(dataset: Path, out_path: Path | None, count: int) -> None:
         raise UserError(str(error)) from error
     out_path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        written = cv2.imwrite(str(out_path), sheet)
-    except cv2.error:
-        written = False
-    if not written:
-        raise UserError(f"cannot write {out_path}: check that its folder exists and can be written")
+        write_image(out_path, sheet)
+    except OSError as error:
+        raise UserError(f"cannot write {out_path}: {error.strerror or error}") from error
     click.echo(f"wrote {out_path}")

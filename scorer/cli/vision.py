@@ -150,12 +150,13 @@ def _ensure_folder(folder: Path, option: str) -> None:
 
 
 def _write_annotated(image: Any, found: Any, target: Path) -> None:
-    import cv2
-
     from scorer.vision.annotate import annotate
+    from scorer.vision.images import write_image
 
-    if not cv2.imwrite(str(target), annotate(image, found)):
-        fail(f"could not write {str(target)!r}")
+    try:
+        write_image(target, annotate(image, found))
+    except OSError as error:
+        fail(f"--annotate: {describe_os_error(error)}")
 
 
 @click.command()

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from scorer.extras import MissingExtraError, require
+from scorer.files import is_utf8
 from scorer.vision.boxes import centre_xywh_to_corner_xywh, xywh_to_xyxy
 from scorer.vision.crops import AS_SHOWN, Stretch
 from scorer.vision.manifest import ModelError, ModelManifest
@@ -83,7 +84,8 @@ def load_backend(manifest: ModelManifest, backend: str) -> tuple[BoxModel, CropM
     if backend in ("onnx", "openvino"):
         runtime = "onnxruntime" if backend == "onnx" else "openvino"
         detector_file = manifest.file(manifest.detector_onnx, "ONNX detector")
-        boxes: BoxModel = OnnxBoxModel(detector_file, manifest.detector_imgsz, runtime)
+        classes = len(manifest.detector_classes)
+        boxes: BoxModel = OnnxBoxModel(detector_file, manifest.detector_imgsz, runtime, classes)
     else:
         boxes = UltralyticsBoxModel(manifest.file(manifest.detector, "detector weights"), manifest.detector_imgsz)
     if not two_stage:
@@ -103,7 +105,8 @@ def load_veto_classifiers(manifest: ModelManifest, backend: str) -> list[CropMod
 def _crop_model(manifest: ModelManifest, backend: str, weights: str | None, onnx: str | None, what: str) -> CropModel:
     """A classifier of crops run by ``backend``: its ONNX export for onnx and openvino, its weights for torch."""
     if backend in ("onnx", "openvino"):
-        return OnnxCropModel(manifest.file(onnx, f"ONNX {what}"), manifest.crop_size)
+        classes = len(manifest.classifier_classes)
+        return OnnxCropModel(manifest.file(onnx, f"ONNX {what}"), manifest.crop_size, classes, f"ONNX {what}")
     return UltralyticsCropModel(manifest.file(weights, f"{what} weights"), manifest.crop_size)
 
 
@@ -188,6 +191,8 @@ class OnnxEngine(Protocol):
     input_name: str
     input_shape: tuple[int | None, ...]
     """(batch, channels, height, width) of its input, None where the export left a dimension free."""
+    output_shape: tuple[int | None, ...]
+    """The shape of its first output, None where the export left a dimension free."""
 
     def run(self, blob: np.ndarray) -> np.ndarray:
         """The network's first output for one input blob."""
@@ -203,6 +208,25 @@ def onnx_engine(path: Path, runtime: str) -> OnnxEngine:
     raise ModelError(f"unknown ONNX runtime {runtime!r}")
 
 
+def _engine_path(path: Path) -> str:
+    """``path`` as the text the runtimes open, which must be UTF-8.
+
+    >>> _engine_path(Path(b"models\\xff/det.onnx".decode("utf-8", "surrogateescape")))
+    Traceback (most recent call last):
+    ...
+    scorer.vision.manifest.ModelError: cannot open ONNX model 'models\\udcff/det.onnx': its path is not UTF-8 text...
+
+    :raises ModelError: for a path with bytes that are no UTF-8 (held by Python as lone surrogates): ONNX Runtime
+        answered it with four lines about its constructor's argument types.
+    """
+    text = str(path)
+    if not is_utf8(text):
+        raise ModelError(
+            f"cannot open ONNX model {text!r}: its path is not UTF-8 text, which ONNX Runtime and OpenVINO need"
+        )
+    return text
+
+
 class OnnxRuntimeEngine:
     """An onnxruntime CPU session using every core for one inference (intra-op threads), without spinning."""
 
@@ -216,13 +240,16 @@ class OnnxRuntimeEngine:
         # thread) spinning doubled inference time here, and it only saves microseconds when idle
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
+        name = _engine_path(path)
         try:
-            self.session = onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+            self.session = onnxruntime.InferenceSession(name, options, providers=["CPUExecutionProvider"])
         except Exception as error:  # onnxruntime raises its own Fail/InvalidProtobuf types
             raise ModelError(f"could not load ONNX model {str(path)!r}: {error}") from None
         model_input = self.session.get_inputs()[0]
         self.input_name = model_input.name
         self.input_shape = tuple(int(size) if _is_fixed(size) else None for size in model_input.shape)
+        output = self.session.get_outputs()[0].shape
+        self.output_shape = tuple(int(size) if _is_fixed(size) else None for size in output)
 
     def run(self, blob: np.ndarray) -> np.ndarray:
         return np.asarray(self.session.run(None, {self.input_name: blob})[0])
@@ -273,11 +300,14 @@ class OpenVinoEngine:
         self.config: dict[str, Any] = {"INFERENCE_NUM_THREADS": cpu_count(), "PERFORMANCE_HINT": "LATENCY"}
         if full_precision:
             self.config["INFERENCE_PRECISION_HINT"] = "f32"
+        name = _engine_path(path)
         try:
-            self.model = self.core.read_model(str(path))
+            self.model = self.core.read_model(name)
             self.input_name = self.model.inputs[0].any_name
             partial = self.model.inputs[0].get_partial_shape()
             self.input_shape = tuple(d.get_length() if d.is_static else None for d in partial)
+            output = self.model.outputs[0].get_partial_shape()
+            self.output_shape = tuple(d.get_length() if d.is_static else None for d in output)
             self.any_shape = self._compile()
         except Exception as error:  # OpenVINO raises RuntimeError (and others) for a file it cannot use
             raise ModelError(f"could not load ONNX model {str(path)!r} into OpenVINO: {error}") from None
@@ -448,14 +478,58 @@ def _is_fixed(dimension: Any) -> bool:
     return isinstance(dimension, int) and dimension > 0
 
 
+def check_shapes(path: Path, engine: OnnxEngine, what: str, output: tuple[int | None, ...]) -> None:
+    """Refuse an ONNX file that cannot be the ``what`` its manifest names it as: its input must be a batch of
+    3-channel pictures, its first output of ``output``'s shape (None: any size there). The detector and the
+    classifier swapped in a manifest, or another network's export, had loaded and then stopped the first frame
+    with an IndexError deep in the classifier's readings. A size the export left free is checked on each run
+    (``check_output``).
+
+    :raises ModelError: naming the file and the shape that does not fit.
+    """
+    inputs = engine.input_shape
+    if len(inputs) != 4 or inputs[1] not in (None, 3):
+        raise ModelError(f"{str(path)!r} is no {what}: its input is {_shown(inputs)}, not (batch, 3, height, width)")
+    check_output(path, what, engine.output_shape, output)
+
+
+def check_output(path: Path, what: str, found: Sequence[int | None], output: tuple[int | None, ...]) -> None:
+    """Refuse an output of shape ``found`` where ``output`` was expected (None: any size there).
+
+    >>> check_output(Path("det.onnx"), "ONNX classifier", (None, 5, None), (None, 53))
+    Traceback (most recent call last):
+    ...
+    scorer.vision.manifest.ModelError: 'det.onnx' is no ONNX classifier for this manifest: its output is (?, 5, ?)...
+
+    :raises ModelError: naming the file, its output's shape and the one expected.
+    """
+    fits = len(found) == len(output) and all(
+        a is None or b is None or a == b for a, b in zip(found, output, strict=True)
+    )
+    if not fits:
+        raise ModelError(
+            f"{str(path)!r} is no {what} for this manifest: its output is {_shown(tuple(found))}, where "
+            f"{_shown(output)} was expected"
+        )
+
+
+def _shown(shape: tuple[int | None, ...]) -> str:
+    return "(" + ", ".join("?" if size is None else str(size) for size in shape) + ")"
+
+
 class OnnxBoxModel:
     """Detection from an ONNX file: letterbox, one inference, vectorised decoding, OpenCV NMS.
 
     ``runtime`` is "onnxruntime" or "openvino" (see ``onnx_engine``).
     """
 
-    def __init__(self, path: Path, imgsz: int, runtime: str = "onnxruntime") -> None:
+    def __init__(self, path: Path, imgsz: int, runtime: str = "onnxruntime", classes: int | None = None) -> None:
+        """``classes``: how many classes the manifest says the detector names, checked against the file's output
+        (4 box sides and a score per class, per anchor); None checks only the shapes' ranks."""
         self.engine = onnx_engine(path, runtime)
+        self.path = path
+        self.output: tuple[int | None, ...] = (None, None if classes is None else 4 + classes, None)
+        check_shapes(path, self.engine, "ONNX detector", self.output)
         _, _, height, width = self.engine.input_shape
         # a fixed-shape export must get exactly its size; a dynamic one gets ultralytics' minimal rectangle
         self.dynamic = height is None or width is None
@@ -474,6 +548,7 @@ class OnnxBoxModel:
     def predict(self, image: np.ndarray, conf: float, iou: float, size: int | None = None) -> BoxArrays:
         blob, box = self.input_blob(image, size)
         output = self.engine.run(blob)
+        check_output(self.path, "ONNX detector", output.shape, self.output)  # a size the export left free
         xyxy, scores, classes = decode_yolo(output, conf, iou)
         # from network-input pixels back to the frame's, cut to the frame
         xyxy[:, [0, 2]] = ((xyxy[:, [0, 2]] - box.pad_x) / box.gain_x).clip(0, image.shape[1])
@@ -490,8 +565,12 @@ class OnnxCropModel:
     (models/HISTORY.md, Session 10).
     """
 
-    def __init__(self, path: Path, imgsz: int) -> None:
+    def __init__(self, path: Path, imgsz: int, classes: int | None = None, what: str = "ONNX classifier") -> None:
+        """``classes``: how many classes the manifest says the classifier names (its "none" too), checked against
+        the file's output; None checks only the shapes' ranks."""
         self.engine = OnnxRuntimeEngine(path)
+        self.path, self.what, self.output = path, what, (None, classes)
+        check_shapes(path, self.engine, what, self.output)
         batch, _, height, width = self.engine.input_shape
         self.size = (height, width) if height is not None and width is not None else (imgsz, imgsz)
         self.fixed_batch = batch
@@ -514,4 +593,5 @@ class OnnxCropModel:
         if not crops:
             return np.zeros((0, 0), dtype=np.float32)
         outputs = [self.engine.run(blob) for blob in self.input_blobs(crops)]
+        check_output(self.path, self.what, outputs[0].shape, self.output)  # a size the export left free
         return np.concatenate(outputs)[: len(crops)].astype(np.float32)

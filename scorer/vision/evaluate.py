@@ -37,7 +37,7 @@ from scorer.cards import CLASS_NAMES, RANKS, Card, InvalidCardError
 from scorer.errors import OkginError, shown
 from scorer.files import why_not_a_folder
 from scorer.vision.boxes import box_centre, box_from_row, box_height, contains_point, iou, overlaps, widen_box
-from scorer.vision.images import ImageError, load_image
+from scorer.vision.images import ImageError, load_image, write_image
 from scorer.vision.labels import LabelError, read_class_names, read_label_file
 from scorer.vision.types import Box, CardDetection, Detector
 
@@ -614,6 +614,12 @@ def evaluate_dataset(
         class_notes = (f"classes read from {str(beside)!r}, the classes file beside the labels",)
     if classes is None:
         class_list = ClassList.okgin()
+        if (above := labels_folder.parent / CLASSES_BESIDE_LABELS).is_file():
+            # Roboflow's and YOLO exports' layout: read in okgin's order, its labels scored F1 0.105 without a word
+            class_notes = (
+                f"labels read in okgin's own class order; {str(above)!r}, beside the labels folder, was not read "
+                "(give it with --classes if the labels number their classes in its order)",
+            )
     else:
         class_list = classes if isinstance(classes, ClassList) else ClassList.read(classes)
     if not labels_folder.is_dir():
@@ -737,7 +743,6 @@ def write_index_sheet(report: StageReport, path: str | Path, limit: int = SHEET_
     """
     import itertools
 
-    import cv2
     import numpy as np
 
     wrong = [
@@ -768,10 +773,7 @@ def write_index_sheet(report: StageReport, path: str | Path, limit: int = SHEET_
     blank = np.full_like(drawn[0], 255)
     drawn += [blank] * (-len(drawn) % columns)
     rows = [np.concatenate(drawn[start : start + columns], axis=1) for start in range(0, len(drawn), columns)]
-    target = Path(path)
-    if not cv2.imwrite(str(target), np.concatenate(rows, axis=0)):
-        raise OSError(f"could not write {target}")
-    return target
+    return write_image(path, np.concatenate(rows, axis=0))
 
 
 def _failure_tile(image: np.ndarray, reading: IndexReading) -> np.ndarray:

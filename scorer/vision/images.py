@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import struct
 import threading
 from collections.abc import Iterator
@@ -353,9 +354,15 @@ def _ensure_within(
         raise ImageTooLargeError(f"{lead} {size}{trail}: okgin decodes images of up to {limit}")
 
 
+_HEIF_BRANDS = {b"heic": "HEIC", b"heix": "HEIC", b"heim": "HEIC", b"heis": "HEIC", b"mif1": "HEIF", b"msf1": "HEIF"}
+_HEIF_BRANDS |= {b"avif": "AVIF", b"avis": "AVIF"}
+"""The major brands of the ISO media files phones save photos as (``....ftypheic``): a phone's HEIC photo was
+called "not a JPEG, PNG, BMP, WEBP or TIFF image", as if it were no picture at all."""
+
+
 def _undecodable(data: bytes, name: str) -> str:
-    kind = sniff_format(data)
-    if kind is not None and kind not in _FILE_TYPES:  # a format people upload that okgin does not read (GIF)
+    kind = sniff_format(data) or (_HEIF_BRANDS.get(data[8:12]) if data[4:8] == b"ftyp" else None)
+    if kind is not None and kind not in _FILE_TYPES:  # a format people upload that okgin does not read (GIF, HEIC)
         return f"could not decode {name}: {kind} images are not read; send {SUPPORTED_FORMATS}"
     why = f"a damaged or truncated {kind} file" if kind else f"not a {SUPPORTED_FORMATS} image"
     return f"could not decode {name}: {why}"
@@ -407,6 +414,28 @@ def decode_image(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS)
     if sorted(image.shape[:2]) != sorted((width, height)):  # EXIF orientation may swap the sides
         raise ImageError(f"could not decode {name}: its header says {width}x{height}, its pixels do not")
     return image
+
+
+def write_image(path: str | Path, image: np.ndarray) -> Path:
+    """Write a BGR array as the kind of picture its file name's suffix names (``.jpg``, ``.png`` ...).
+
+    The picture is encoded by OpenCV and written by Python: ``cv2.imwrite`` takes the name as UTF-8 text, and a
+    name that is none (a Linux file name's stray bytes, which Python holds as surrogates) crashed the whole
+    process with a segmentation fault (``okgin detect --annotate``, ``okgin eval --plots``).
+
+    :raises OSError: naming the file, when it cannot be written or its suffix names no format OpenCV writes.
+    """
+    import cv2
+
+    target = Path(path)
+    try:
+        encoded, data = cv2.imencode(target.suffix, image)
+    except cv2.error:
+        encoded = False
+    if not encoded:
+        raise OSError(errno.EINVAL, f"its suffix {target.suffix!r} names no picture format OpenCV writes", str(target))
+    target.write_bytes(data.tobytes())
+    return target
 
 
 def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> np.ndarray:

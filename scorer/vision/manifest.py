@@ -297,7 +297,7 @@ class ModelManifest:
                 "detector_weight": float(data.get("detector_weight", 1.0)),
                 "preferred_backend": data.get("backend"),
             }
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, OverflowError) as error:  # OverflowError: int() of an infinity (1e999)
             raise ModelError(f"{where}: {error}") from None
         provenance = {key: value for key, value in data.items() if key not in _KNOWN_KEYS}
         return cls(directory=directory, **fields, provenance=provenance)

@@ -17,9 +17,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from scorer.errors import OkginError
-from scorer.files import why_not_a_file
+from scorer.files import is_utf8, why_not_a_file
 
 log = logging.getLogger(__name__)
+
+MAX_CAMERA_INDEX = 2**31 - 1
+"""The largest camera index OpenCV takes (a C int): a larger one stopped ``cv2.VideoCapture`` with a TypeError."""
 
 RECONNECT_DELAYS: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
 """Pauses before successive reopen attempts of a live source; the last one repeats."""
@@ -53,11 +56,17 @@ def parse_source(source: int | str) -> int | str:
 
     >>> parse_source("0"), parse_source(" 1 "), parse_source("rtsp://cam/stream"), parse_source("clip.mp4")
     (0, 1, 'rtsp://cam/stream', 'clip.mp4')
+
+    Only decimal digits make an index: ``"²"`` is a digit to ``str.isdigit`` but no number to ``int`` (it stopped
+    ``okgin watch`` with a ValueError), so it is a file name.
+
+    >>> parse_source("²")
+    '²'
     """
     if isinstance(source, int):
         return source
     text = source.strip()
-    return int(text) if text.isdigit() else text
+    return int(text) if text.isdecimal() else text
 
 
 def describe_source(source: int | str) -> str:
@@ -140,6 +149,13 @@ class CameraSource:
         """
         if self._capture is not None:
             return
+        if self.source == "":  # Path("") is ".", which would be called a folder
+            raise SourceError("no source given: name a camera index (0), a video file or an rtsp/http URL")
+        if isinstance(self.source, int) and self.source > MAX_CAMERA_INDEX:
+            raise SourceError(f"{self.name} does not exist: camera indices run from 0 to {MAX_CAMERA_INDEX}")
+        if isinstance(self.source, str) and not is_utf8(self.source):
+            # OpenCV takes the name as UTF-8 text; one that is none crashed the process (a segmentation fault)
+            raise SourceError(f"could not open {self.name}: its name is not UTF-8 text, which OpenCV cannot open")
         path = Path(str(self.source))
         if not self.is_live and not path.is_file():
             raise SourceError(f"{self.name} {why_not_a_file(path)}")
