@@ -199,7 +199,7 @@ def test_eval_uses_the_classes_file_in_the_labels_folder(
     lines = result.stdout.splitlines()
     assert lines[-1] == "precision 1.000 recall 1.000 F1 1.000 exact-images 2/2"
     assert [line for line in lines if line.startswith("note: classes read from")] == [
-        f"note: classes read from {str(labelled_set / 'labels' / 'classes.txt')!r}, the classes file beside the labels"
+        f"note: classes read from {str(labelled_set / 'labels' / 'classes.txt')!r}, the classes file in the labels folder"
     ]
 
 

@@ -207,20 +207,19 @@ def test_the_classes_file_beside_the_labels_is_used_when_none_is_given(tmp_path:
     report = evaluate_dataset(FakeDetector([[detection("QH", (100, 200))]], 400, 400), root / "images", root / "labels")
     assert (report.precision, report.recall, report.non_card_classes) == (1.0, 1.0, ("joker",))
     assert report.notes == (
-        f"classes read from {str(root / 'labels' / 'classes.txt')!r}, the classes file beside the labels",
+        f"classes read from {str(root / 'labels' / 'classes.txt')!r}, the classes file in the labels folder",
     )
     assert "note: classes read from" in format_report(report)
 
 
-def test_a_classes_file_beside_the_labels_folder_is_named_when_it_is_not_read(tmp_path: Path) -> None:
+def test_a_classes_file_beside_the_labels_folder_is_read_and_named(tmp_path: Path) -> None:
     """The real photos keep classes.txt beside ``labels/`` (Roboflow's layout): without --classes their labels were
     read in okgin's order, and the photos scored F1 0.105 without a word of why."""
     root = one_photo_set(tmp_path / "set", "joker\nQH\n", "1 0.25 0.5 0.25 0.5\n", 400)
     report = evaluate_dataset(FakeDetector([[detection("QH", (100, 200))]], 400, 400), root / "images", root / "labels")
-    assert report.recall == 0.0  # class 1 is 2C in okgin's order
+    assert report.recall == 1.0  # class 1 is QH in the set's order (2C in okgin's)
     assert report.notes == (
-        f"labels read in okgin's own class order; {str(root / 'classes.txt')!r}, beside the labels folder, was not "
-        "read (give it with --classes if the labels number their classes in its order)",
+        f"classes read from {str(root / 'classes.txt')!r}, the classes file beside the labels folder",
     )
 
 

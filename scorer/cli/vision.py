@@ -169,7 +169,8 @@ def _write_annotated(image: Any, found: Any, target: Path) -> None:
     default=None,
     help="classes.txt: one class name a line, in class-id order; names that are not cards (joker, back) mark "
     "things that must not be read as cards, and a code that names no card (JK, 0C) is refused as a typo. "
-    "Default: the classes.txt in the --labels folder (labelImg's layout; a note says so), else okgin's own "
+    "Default: the classes.txt in the --labels folder (labelImg's layout), else the one beside it (a set's images/, "
+    "labels/ and classes.txt side by side, as Roboflow exports them), a note saying which; else okgin's own "
     "order, as 'okgin data generate' writes.",
 )
 @click.option(

@@ -595,7 +595,8 @@ def evaluate_dataset(
     """Run ``detector`` over every photo in ``images_dir`` and score it against ``labels_dir/<stem>.txt``.
 
     ``classes`` is a ``classes.txt`` (or a ``ClassList``); None means the ``classes.txt`` in ``labels_dir`` where
-    there is one (labelImg's layout; a note says it was used), else okgin's own class order, as
+    there is one (labelImg's layout), else the one beside it (a set's ``images/``, ``labels/`` and ``classes.txt``
+    side by side, as Roboflow exports them), a note saying which was used, else okgin's own class order, as
     ``okgin data generate`` labels scenes; ``only`` keeps the photos whose names match (``dataset_images``).
     ``stages=True`` adds per-stage figures (``StageReport``;
     the labels must box corner indices, and the detector be a two-stage ``CardDetector``); None adds
@@ -608,18 +609,14 @@ def evaluate_dataset(
     """
     labels_folder = Path(labels_dir)
     class_notes: tuple[str, ...] = ()
-    if classes is None and (beside := labels_folder / CLASSES_BESIDE_LABELS).is_file():
-        # labels in the folder's own class order scored in okgin's would read as other cards, without a word
-        classes = beside
-        class_notes = (f"classes read from {str(beside)!r}, the classes file beside the labels",)
+    if classes is None:  # labels in their set's own class order scored in okgin's read as other cards, without a word
+        found = [where for where in (labels_folder, labels_folder.parent) if (where / CLASSES_BESIDE_LABELS).is_file()]
+        if found:
+            classes = found[0] / CLASSES_BESIDE_LABELS
+            place = "in the labels folder" if found[0] == labels_folder else "beside the labels folder"
+            class_notes = (f"classes read from {str(classes)!r}, the classes file {place}",)
     if classes is None:
         class_list = ClassList.okgin()
-        if (above := labels_folder.parent / CLASSES_BESIDE_LABELS).is_file():
-            # Roboflow's and YOLO exports' layout: read in okgin's order, its labels scored F1 0.105 without a word
-            class_notes = (
-                f"labels read in okgin's own class order; {str(above)!r}, beside the labels folder, was not read "
-                "(give it with --classes if the labels number their classes in its order)",
-            )
     else:
         class_list = classes if isinstance(classes, ClassList) else ClassList.read(classes)
     if not labels_folder.is_dir():
