@@ -244,6 +244,8 @@ def test_the_budget_is_a_parameter() -> None:
         (b"\0\0\0\x18ftypheic\0\0\0\0mif1heic" + b"\0" * 64, "HEIC images are not read; send JPEG, PNG"),
         (b"\0\0\0\x1cftypavif\0\0\0\0avifmif1miaf" + b"\0" * 64, "AVIF images are not read"),
         (b"GIF89a" + b"\0" * 64, "GIF images are not read"),
+        # whole, but of 32-bit float samples (HDR, scientific): not "damaged or truncated"
+        (cv2.imencode(".tiff", np.ones((20, 30, 3), np.float32))[1].tobytes(), "a TIFF of floating-point samples"),
     ],
 )
 def test_what_is_not_a_picture_is_named(data: bytes, message: str) -> None:

@@ -217,7 +217,9 @@ def _png_header(data: bytes) -> _Header:
 
 
 _TIFF_WIDTH, _TIFF_LENGTH, _TIFF_BITS, _TIFF_SAMPLES, _TIFF_TILE_WIDTH, _TIFF_TILE_LENGTH = 256, 257, 258, 277, 322, 323
+_TIFF_SAMPLE_FORMAT, _TIFF_FLOATS = 339, 3
 _TIFF_FIELD_NAMES = {
+    _TIFF_SAMPLE_FORMAT: "sample format",
     _TIFF_WIDTH: "width",
     _TIFF_LENGTH: "height",
     _TIFF_BITS: "bits per sample",
@@ -240,7 +242,8 @@ class _DuplicateTiffField(ValueError):
 
 def _tiff_fields(data: bytes) -> dict[int, tuple[int, ...]]:
     """The fields of the first TIFF directory (the page OpenCV decodes) that say how much it decodes into: image
-    width and length, bits per sample and samples per pixel, and tile width and length for a tiled picture. Each is
+    width and length, bits per sample and samples per pixel, and tile width and length for a tiled picture, and
+    whether its samples are whole numbers or floating-point ones (sample format). Each is
     held in the entry when it fits in its four bytes, else where the entry points.
 
     :raises _DuplicateTiffField: for a directory that names one of them twice.
@@ -364,8 +367,18 @@ def _undecodable(data: bytes, name: str) -> str:
     kind = sniff_format(data) or (_HEIF_BRANDS.get(data[8:12]) if data[4:8] == b"ftyp" else None)
     if kind is not None and kind not in _FILE_TYPES:  # a format people upload that okgin does not read (GIF, HEIC)
         return f"could not decode {name}: {kind} images are not read; send {SUPPORTED_FORMATS}"
+    if kind == "TIFF" and _tiff_of_floats(data):  # HDR and scientific pictures: whole, but not read
+        return f"could not decode {name}: a TIFF of floating-point samples is not read; save it with 8- or 16-bit ones"
     why = f"a damaged or truncated {kind} file" if kind else f"not a {SUPPORTED_FORMATS} image"
     return f"could not decode {name}: {why}"
+
+
+def _tiff_of_floats(data: bytes) -> bool:
+    """Whether a TIFF's first directory says its samples are floating-point numbers (OpenCV decodes none)."""
+    try:
+        return _TIFF_FLOATS in _tiff_fields(data).get(_TIFF_SAMPLE_FORMAT, ())
+    except (_Truncated, _DuplicateTiffField):
+        return False
 
 
 @contextlib.contextmanager
