@@ -16,9 +16,9 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scorer.cards import Card, InvalidCardError, card_count, ensure_distinct, parse_cards  # noqa: F401 (doctests)
+from scorer.cards import Card, card_count, parse_cards  # noqa: F401 (doctests)
 from scorer.deadwood import Arrangement, best_arrangement, best_discard
-from scorer.rules import InvalidHandError, Rules
+from scorer.rules import Rules, as_upcard, held_cards
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,7 +78,7 @@ class TableStatus:
 
 
 def table_status(
-    rules: Rules, upcard: Card | None, hands: Mapping[str, Sequence[Card]], winner: str | None = None
+    rules: Rules, upcard: Card | str | None, hands: Mapping[str, Sequence[Card] | str], winner: str | None = None
 ) -> TableStatus:
     """Each hand's melds and deadwood, who may knock under ``upcard``, and the knock to propose.
 
@@ -86,21 +86,17 @@ def table_status(
     the least deadwood (after the best discard) within the knock limit. Once a match has a ``winner``,
     nothing is proposed.
 
-    :raises InvalidHandError: for a player count the rules do not allow, or a card twice in one hand or in two.
+    ``upcard`` and the hands may be cards or card text, as ``score_round`` takes them.
+
+    :raises InvalidHandError: for a player count the rules do not allow, a hand that is no cards, or a card twice in
+        one hand or in two.
+    :raises InvalidCardError: for an upcard that is neither a card nor card text.
     """
-    size = rules.hand_size(len(hands))
-    holder: dict[Card, str] = {}
-    for name, cards in hands.items():
-        try:
-            ensure_distinct(cards, where=f"{name}'s hand")
-        except InvalidCardError as error:
-            raise InvalidHandError(str(error)) from None
-        for card in cards:
-            if card in holder:
-                raise InvalidHandError(f"{card} is in both {holder[card]}'s and {name}'s hands")
-            holder[card] = name
+    held = held_cards(hands)
+    size = rules.hand_size(len(held))
+    upcard = None if upcard is None else as_upcard(upcard)
     limit = None if upcard is None else rules.knock_limit_for(upcard)
-    statuses = {name: _hand_status(rules, tuple(cards), size, limit) for name, cards in hands.items()}
+    statuses = {name: _hand_status(rules, cards, size, limit) for name, cards in held.items()}
     knockers = [name for name, status in statuses.items() if status.can_knock]
     if winner is not None:
         reason: str | None = f"the match is over: {winner} won"

@@ -436,16 +436,22 @@ class _KnockerChoice:
     """Whether the engine weighs it for its own choice: an arrangement of the cards kept with their least deadwood."""
 
 
-def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker: str) -> dict[str, tuple[Card, ...]]:
-    """The hands as tuples, after checking players, sizes and that no card is held twice."""
+def held_cards(hands: Mapping[str, Sequence[Card] | str]) -> dict[str, tuple[Card, ...]]:
+    """Each player's hand as cards (card text read), checked: names are text, hands are cards, and no card is held
+    twice, in one hand or in two.
+
+    >>> held_cards({"Ann": "AS 2S", "Bob": [Card.parse("3S")]})
+    {'Ann': (Card.parse('AS'), Card.parse('2S')), 'Bob': (Card.parse('3S'),)}
+
+    :raises InvalidHandError: naming the player whose name or hand is not one, or the card held twice.
+    """
     if not isinstance(hands, Mapping):
         raise InvalidHandError(f"hands must map each player's name to their cards, not {shown(hands)}")
-    size = rules.hand_size(len(hands))
-    if knocker not in hands:
-        raise InvalidHandError(f"knocker must be one of {', '.join(hands)}; got {shown(knocker)}")
     checked: dict[str, tuple[Card, ...]] = {}
     holder: dict[Card, str] = {}
     for name, cards in hands.items():
+        if not isinstance(name, str) or not name:
+            raise InvalidHandError(f"a player's name is text, not {shown(name)}")
         if isinstance(cards, str):
             hand = tuple(parse_cards(cards, where=f"{name}'s hand"))
         else:  # not cards at all (None, a number) is refused below, naming the player
@@ -460,6 +466,31 @@ def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker:
             if card in holder:
                 raise InvalidHandError(f"{card} is in both {holder[card]}'s and {name}'s hands")
             holder[card] = name
+        checked[name] = hand
+    return checked
+
+
+def as_upcard(upcard: Card | str) -> Card:
+    """The upcard, given as a card or card text ("KS", as a hand may be text).
+
+    :raises InvalidCardError: for anything else, or text that names no card.
+    """
+    if isinstance(upcard, str):
+        return Card.parse(upcard)
+    if not isinstance(upcard, Card):
+        raise InvalidCardError(f"upcard must be a card (or card text), not {shown(upcard)}")
+    return upcard
+
+
+def _validated_hands(
+    rules: Rules, hands: Mapping[str, Sequence[Card] | str], knocker: str
+) -> dict[str, tuple[Card, ...]]:
+    """The hands as tuples (``held_cards``), after checking the players, the knocker and the hands' sizes."""
+    checked = held_cards(hands)
+    size = rules.hand_size(len(checked))
+    if knocker not in checked:
+        raise InvalidHandError(f"knocker must be one of {', '.join(checked)}; got {shown(knocker)}")
+    for name, hand in checked.items():
         if name == knocker and len(hand) not in (size, size + 1):
             raise InvalidHandError(
                 f"{name} holds {card_count(len(hand))}; {rules.title} needs {size} after the knocker's discard "
@@ -467,7 +498,6 @@ def _validated_hands(rules: Rules, hands: Mapping[str, Sequence[Card]], knocker:
             )
         if name != knocker and len(hand) != size:
             raise InvalidHandError(f"{name} holds {card_count(len(hand))}; {rules.title} needs {size}")
-        checked[name] = hand
     return checked
 
 
@@ -720,7 +750,7 @@ def _alternative(result: RoundResult, chosen: RoundResult) -> Alternative:
 def score_round(
     rules: Rules,
     upcard: Card | str,
-    hands: Mapping[str, Sequence[Card]],
+    hands: Mapping[str, Sequence[Card] | str],
     knocker: str,
     knocker_melds: Sequence[Meld] | None = None,
     *,
@@ -762,10 +792,7 @@ def score_round(
     :raises IllegalLayoffError: layoffs by an unknown player or the knocker, or ones the table does not allow.
     :raises InvalidCardError: for an upcard that is neither a card nor card text ("KS", as a hand may be text).
     """
-    if isinstance(upcard, str):
-        upcard = Card.parse(upcard)
-    elif not isinstance(upcard, Card):
-        raise InvalidCardError(f"upcard must be a card (or card text), not {shown(upcard)}")
+    upcard = as_upcard(upcard)
     checked = _validated_hands(rules, hands, knocker)
     given = LayDown.of(knocker_melds, discard, layoffs)
     players = list(checked)

@@ -82,6 +82,26 @@ def test_tables_that_cannot_exist_are_refused(table: dict[str, str], message: st
         table_status(Rules(), C("KS"), hands(**table))
 
 
+def test_a_table_is_read_from_card_text_as_a_round_is_scored() -> None:
+    """``score_round`` takes hands and the upcard as card text: ``table_status`` read "8C 9C" as the cards 8, C,
+    9, C ("holds C more than once") and stopped on an upcard "KS" with an AttributeError."""
+    status = table_status(Rules(), "KS", {"Ann": ANN, "Bob": BOB})
+    assert (status.upcard, status.proposed_knocker, status.hands["Ann"].deadwood_points) == (C("KS"), "Ann", 5)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"Ann": None, "Bob": BOB}, "Ann's hand must be cards"),
+        ({1: ANN, "Bob": BOB}, "a player's name is text, not 1"),
+        ([("Ann", ANN), ("Bob", BOB)], "hands must map each player's name to their cards"),
+    ],
+)
+def test_hands_that_are_not_cards_are_refused_by_name(table: object, message: str) -> None:
+    with pytest.raises(InvalidHandError, match=message):
+        table_status(Rules(), C("KS"), table)  # type: ignore[arg-type]
+
+
 def test_nothing_is_proposed_once_the_match_is_won() -> None:
     status = table_status(Rules(), C("KS"), hands(Ann=ANN, Bob=BOB), winner="Bob")
     assert (status.proposed_knocker, status.reason, status.hands["Ann"].can_knock) == (
