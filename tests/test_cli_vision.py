@@ -198,8 +198,9 @@ def test_eval_uses_the_classes_file_in_the_labels_folder(
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[-1] == "precision 1.000 recall 1.000 F1 1.000 exact-images 2/2"
+    classes = labelled_set / "labels" / "classes.txt"
     assert [line for line in lines if line.startswith("note: classes read from")] == [
-        f"note: classes read from {str(labelled_set / 'labels' / 'classes.txt')!r}, the classes file in the labels folder"
+        f"note: classes read from {str(classes)!r}, the classes file in the labels folder"
     ]
 
 
