@@ -120,6 +120,39 @@ RoundInput = Knock | Draw
 """What was entered for a round: a knock (or gin), or a draw."""
 
 
+def names_in(entered: RoundInput) -> set[str]:
+    """Every player a round's entry names: the knocker, the hands' and the layoffs' players (none for a draw)."""
+    if isinstance(entered, Draw):
+        return set()
+    return {entered.knocker, *entered.hands_by_name, *entered.laydown.layoffs_by_player}
+
+
+def renamed(entered: RoundInput, old: str, new: str) -> RoundInput:
+    """``entered`` with player ``old`` called ``new`` wherever it names a player (``names_in``): a player renamed in a
+    match is renamed in every round and earlier version, which score as they did.
+
+    >>> knock = Knock.of(Card.parse("KS"), {"Anm": parse_cards("AS 2S 3S")}, "Anm")
+    >>> renamed(knock, "Anm", "Ann").to_dict()["hands"]
+    {'Ann': ['AS', '2S', '3S']}
+
+    :raises InvalidPlayersError: when the entry names ``new`` already (a match file's earlier version may name
+        someone who is not a player): the two would become one.
+    """
+    if old not in names_in(entered):
+        return entered
+    assert isinstance(entered, Knock)  # a draw names nobody
+    if new in names_in(entered):
+        raise InvalidPlayersError(f"the round names {shown(new)} already, beside {shown(old)}")
+
+    def name(player: str) -> str:
+        return new if player == old else player
+
+    layoffs = tuple((name(player), laid) for player, laid in entered.laydown.layoffs)
+    hands = tuple((name(player), cards) for player, cards in entered.hands)
+    laydown = dataclasses.replace(entered.laydown, layoffs=layoffs)
+    return dataclasses.replace(entered, hands=hands, knocker=name(entered.knocker), laydown=laydown)
+
+
 def parse_round_input(data: object) -> RoundInput:
     """A round's input from its JSON form (``Knock.to_dict()`` or ``{"draw": true}``); other keys are ignored, but a
     draw that names a knock's fields is refused.
@@ -506,6 +539,20 @@ class Match:
         twin = Match.__new__(Match)
         twin.__dict__.update(self.__dict__)
         twin.rounds = list(self.rounds)
+        return twin
+
+    def renamed(self, old: str, new: str) -> Match:
+        """This match with player ``old`` called ``new`` (in the players, the first dealer and every round), its
+        rounds scored again: the same scores under the new name.
+
+        :raises InvalidPlayersError: when ``old`` is not a player, or ``new`` is another player's name.
+        """
+        if old not in self.players:
+            raise InvalidPlayersError(f"{shown(old)} is not one of the players: {', '.join(self.players)}")
+        players = [new if name == old else name for name in self.players]
+        dealer = new if self.first_dealer == old else self.first_dealer
+        twin = Match(players, self.rules, dealer=dealer)
+        twin.replay([renamed(entered, old, new) for entered in self.inputs()])
         return twin
 
     def refuse_strangers(self, names: Iterable[str]) -> None:

@@ -102,6 +102,7 @@ SHAPED: dict[str, Any] = {
         },
     ),
     "/api/matches/1/earlier-versions/1/restore": st.fixed_dictionaries({}, optional={"revision": scalars}),
+    "/api/matches/1/players/1": st.fixed_dictionaries({}, optional={"name": names, "revision": scalars}),
     "/api/matches/1/rematch": st.just({}) | json_values,
     "/api/matches/1/rounds": round_bodies,
     "/api/matches/1/rounds/1": round_bodies,

@@ -30,6 +30,7 @@ JSON_ROUTES = [
     ("POST", "/api/cards"),
     ("POST", "/api/matches"),
     ("POST", "/api/matches/1/earlier-versions/1/restore"),
+    ("PUT", "/api/matches/1/players/1"),
     ("POST", "/api/matches/1/rematch"),
     ("POST", "/api/matches/1/rounds"),
     ("PUT", "/api/matches/1/rounds/1"),

@@ -234,6 +234,17 @@ def restore_version(match_id: int, version_id: int) -> Response:
     return jsonify(matches.restore_version(match_id, version_id, revision).to_dict())
 
 
+@bp.put("/matches/<int:match_id>/players/<int:seat>")
+def rename_player(match_id: int, seat: int) -> Response:
+    """Rename the player in ``seat`` (1 for the first player): ``{"name": "Ann", "revision": R}``, the match as the
+    player saw it (required: a rename arriving after another change changes nothing); everywhere the match holds the
+    name, its scores unchanged (``matches.rename_player``). A seat that holds the name already changes nothing."""
+    body = json_body()
+    name = fields.parse_player_name(body.get("name"))
+    revision = fields.parse_body_revision(body.get("revision"))
+    return jsonify(matches.rename_player(match_id, seat, name, revision).to_dict())
+
+
 @bp.post("/score")
 def score() -> Response:
     """Score one round without recording it: ``{"upcard", "knocker", "hands", "rules"?, "options"?, "match"?}``,

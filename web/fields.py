@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from scorer.cards import DECK, Card
@@ -87,17 +87,61 @@ def parse_players(value: object, same: Callable[[str], str] = same_shown_player)
     if not MIN_PLAYERS <= len(names) <= MAX_PLAYERS:
         raise InputError(f"a match needs {MIN_PLAYERS} to {MAX_PLAYERS} players, got {len(names)}")
     for name in names:
-        if not name or len(name) > MAX_NAME_LENGTH:
-            raise InputError(f"player names must be 1 to {MAX_NAME_LENGTH} characters, got {shown(name)}")
-        why = (_REFUSED_CHARACTERS.get(char) or _REFUSED_CATEGORIES.get(unicodedata.category(char)) for char in name)
-        refused = next(filter(None, why), None)
-        if refused:
-            raise InputError(f"player names must be printable text; {shown(name)} holds {refused}")
-        if not any(unicodedata.category(char)[0] in "LNPS" for char in _shown(name)):
-            raise InputError(f"player names must show a letter, digit or sign; {shown(name)} shows none")
+        _check_name(name)
     if len({same(name) for name in names}) != len(names):
         raise InputError(f"player names must differ: {', '.join(names)}")
     return names
+
+
+def parse_player_name(value: object) -> str:
+    """One player's name (a player renamed: ``{"name": ...}``), trimmed, held to a new match's rules
+    (``parse_players``); that it differs from the other players' is ``refuse_taken``'s to say, with the match.
+
+    >>> parse_player_name(" Ann ")
+    'Ann'
+
+    :raises InputError: naming what is wrong.
+    """
+    if not isinstance(value, str):
+        raise InputError(f'send "name": the player\'s new name, got {shown(value)}')
+    name = value.strip()
+    _check_name(name)
+    return name
+
+
+def refuse_taken(name: str, others: Sequence[str]) -> None:
+    """Refuse ``name`` for a player where one of the ``others`` (the other players of the match) has it already, as
+    the players' records tell players apart (``same_shown_player``): the match and the records would make one player
+    of two.
+
+    >>> refuse_taken("bob", ["Bob"])
+    Traceback (most recent call last):
+    ...
+    web.fields.InputError: 'bob' is Bob's name already: players' names must differ by more than case, spaces or accents
+
+    :raises InputError: naming the player who has it.
+    """
+    key = same_shown_player(name)
+    taken = next((other for other in others if same_shown_player(other) == key), None)
+    if taken is not None:
+        raise InputError(
+            f"{shown(name)} is {taken}'s name already: players' names must differ by more than case, spaces or accents"
+        )
+
+
+def _check_name(name: str) -> None:
+    """Refuse a trimmed player's name that is empty or too long, holds what is no printable text, or shows nothing.
+
+    :raises InputError: naming what is wrong.
+    """
+    if not name or len(name) > MAX_NAME_LENGTH:
+        raise InputError(f"player names must be 1 to {MAX_NAME_LENGTH} characters, got {shown(name)}")
+    why = (_REFUSED_CHARACTERS.get(char) or _REFUSED_CATEGORIES.get(unicodedata.category(char)) for char in name)
+    refused = next(filter(None, why), None)
+    if refused:
+        raise InputError(f"player names must be printable text; {shown(name)} holds {refused}")
+    if not any(unicodedata.category(char)[0] in "LNPS" for char in _shown(name)):
+        raise InputError(f"player names must show a letter, digit or sign; {shown(name)} shows none")
 
 
 def parse_dealer(value: object, players: list[str]) -> str | None:

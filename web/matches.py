@@ -40,6 +40,7 @@ from scorer.match import (
     RoundInput,
     RoundInputError,
     parse_round_input,
+    renamed,
 )
 from scorer.records import (
     HeadToHead,
@@ -53,7 +54,7 @@ from scorer.records import (
 )
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, InvalidRulesError, Rules
 from web.db import BUSY_TIMEOUT_SECONDS, DatabaseError, database_problem, get_db, snapshot, transaction
-from web.fields import MAX_ROW_ID, InputError
+from web.fields import MAX_ROW_ID, InputError, refuse_taken
 from web.round_history import EDITED, UNDONE, EarlierVersion, Restore, keep_replaced, read_history, restore
 from web.transfer import MatchFile, Origin, read_match_file
 
@@ -336,10 +337,16 @@ class MatchSummary:
         return dataclasses.asdict(self)
 
 
-Changed = tuple[Match, tuple[int, ...], Callable[[sqlite3.Connection], EarlierVersion | None] | None]
-"""A write computed on a private copy of a match: the changed match, its rounds' deals, and the SQL that stores the
-change (which answers the earlier version it kept, if it replaced or removed a round), or None for a change that
-changes nothing (a round saved as it was): nothing is stored and the revision stays."""
+class Changed(NamedTuple):
+    """A write computed on a private copy of a match: the changed match, its rounds' deals, and the SQL that stores the
+    change (which answers the earlier version it kept, if it replaced or removed a round), or None for a change that
+    changes nothing (a round saved as it was): nothing is stored and the revision stays. ``earlier``: the earlier
+    versions as the change leaves them, where it changes them (a player renamed in them), else None."""
+
+    match: Match
+    deals: tuple[int, ...]
+    write: Callable[[sqlite3.Connection], EarlierVersion | None] | None
+    earlier: tuple[EarlierVersion, ...] | None = None
 
 
 class _Stale(Exception):
@@ -562,7 +569,7 @@ def undo_round(match_id: int, number: int | None = None, revision: int | None = 
             db.execute("DELETE FROM rounds WHERE match_id = ? AND number = ?", (match_id, last))
             return kept
 
-        return match, record.deals[:-1], write
+        return Changed(match, record.deals[:-1], write)
 
     return _write(match_id, change)
 
@@ -612,6 +619,60 @@ def restore_version(match_id: int, version_id: int, revision: int) -> MatchRecor
         )
 
     return _write(match_id, change)
+
+
+def rename_player(match_id: int, seat: int, name: str, revision: int) -> MatchRecord:
+    """Call the player in ``seat`` (1 for the first player) ``name`` everywhere the match holds the name: its players,
+    first dealer and winner, every round and earlier version, and its outline (the players' records count the match
+    under the new name), in one transaction; the match scores as it did. Only while the match is at ``revision``;
+    a seat that holds ``name`` already changes nothing (a rename sent twice, its answer lost), its revision included.
+
+    :raises NotFoundError: for a seat no player sits in.
+    :raises InputError: for a name another player's is, as the records tell players apart (``fields.refuse_taken``).
+    :raises ConflictError: when the match has changed since ``revision``.
+    """
+
+    def change(record: MatchRecord) -> Changed:
+        players = record.match.players
+        if not 1 <= seat <= len(players):
+            raise NotFoundError(f"match {match_id} has no player {seat} (it has {len(players)})")
+        old = players[seat - 1]
+        if old == name:
+            return Changed(record.match, record.deals, None)
+        record.check_revision(revision)
+        refuse_taken(name, [player for player in players if player != old])
+        earlier = tuple(_renamed_version(kept, old, name) for kept in record.earlier)
+        match = record.match.renamed(old, name)
+
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("UPDATE players SET name = ? WHERE match_id = ? AND seat = ?", (name, match_id, seat))
+            db.execute("UPDATE matches SET first_dealer = ? WHERE id = ?", (match.first_dealer, match_id))
+            db.executemany(
+                "UPDATE rounds SET input_json = ? WHERE match_id = ? AND number = ?",
+                [(json.dumps(line.entered.to_dict()), match_id, line.number) for line in match.rounds],
+            )
+            db.executemany(
+                "UPDATE earlier_versions SET input_json = ? WHERE id = ?",
+                [(json.dumps(kept.entered.to_dict()), kept.id) for kept in earlier],
+            )
+
+        return Changed(match, record.deals, write, earlier)
+
+    return _write(match_id, change)
+
+
+def _renamed_version(kept: EarlierVersion, old: str, new: str) -> EarlierVersion:
+    """Earlier version ``kept`` with player ``old`` called ``new`` (``rename_player``).
+
+    :raises InputError: when it names ``new`` already: a match file's versions are read, not scored, and one may
+        name someone who is not a player.
+    """
+    try:
+        return dataclasses.replace(kept, entered=renamed(kept.entered, old, new))
+    except InvalidPlayersError as error:
+        raise InputError(
+            f"{old} cannot be called {new}: in an earlier version of round {kept.number}, {error}"
+        ) from error
 
 
 def list_matches(
@@ -1007,7 +1068,7 @@ def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchReco
         for attempt in range(WRITE_ATTEMPTS):
             shared = load_match(match_id)
             record = dataclasses.replace(shared, match=shared.match.copy())  # ``change`` may change its match
-            match, deals, write = change(record)
+            match, deals, write, versions = change(record)
             if write is None:
                 return shared
             outline = _outline_json(match)
@@ -1025,7 +1086,8 @@ def _write(match_id: int, change: Callable[[MatchRecord], Changed]) -> MatchReco
                             " outline_json = ?, outline_revision = revision + 1 WHERE id = ?",
                             (winner, winner, _now(), outline, match_id),
                         )
-                    earlier = record.earlier if kept is None else (kept, *record.earlier)
+                    earlier = record.earlier if versions is None else versions
+                    earlier = earlier if kept is None else (kept, *earlier)
                     changed = dataclasses.replace(
                         record, revision=record.revision + 1, match=match, deals=deals, earlier=earlier
                     )
@@ -1078,7 +1140,7 @@ def _added(
             (record.id, new.number, json.dumps(new.entered.to_dict()), _now(), deal),
         )
 
-    return match, (*record.deals, deal), write
+    return Changed(match, (*record.deals, deal), write)
 
 
 def _edited(record: MatchRecord, number: int, entered: RoundInput) -> Changed:
@@ -1103,7 +1165,7 @@ def _edited(record: MatchRecord, number: int, entered: RoundInput) -> Changed:
             f"after this edit the match would end before its last round: {error}", {"match": record.to_dict()}
         ) from error
     if replaced.entered.to_dict() == edited.entered.to_dict():
-        return match, record.deals, None
+        return Changed(match, record.deals, None)
     text = json.dumps(edited.entered.to_dict())
 
     def write(db: sqlite3.Connection) -> EarlierVersion | None:
@@ -1111,7 +1173,7 @@ def _edited(record: MatchRecord, number: int, entered: RoundInput) -> Changed:
         db.execute("UPDATE rounds SET input_json = ? WHERE match_id = ? AND number = ?", (text, record.id, number))
         return kept
 
-    return match, record.deals, write
+    return Changed(match, record.deals, write)
 
 
 def _preset_and_title(rules_json: str) -> tuple[str, str]:

@@ -25,6 +25,7 @@ import {
   roundScored,
   saidElsewhere,
   nearlySameRound,
+  renamedInput,
   sameRound,
   setPlace,
   sheetChange,
@@ -454,4 +455,55 @@ test("several changes between two refreshes are said by their net effect, and no
   // nothing to say: an edit that changed nothing (the revision moved on), a round undone and brought back
   assert.equal(sheetChange(one, sheet([[sorted(knock), 1]])), null);
   assert.equal(sheetChange(one, sheet([[knock, 1]], [version(7, 1, knock, "undone", 1)])), null);
+});
+
+// ---------------------------------------------------------------- a player renamed
+
+const renamed = (sheetShown, names) => ({
+  ...sheetShown,
+  players: sheetShown.players.map((name) => names[name] ?? name),
+  rounds: sheetShown.rounds.map((shown) => ({
+    ...shown,
+    input: renamedInput(shown.input, Object.entries(names)),
+    points: Object.fromEntries(Object.entries(shown.points).map(([name, points]) => [names[name] ?? name, points])),
+  })),
+  earlier_versions: sheetShown.earlier_versions.map((kept) => ({ ...kept, input: renamedInput(kept.input, Object.entries(names)) })),
+});
+
+test("a round input renamed is keyed by the new name wherever it names the player", () => {
+  const laid = { ...knock, layoffs: { Bob: [{ card: "QC", onto: ["8C", "9C", "10C", "JC"] }] } };
+  const named = renamedInput(laid, [["Bob", "Bobby"]]);
+  assert.deepEqual(Object.keys(named.hands), ["Ann", "Bobby"]);
+  assert.deepEqual(named.layoffs, { Bobby: laid.layoffs.Bob });
+  assert.equal(renamedInput({ ...knock, knocker: "Bob" }, [["Bob", "Bobby"]]).knocker, "Bobby");
+  assert.deepEqual(renamedInput(DRAW, [["Bob", "Bobby"]]), DRAW);
+});
+
+test("a player renamed on another device is said so, not as every round changed", () => {
+  const one = sheet([[knock, 1]], [version(1, 1, DRAW, "edited", 1)]);
+  const anne = renamed(one, { Ann: "Anne" });
+  assert.deepEqual(sheetChange(one, anne), { how: "renamed", renames: [["Ann", "Anne"]] });
+  assert.equal(news(one, anne), "On another device: Ann is now called Anne.");
+  // renamed and a round entered between two refreshes: both said
+  const two = sheet([[knock, 1], [bobKnocks, 2]], one.earlier_versions);
+  const both = renamed(two, { Ann: "Anne" });
+  assert.deepEqual(sheetChange(one, both), { how: "entered", number: 2, renames: [["Ann", "Anne"]] });
+  assert.equal(news(one, both), "On another device: Ann is now called Anne. Round 2 is on the sheet: Bob +51.");
+});
+
+test("a player renamed keeps the cards of their seat, and the knock proposed is scored again under the new name", () => {
+  const state = dealt();
+  const proposed = { ...state, match: { ...match, revision: 1 }, proposal: { knocker: "Ann", key: tableKey(state), body: {}, result: {} } };
+  const anne = { ...match, revision: 2, players: ["Anne", "Bob"] };
+  const now = withNewerMatch(proposed, anne);
+  assert.equal(now.match, anne);
+  assert.deepEqual(cardsAt(now, 0).map((entry) => entry.card), ANN);
+  assert.deepEqual(handsPayload(now), { Anne: ANN, Bob: BOB });
+  assert.equal(now.proposal, null);
+  assert.notEqual(tableKey(now), tableKey(proposed)); // arranged again, for the new name
+  assert.equal(knockToScoreAgain(now, proposed), "Anne");
+  // a table dismissed with "Not yet" stays dismissed under the new name
+  const dismissed = { ...proposed, proposal: null, autoProposed: tableKey(proposed) };
+  const after = withNewerMatch(dismissed, anne);
+  assert.equal(after.autoProposed, tableKey(after));
 });

@@ -6,7 +6,7 @@
 import { ApiError, del, get, post, put } from "./api.js";
 import { cameraSupported } from "./camera.js";
 import { pretty } from "./cards.js";
-import { CardEditor, CardGrid, RoundEditor } from "./table/dialogs.js";
+import { CardEditor, CardGrid, RenameDialog, RoundEditor } from "./table/dialogs.js";
 import { LiveTable } from "./table/live.js";
 import { groupsFor } from "./laydown.js";
 import { enableDrawing, enableTaps } from "./table/overlay.js";
@@ -669,6 +669,36 @@ async function restoreVersion(id, revision) {
 }
 
 /**
+ * Rename the player in `seat` (1 for the first) to `typed`, on the match at `revision` (as the dialog showed it): the
+ * server renames them everywhere the match holds the name, and a rename asked of an older sheet changes nothing. Refused
+ * so, it is done when that sheet already names the player so (its answer was lost, or another device did it too).
+ * Said in a notice, with the way back (the old name, asked of the sheet the rename made).
+ */
+async function renamePlayer(seat, typed, revision) {
+  const before = store.state.match;
+  const was = before.players[seat - 1];
+  const name = typed.trim(); // as the server keeps it
+  const holds = (match) => match.players[seat - 1] === name;
+  const sayRenamed = (match, more = "") => {
+    update((state) => ({ ...withNewerMatch(state, match), error: "" }));
+    if (was === name) return notify(`${name} is that player's name already: nothing changed.`);
+    const back = { label: "Undo the change", holds: (now) => now.revision === match.revision,
+      action: () => renamePlayer(seat, was, match.revision).catch((error) => setError(error.message)) };
+    const said = changeSaid({ how: "renamed", renames: [[was, name]] }, before, match);
+    notify(`${said} The sheet, its exports and the players' records say so.${more ? ` ${more}` : ""}`, [back]);
+  };
+  try {
+    sayRenamed(await sendChange(() => put(`${matchUrl()}/players/${seat}`, { name: typed, revision }, CHANGE),
+      { holds, say: (match) => sayRenamed(match, answerLost("done")) }));
+  } catch (error) {
+    const refused = refusal(error, revision, holds);
+    if (refused?.done) return sayRenamed(refused.match);
+    if (refused) throw new ApiError(409, sheetChanged(`${was} was not renamed: rename again if still wanted.`), error.data);
+    throw error;
+  }
+}
+
+/**
  * Another device at the table may record, undo or edit a round: fetch the match now and then (and when the page is
  * shown again), and show it when it has moved on (a higher revision), so the totals read here are never stale, and
  * say once what changed there (`sheetChange`). A change of this page's found made (its answer was lost) is said as
@@ -703,7 +733,7 @@ async function refreshMatch() {
     notify(`${news} Round ${added.number} was this table's deal: its cards are cleared.`, [], { unasked: true });
     return;
   }
-  update((s) => ({ ...s, match }));
+  update((s) => withNewerMatch(s, match));
   if (change) tell(saidElsewhere(change, state.match, match), match);
 }
 
@@ -758,6 +788,7 @@ const editor = new CardEditor(store, Object.assign(Object.create(null), {
 }));
 const grid = new CardGrid(store, { setPlace: placeCards });
 const roundEditor = new RoundEditor(store, { editRound });
+const renameDialog = new RenameDialog(store, { renamePlayer });
 
 Object.assign(actions, {
   freeze: () => live.freeze(),
@@ -771,8 +802,10 @@ Object.assign(actions, {
     live.freeze();
     editor.open(id);
   },
-  /** A knock tapped: its proposal (or why there is none) shown where the player sees it. */
-  knock: async (knocker) => {
+  /** A knock tapped (the hand in `seat`, 0 for the first): its proposal (or why there is none) shown where the player
+   * sees it. */
+  knock: async (seat) => {
+    const knocker = store.state.match.players[seat];
     // the way the players said is the knocker's it was said for: another's knock starts from the engine's
     await propose(knocker, store.state.proposal?.knocker === knocker ? store.state.laydown : null);
     if (store.state.proposal?.knocker === knocker) reveal($("proposal"));
@@ -827,6 +860,7 @@ function init() {
   $("record-draw").addEventListener("click", recordDraw);
   $("clear-hands").addEventListener("click", clearTable);
   $("rematch").addEventListener("click", rematch);
+  $("rename-player").addEventListener("click", () => renameDialog.open());
   window.addEventListener("resize", () => render(store.state, store.state, actions));
   // On a phone the totals bar is pinned over the page's foot: the page ends with room for it, however many lines
   // the players' names wrap it to (css: --totals-bar-height).

@@ -1,5 +1,5 @@
 // The table page's dialogs: correct one card (rank and suit buttons, where it lies), pick cards from the
-// 52-card grid, and edit a confirmed round. Each reads the state when it opens and hands the result to
+// 52-card grid, edit a confirmed round, and rename a player. Each reads the state when it opens and hands the result to
 // `actions`; none keeps table state of its own.
 
 import { DECK, RANKS, SUITS, SUIT_SYMBOLS, parseCard, pretty } from "../cards.js";
@@ -235,6 +235,54 @@ export class RoundEditor {
       $("round-error").textContent = error.message;
       // Refused as asked of an older sheet (now shown): Save again asks it of the sheet as it is now.
       if (error.status === 409) $("round-editor").dataset.revision = String(this.store.state.match.revision);
+    } finally {
+      this.saving = false;
+    }
+  }
+}
+
+/**
+ * Rename a player of the match (a name mistyped at set-up): the server renames them everywhere the match holds the name,
+ * asked of the match as the dialog showed it (its revision).
+ */
+export class RenameDialog {
+  constructor(store, actions) {
+    this.store = store;
+    this.actions = actions;
+    $("rename-form").addEventListener("submit", (event) => {
+      if (event.submitter?.value !== "save") return;
+      event.preventDefault();
+      this.save();
+    });
+    // the box starts from the name it changes: a typo is fixed, not typed again
+    $("rename-seat").addEventListener("change", () => this.showName());
+  }
+
+  /** Open for the player in `seat` (1 for the first). */
+  open(seat = 1) {
+    const { match } = this.store.state;
+    $("rename-seat").replaceChildren(...match.players.map((name, index) => el("option", { value: String(index + 1), text: name })));
+    $("rename-seat").value = String(seat);
+    this.showName();
+    $("rename-error").textContent = "";
+    $("rename-dialog").dataset.revision = String(match.revision);
+    $("rename-dialog").showModal();
+  }
+
+  showName() {
+    $("rename-name").value = this.store.state.match.players[Number($("rename-seat").value) - 1] ?? "";
+  }
+
+  async save() {
+    if (this.saving) return; // a second tap while the first is on its way: the first's answer says what was done
+    this.saving = true;
+    try {
+      await this.actions.renamePlayer(Number($("rename-seat").value), $("rename-name").value, Number($("rename-dialog").dataset.revision));
+      $("rename-dialog").close();
+    } catch (error) {
+      $("rename-error").textContent = error.message;
+      // Refused as asked of an older sheet (now shown): Rename again asks it of the sheet as it is now.
+      if (error.status === 409) $("rename-dialog").dataset.revision = String(this.store.state.match.revision);
     } finally {
       this.saving = false;
     }

@@ -35,9 +35,10 @@ function tableColours(state) {
   return colours;
 }
 
+/** Each hand's box, chips and buttons, by seat; their players' names are drawn by `renderNames`. */
 export function buildHands(state, actions) {
   const container = $("hands");
-  state.seating.forEach(({ player, where }, index) => {
+  state.seating.forEach((_, index) => {
     const n = index + 1;
     const input = el("input", { id: `hand-${n}`, class: "card-input", autocomplete: "off", spellcheck: "false",
       autocapitalize: "characters", placeholder: "e.g. QH 10S 3D", "aria-describedby": `status-${n}` });
@@ -51,20 +52,43 @@ export function buildHands(state, actions) {
       if (next) next.focus();
       else input.blur();
     });
-    const pick = el("button", { type: "button", class: "button", "data-pick": String(n), text: "Pick",
-      "aria-label": `Pick ${player}'s cards` }); // each Pick says whose cards it picks
+    const pick = el("button", { type: "button", class: "button", "data-pick": String(n), text: "Pick" });
     pick.addEventListener("click", () => actions.openGrid(index));
-    const knock = el("button", { type: "button", class: "button knock", id: `knock-${n}`, text: `${player} knocked` });
-    knock.addEventListener("click", () => actions.knock(player));
-    const seat = where ? el("span", { class: "seat-where", text: `${where} of the picture` }) : null;
+    const knock = el("button", { type: "button", class: "button knock", id: `knock-${n}` });
+    knock.addEventListener("click", () => actions.knock(index));
     container.append(
       el("section", { class: "hand", id: `hand-section-${n}`, "aria-labelledby": `hand-title-${n}` },
-        el("h2", { id: `hand-title-${n}` }, player, seat),
-        el("label", { for: `hand-${n}`, class: "visually-hidden", text: `${player}'s cards` }),
+        el("h2", { id: `hand-title-${n}` }),
+        el("label", { for: `hand-${n}`, id: `hand-label-${n}`, class: "visually-hidden" }),
         el("div", { class: "hand-row" }, input, pick),
-        el("div", { class: "chips", id: `chips-${n}`, role: "group", "aria-label": `${player}'s cards: tap one to correct it` }),
+        el("div", { class: "chips", id: `chips-${n}`, role: "group" }),
         el("div", { class: "hand-row" }, el("span", { class: "status", id: `status-${n}`, "aria-live": "polite" }), knock)),
     );
+  });
+}
+
+/**
+ * The players' names wherever the table shows them (the title, each hand's heading, box, Pick and knock): drawn again
+ * when a player is renamed, here or on another device. A hand's heading also says where its seat is on the picture.
+ */
+function renderNames(state) {
+  const names = players(state);
+  const title = names.join(" vs ");
+  if ($("table-title").textContent !== title) {
+    $("table-title").textContent = title;
+    document.title = `${title} · okgin`;
+  }
+  state.seating.forEach(({ where }, index) => {
+    const n = index + 1;
+    const name = names[index];
+    const heading = $(`hand-title-${n}`);
+    if (heading.dataset.name === name) return;
+    heading.dataset.name = name;
+    heading.replaceChildren(name, ...(where ? [el("span", { class: "seat-where", text: `${where} of the picture` })] : []));
+    $(`hand-label-${n}`).textContent = `${name}'s cards`;
+    document.querySelector(`[data-pick="${n}"]`).setAttribute("aria-label", `Pick ${name}'s cards`); // whose it picks
+    $(`knock-${n}`).textContent = `${name} knocked`;
+    $(`chips-${n}`).setAttribute("aria-label", `${name}'s cards: tap one to correct it`);
   });
 }
 
@@ -258,6 +282,7 @@ function renderCamera(state) {
 
 export function render(state, before, actions) {
   renderCamera(state);
+  renderNames(state);
   renderHands(state, actions);
   renderProposal(state, actions);
   renderMatchOver(state);

@@ -51,10 +51,13 @@ export function handsPayload(state) {
   return Object.fromEntries(players(state).map((name, index) => [name, cardsAt(state, index).map((e) => e.card)]));
 }
 
-/** The table as a key that ignores card order: two tables with the same cards in each place are equal. */
+/**
+ * The table as a key that ignores card order: two tables with the same cards in each place, for the same players, are
+ * equal. A player renamed makes another table: what was asked of it by name (its arrangement, a knock) is asked again.
+ */
 export function tableKey(state) {
   const hands = players(state).map((_, index) => cardsAt(state, index).map((e) => e.card).sort());
-  return JSON.stringify([upcardOf(state), hands]);
+  return JSON.stringify([upcardOf(state), hands, players(state)]);
 }
 
 /** The cards the camera's reading puts on the table (the server's "table" answer: it decided every place). */
@@ -288,13 +291,43 @@ const roundsNamed = (numbers) =>
  * round, as the next round); `{how: "several", numbers}` for more at once (the rounds that differ); null where the
  * rounds are as they were (an edit that changed nothing, a round undone and brought back). Read from the rounds alone,
  * so what it says is the net effect of however many changes came between: the earlier versions only tell a version
- * put back from an edit, and the deals a round brought back from one entered anew.
+ * put back from an edit, and the deals a round brought back from one entered anew. Players renamed add `renames`
+ * (`renamesOf`) to what changed in the rounds, or to `{how: "renamed"}` where nothing else did: their rounds, renamed
+ * too, are not said as changed.
  */
 export function sheetChange(before, after) {
+  const renames = renamesOf(before, after);
+  const change = roundsChange(before, after, renames);
+  if (!renames.length) return change;
+  return { ...(change ?? { how: "renamed" }), renames };
+}
+
+/**
+ * The players renamed from `before` to `after` (the same match, later), by seat: `[[old, new], ...]`, none where every
+ * player has the name they had.
+ */
+export function renamesOf(before, after) {
+  return before.players.map((name, seat) => [name, after.players[seat]]).filter(([was, now]) => now !== undefined && now !== was);
+}
+
+/**
+ * Round input `input` (as the server writes it) with the players `renames` names (`[[old, new], ...]`) called by their
+ * new names, as the server renames them: its knocker, and the players its hands and layoffs are keyed by.
+ */
+export function renamedInput(input, renames) {
+  if (!input || input.draw || !renames.length) return input;
+  const names = new Map(renames);
+  const call = (name) => names.get(name) ?? name;
+  const keyed = (byPlayer) => (byPlayer ? Object.fromEntries(Object.entries(byPlayer).map(([name, value]) => [call(name), value])) : byPlayer);
+  return { ...input, knocker: call(input.knocker), hands: keyed(input.hands), layoffs: keyed(input.layoffs) };
+}
+
+/** What `sheetChange` says of the rounds, the rounds of `before` read under the names `renames` gave their players. */
+function roundsChange(before, after, renames) {
   const was = before.rounds.length;
   const now = after.rounds.length;
   const changed = after.rounds.slice(0, was)
-    .filter((line, index) => !sameInput(line.input, before.rounds[index].input)).map((line) => line.number);
+    .filter((line, index) => !sameInput(line.input, renamedInput(before.rounds[index].input, renames))).map((line) => line.number);
   const kept = (number) => before.earlier_versions.filter((version) => version.number === number);
   if (!changed.length && now === was + 1) {
     const deal = after.deals?.[was];
@@ -304,7 +337,7 @@ export function sheetChange(before, after) {
   if (!changed.length && now === was - 1) return { how: "undone", number: was };
   if (changed.length === 1 && now === was) {
     const [number] = changed;
-    const back = kept(number).some((version) => sameInput(version.input, after.rounds[number - 1].input));
+    const back = kept(number).some((version) => sameInput(renamedInput(version.input, renames), after.rounds[number - 1].input));
     return { how: back ? "put back" : "edited", number };
   }
   const gone = Array.from({ length: Math.abs(now - was) }, (_, index) => Math.min(was, now) + index + 1);
@@ -319,8 +352,12 @@ export function sheetChange(before, after) {
  * +18.", "The sheet changed (rounds 2 and 3).").
  */
 export function changeSaid(change, before, after) {
-  return `${roundChangeSaid(change, before, after)}${endingSaid(before, after)}`;
+  const rounds = change.how === "renamed" ? "" : roundChangeSaid(change, before, after);
+  return `${[renamesSaid(change.renames ?? []), rounds].filter(Boolean).join(" ")}${endingSaid(before, after)}`;
 }
+
+/** Players renamed (`[[old, new], ...]`), in the page's words: "Anm is now called Ann." */
+const renamesSaid = (renames) => renames.map(([was, now]) => `${was} is now called ${now}.`).join(" ");
 
 function roundChangeSaid({ how, number, numbers }, before, after) {
   const now = () => roundScored(after, after.rounds[number - 1]);
@@ -344,8 +381,8 @@ function endingSaid(before, after) {
 
 /** A change another device made, as this page's notice says it: "On another device: round 3 is on the sheet: …". */
 export function saidElsewhere(change, before, after) {
-  const said = changeSaid(change, before, after);
-  return `On another device: ${said[0].toLowerCase()}${said.slice(1)}`;
+  const said = changeSaid(change, before, after); // "round 3 is on the sheet", but a player's name as it is written
+  return `On another device: ${said.replace(/^(Round|The) /, (word) => word.toLowerCase())}`;
 }
 
 /** After a round was stored: the cards it was scored from wait for a new deal before any auto-proposal. */
@@ -361,7 +398,20 @@ export function roundConfirmed(state, match) {
  * an answer arriving after the 4 s refresh showed a later change never puts the older sheet back.
  */
 export function withNewerMatch(state, match) {
-  return match.id === state.match.id && match.revision > state.match.revision ? { ...state, match } : state;
+  return match.id === state.match.id && match.revision > state.match.revision ? showingMatch(state, match) : state;
+}
+
+/**
+ * The state showing `match`, the same match later. Players renamed meanwhile (here or on another device) keep the cards
+ * the table holds for their seats; what was asked by name is asked again under the new names: the knock proposed is
+ * scored again for its knocker (the lay-down said for it, keyed by the old names, left to the engine), and the hands
+ * are arranged again (their table's key names the players). A table dismissed with "Not yet" stays dismissed.
+ */
+function showingMatch(state, match) {
+  if (!renamesOf(state.match, match).length) return { ...state, match };
+  const seat = players(state).indexOf(state.proposal?.knocker ?? state.pendingKnocker);
+  const next = { ...state, match, proposal: null, laydown: null, pendingKnocker: seat < 0 ? null : match.players[seat] };
+  return { ...next, autoProposed: state.autoProposed === tableKey(state) ? tableKey(next) : state.autoProposed };
 }
 
 /** A value as JSON with its keys in order: the page's first match (the template's JSON) has them sorted. */
