@@ -36,6 +36,7 @@ import {
   sheetChange,
   tableKey,
   typedRefused,
+  typedSettled,
   typedUnread,
   undoneAlready,
   upcardOf,
@@ -117,9 +118,7 @@ function placeCards(place, cards) {
   const them = taken.length === 1 ? "it" : "them";
   const text = `${where}. Move ${them} to ${placeName(store.state, place)}?`;
   // the upcard as it was (and its box: not text typed before it that named no card)
-  const unrefused = (refused) => Object.fromEntries(Object.entries(refused ?? {}).filter(([kept]) => kept !== UPCARD));
-  const keep = place === UPCARD ? () => update((state) => ({ ...state, notice: null, refused: unrefused(state.refused) }))
-    : placing(rest);
+  const keep = place === UPCARD ? () => update((state) => ({ ...typedSettled(state, UPCARD), notice: null })) : placing(rest);
   const answers = [{ label: "Move", primary: true, action: placing(cards) }, { label: `Keep ${them} there`, action: keep }];
   // the hand's box goes on showing the cards typed (not the cards it held before) while the question waits
   const typed = place === UPCARD ? null : { place, text: cards.join(" ") };

@@ -126,14 +126,18 @@ export function typedRefused(state, place, text, message) {
   return { ...state, refused: { ...state.refused, [place]: { text, message } } };
 }
 
+/** The state without text typed in `place`'s box that was not read or named no card (`typedUnread`, `typedRefused`). */
+export function typedSettled(state, place) {
+  const without = (byPlace) => Object.fromEntries(Object.entries(byPlace ?? {}).filter(([kept]) => kept !== String(place)));
+  return { ...state, unread: without(state.unread), refused: without(state.refused) };
+}
+
 /**
  * `place` now holds exactly `typed` (a hand's cards, or [] / [card] for the upcard). Cards taken from
  * elsewhere move; cards no longer there go out of play when the camera saw them, else away.
  */
 export function setPlace(state, place, typed) {
-  const without = (byPlace) => Object.fromEntries(Object.entries(byPlace ?? {}).filter(([kept]) => kept !== String(place)));
-  const unread = without(state.unread);
-  const refused = without(state.refused);
+  const { unread, refused } = typedSettled(state, place);
   let cards = state.cards
     .filter((entry) => !(entry.place === place && !typed.includes(entry.card) && !entry.box))
     .map((entry) => (entry.place === place && !typed.includes(entry.card) ? { ...entry, place: OUT } : entry));
