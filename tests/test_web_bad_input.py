@@ -329,6 +329,29 @@ def test_a_match_whose_stored_rules_are_not_an_object_is_listed_and_says_why(app
     assert opened.status_code == 409 and "rules must be a mapping of options" in opened.json["error"]
 
 
+def test_a_match_that_no_longer_scores_still_saves_what_was_entered(app: Flask, client: FlaskClient) -> None:
+    """A match stored by an engine that allowed what this one refuses (a target of 10**9, before the rules' bounds)
+    answered 409 everywhere, its JSON export too: what its players entered was out of their reach."""
+    match_id = new_match(client)
+    assert client.post(f"/api/matches/{match_id}/rounds", json=ROUND).status_code == 201
+    with sqlite3.connect(app.config["DATABASE"]) as db:
+        rules = json.loads(db.execute("SELECT rules_json FROM matches WHERE id = ?", (match_id,)).fetchone()[0])
+        stored = json.dumps(rules | {"target": 10**9})  # a new revision: not the match cached before
+        db.execute("UPDATE matches SET rules_json = ?, revision = revision + 1 WHERE id = ?", (stored, match_id))
+    opened = client.get(f"/api/matches/{match_id}")
+    assert opened.status_code == 409 and f"/matches/{match_id}/export.json" in opened.json["error"]
+    saved = client.get(f"/matches/{match_id}/export.json")
+    assert saved.status_code == 200 and "attachment" in saved.headers["Content-Disposition"]
+    stored = saved.json
+    assert "target" in stored["not_scored"] and stored["rules"]["target"] == 10**9
+    assert (stored["players"], stored["first_dealer"] in ("Ann", "Bob"), stored["deals"]) == (["Ann", "Bob"], True, [1])
+    assert [line["input"]["hands"] for line in stored["rounds"]] == [
+        {"Ann": ROUND["hands"]["Ann"], "Bob": ROUND["hands"]["Bob"].split()}
+    ]
+    imported = client.post("/api/matches/import", json=stored)  # its own rules, refused by name: nothing stored
+    assert imported.status_code == 400 and "target" in imported.json["error"]
+
+
 def test_a_database_deleted_under_the_server_is_missing_not_made_anew(app: Flask, client: FlaskClient) -> None:
     """It was silently created again, empty, and every request answered "database error"."""
     from pathlib import Path

@@ -55,7 +55,16 @@ from scorer.records import (
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, InvalidRulesError, Rules
 from web.db import BUSY_TIMEOUT_SECONDS, DatabaseError, database_problem, get_db, snapshot, transaction
 from web.fields import MAX_ROW_ID, InputError, refuse_taken
-from web.round_history import EDITED, UNDONE, EarlierVersion, Restore, keep_replaced, read_history, restore
+from web.round_history import (
+    EDITED,
+    UNDONE,
+    EarlierVersion,
+    Restore,
+    history_rows,
+    keep_replaced,
+    read_history,
+    restore,
+)
 from web.transfer import MatchFile, Origin, read_match_file
 
 if TYPE_CHECKING:
@@ -91,6 +100,11 @@ class ConflictError(ValueError):
     def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.details = details or {}
+
+
+class UnreadableMatchError(ConflictError):
+    """A stored match whose rounds no longer score (stored by an engine that allowed what this one refuses): it
+    cannot be shown or changed, but what was entered can still be saved (``stored_file``)."""
 
 
 class BusyError(RuntimeError):
@@ -502,26 +516,78 @@ def _rebuilt(match_id: int) -> MatchRecord:
     """
     try:
         with snapshot() as db:
-            row = db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
-            if row is None:
-                raise NotFoundError(f"no match with id {match_id}")
-            players = [
-                r["name"] for r in db.execute("SELECT name FROM players WHERE match_id = ? ORDER BY seat", (match_id,))
-            ]
-            rounds = db.execute(
-                "SELECT input_json, COALESCE(deal, number) AS deal FROM rounds WHERE match_id = ? ORDER BY number",
-                (match_id,),
-            ).fetchall()
+            row, players, rounds = _stored_rows(db, match_id)
             earlier = read_history(db, match_id)
         rules = Rules.from_dict(json.loads(row["rules_json"]))
         inputs = [parse_round_input(json.loads(line["input_json"])) for line in rounds]
         match = Match(players, rules, dealer=row["first_dealer"])
         match.replay(inputs)
     except (*SCORING_ERRORS, InvalidRulesError, json.JSONDecodeError, MatchError, InvalidPlayersError) as error:
-        raise ConflictError(f"match {match_id} cannot be rebuilt from what is stored: {error}") from error
+        raise UnreadableMatchError(
+            f"match {match_id} cannot be rebuilt from what is stored: {error}. What was entered can still be saved: "
+            f"/matches/{match_id}/export.json"
+        ) from error
     origin = None if row["origin_id"] is None else Origin(row["origin_id"], row["origin_created_at"])
     deals = tuple(line["deal"] for line in rounds)
     return MatchRecord(match_id, row["created_at"], row["revision"], match, deals, earlier, origin)
+
+
+def stored_file(match_id: int, why: str) -> dict[str, Any]:
+    """What is stored for a match, in its file's fields (players, rules, first dealer, each round's input and deal,
+    the earlier versions), read as it lies and not scored, with ``not_scored``: ``why`` it was not. The export of a
+    match that no longer rebuilds (``UnreadableMatchError``), so that nothing entered is out of the players' reach.
+
+    :raises NotFoundError: for an unknown id.
+    """
+    with snapshot() as db:
+        row, players, rounds = _stored_rows(db, match_id)
+        versions = history_rows(db, match_id)
+    return {
+        "id": match_id,
+        "created_at": row["created_at"],
+        "origin": None if row["origin_id"] is None else Origin(row["origin_id"], row["origin_created_at"]).to_dict(),
+        "players": players,
+        "rules": _stored_json(row["rules_json"]),
+        "first_dealer": row["first_dealer"],
+        "rounds": [{"number": line["number"], "input": _stored_json(line["input_json"])} for line in rounds],
+        "deals": [line["deal"] for line in rounds],
+        "earlier_versions": [
+            {
+                "id": version["id"],
+                "number": version["number"],
+                "input": _stored_json(version["input_json"]),
+                "replaced_at": version["replaced_at"],
+                "replaced_by": version["replaced_by"],
+                "deal": version["deal"],
+            }
+            for version in versions
+        ],
+        "not_scored": why,
+    }
+
+
+def _stored_rows(db: sqlite3.Connection, match_id: int) -> tuple[sqlite3.Row, list[str], list[sqlite3.Row]]:
+    """A match's row, its players in seat order and its rounds' rows (``number``, ``input_json``, ``deal``) in order.
+
+    :raises NotFoundError: for an unknown id.
+    """
+    row = db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no match with id {match_id}")
+    players = [r["name"] for r in db.execute("SELECT name FROM players WHERE match_id = ? ORDER BY seat", (match_id,))]
+    rounds = db.execute(
+        "SELECT number, input_json, COALESCE(deal, number) AS deal FROM rounds WHERE match_id = ? ORDER BY number",
+        (match_id,),
+    ).fetchall()
+    return row, players, rounds
+
+
+def _stored_json(text: str) -> Any:
+    """A stored JSON column as its value, or as the text it is where it is no JSON (kept, not lost)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
 
 
 def add_round(

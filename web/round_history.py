@@ -114,16 +114,22 @@ def keep_replaced(
     return EarlierVersion(cursor.lastrowid, replaced.number, replaced.entered, when, replaced_by, deal)
 
 
+def history_rows(db: sqlite3.Connection, match_id: int) -> list[sqlite3.Row]:
+    """The rows of every earlier version of the match's rounds, newest first: ``id``, ``number``, ``input_json``,
+    ``replaced_at``, ``replaced_by`` and ``deal``."""
+    return db.execute(
+        "SELECT id, number, input_json, replaced_at, replaced_by, COALESCE(deal, number) AS deal"
+        " FROM earlier_versions WHERE match_id = ? ORDER BY id DESC",
+        (match_id,),
+    ).fetchall()
+
+
 def read_history(db: sqlite3.Connection, match_id: int) -> tuple[EarlierVersion, ...]:
     """Every earlier version of the match's rounds, newest first.
 
     :raises RoundInputError: or ``json.JSONDecodeError`` for a stored input that no longer reads.
     """
-    rows = db.execute(
-        "SELECT id, number, input_json, replaced_at, replaced_by, COALESCE(deal, number) AS deal"
-        " FROM earlier_versions WHERE match_id = ? ORDER BY id DESC",
-        (match_id,),
-    )
+    rows = history_rows(db, match_id)
     return tuple(
         EarlierVersion(
             row["id"],

@@ -271,9 +271,15 @@ def sheet_body(match_id: int) -> str:
 
 @bp.get("/matches/<int:match_id>/export.json")
 def export_json(match_id: int) -> Response:
-    record = matches.load_match(match_id)
-    with record.turn():
-        body = json.dumps(record.to_dict(), indent=2)
+    """The match file (``MatchRecord.to_dict()``); for a match that no longer rebuilds, what is stored of it, not
+    scored (``matches.stored_file``): the one way its entries still leave the database."""
+    try:
+        record = matches.load_match(match_id)
+    except matches.UnreadableMatchError as error:
+        body = json.dumps(matches.stored_file(match_id, str(error.__cause__ or error)), indent=2)
+    else:
+        with record.turn():
+            body = json.dumps(record.to_dict(), indent=2)
     return Response(body, mimetype="application/json", headers=_download(match_id, "json"))
 
 
