@@ -1433,3 +1433,21 @@ def test_a_hand_typed_just_before_clear_the_table_does_not_come_back(base: str, 
     page.click("#notice >> text=Undo")
     expect(page.locator("#chips-2 .chip").last).to_have_text("6♦")
     assert not errors, errors
+
+
+def test_pick_tapped_just_after_typing_opens_the_grid_on_the_cards_typed(base: str, browser: Any) -> None:
+    """Leaving the box for its Pick sent the cards typed to be read; the grid opened at once, on the hand before them,
+    and Done put that hand back."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    page.route("**/api/cards", lambda route: (page.wait_for_timeout(300), route.continue_()))
+    page.fill("#hand-2", KNOCK["Bob"].replace("7D", "6D"))
+    page.click('[data-pick="2"]')
+    expect(page.locator("#card-grid")).to_be_visible()
+    expect(page.locator('#card-grid [data-card="6D"]')).to_have_attribute("aria-pressed", "true")
+    expect(page.locator('#card-grid [data-card="7D"]')).to_have_attribute("aria-pressed", "false")
+    assert not errors, errors

@@ -793,8 +793,9 @@ Object.assign(actions, {
   freeze: () => live.freeze(),
   typeHand: (index, text) => typeCards(index, text),
   readAgain,
-  openGrid: (target) => {
+  openGrid: async (target) => {
     live.freeze();
+    await answered(reading); // Pick tapped just after typing in the box: the grid starts from the cards typed
     grid.open(target);
   },
   openEditor: (id) => {
