@@ -1413,6 +1413,16 @@ def test_a_confirm_that_cannot_reach_the_server_says_so_where_it_is_seen(base: s
     assert not errors, errors
 
 
+def bob_retyped_slowly(page: Any, base: str) -> Any:
+    """``page`` on a new match dealt KNOCK (upcard KS), Bob's 7D typed over as 6D in his box (not left yet), the cards
+    typed answered 0.3 s late: a tap anywhere else now leaves the box with its reading on the way."""
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    page.route("**/api/cards", lambda route: (page.wait_for_timeout(300), route.continue_()))
+    page.fill("#hand-2", KNOCK["Bob"].replace("7D", "6D"))
+    return page
+
+
 def test_a_hand_typed_just_before_clear_the_table_does_not_come_back(base: str, browser: Any) -> None:
     """A hand typed and Clear the table tapped at once: leaving the box sent the cards to be read, and the answer,
     come after the table was cleared, put Bob's hand back on it and took away the notice's Undo. Clear now waits for
@@ -1420,11 +1430,7 @@ def test_a_hand_typed_just_before_clear_the_table_does_not_come_back(base: str, 
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page = phone(browser, errors)
-    page.goto(new_match(page, base))
-    deal(page, KNOCK, "KS")
-    page.route("**/api/cards", lambda route: (page.wait_for_timeout(300), route.continue_()))
-    page.fill("#hand-2", KNOCK["Bob"].replace("7D", "6D"))
+    page = bob_retyped_slowly(phone(browser, errors), base)
     page.click("#clear-hands")
     expect(page.locator("#notice")).to_contain_text("Table cleared (21 cards).")
     page.wait_for_timeout(600)  # any reading still on its way has come
@@ -1441,11 +1447,7 @@ def test_pick_tapped_just_after_typing_opens_the_grid_on_the_cards_typed(base: s
     from playwright.sync_api import expect
 
     errors: list[str] = []
-    page = phone(browser, errors)
-    page.goto(new_match(page, base))
-    deal(page, KNOCK, "KS")
-    page.route("**/api/cards", lambda route: (page.wait_for_timeout(300), route.continue_()))
-    page.fill("#hand-2", KNOCK["Bob"].replace("7D", "6D"))
+    page = bob_retyped_slowly(phone(browser, errors), base)
     page.click('[data-pick="2"]')
     expect(page.locator("#card-grid")).to_be_visible()
     expect(page.locator('#card-grid [data-card="6D"]')).to_have_attribute("aria-pressed", "true")
