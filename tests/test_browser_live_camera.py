@@ -84,11 +84,35 @@ def test_frames_not_read_say_why_wait_longer_and_recover(served: tuple[str, Any]
     status = page.locator("#camera-status")
     expect(status).to_contain_text(said, timeout=15_000)
     expect(status).not_to_contain_text("Stable")
+    expect(status).not_to_contain_text("?.")  # the server's own "is it still running?" gets no second stop
     # waits of 1, 2 then 5 s between frames: at most 3 more in 4 s, where 4 a second made 16
     assert frames_posted_while_waiting(page, frames, 4000) <= 3
     expect(page.locator("#chips-1 .chip")).to_have_count(1)
     page.unroute("**/live/frame*")
     expect(status).to_have_text(STABLE, timeout=30_000)
+    assert not errors, errors
+
+
+def test_a_frame_never_answered_is_given_up_and_said(served: tuple[str, Any]) -> None:
+    """A frame whose connection hangs (a phone's Wi-Fi dropped, a server wedged): the page waited for its answer for
+    good, still saying "Stable" and proposing from the last reading, and sent no frame more. Now a frame not answered
+    in 15 s is given up, said, and the camera goes on once frames are answered again."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    frames = camera_on(page, new_match(page, base))
+    hung: list[Any] = []
+    page.route("**/live/frame*", lambda route: hung.append(route))  # never answered
+    status = page.locator("#camera-status")
+    expect(status).to_have_text("Camera frames not read: the okgin server did not answer within 15 s. Trying again…",
+                                timeout=25_000)  # fmt: skip
+    expect(page.locator("#chips-1 .chip")).to_have_count(1)
+    assert len(hung) >= 1
+    page.unroute("**/live/frame*")  # the frames still waiting go on to the server
+    expect(status).to_have_text(STABLE, timeout=30_000)
+    assert len(frames) > len(hung)
     assert not errors, errors
 
 
@@ -146,6 +170,145 @@ def test_two_tabs_of_one_browser_post_as_two_cameras(served: tuple[str, Any]) ->
     ids = [{parse_qs(urlparse(url).query).get("camera", [""])[0] for url in frames} for frames in sent]
     assert all(len(one) == 1 and "" not in one for one in ids), ids  # one id per page, on every frame
     assert ids[0] != ids[1]
+    assert not errors, errors
+
+
+def test_a_box_drawn_on_the_live_picture_stays_in_view_while_frames_come(served: tuple[str, Any]) -> None:
+    """Dragging on the live picture to add a missed card: each frame's answer redrew the boxes and took the box being
+    drawn away, so the player drew blind. It now stays, under the finger, until it is let go (the editor opens)."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    camera_on(page, new_match(page, base))
+    answered: list[str] = []
+    page.on("requestfinished", lambda request: answered.append(request.url) if "/live/frame" in request.url else None)
+    picture = page.locator("#overlay").bounding_box()
+    assert picture is not None
+    x, y = picture["x"] + picture["width"] * 0.6, picture["y"] + picture["height"] * 0.2  # no card there
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 40, y + 50, steps=4)
+    ghost = page.locator("#overlay rect.ghost")
+    expect(ghost).to_have_count(1)
+    seen = len(answered)
+    deadline = 0
+    while len(answered) < seen + 2 and deadline < 40:  # two frames answered (and drawn) while the finger is down
+        page.wait_for_timeout(250)
+        deadline += 1
+    assert len(answered) >= seen + 2, "the camera sent no frames while the box was drawn"
+    expect(ghost).to_have_count(1)
+    page.mouse.move(x + 60, y + 80, steps=2)
+    assert float(ghost.get_attribute("width") or 0) > 0
+    page.mouse.up()
+    expect(page.locator("#card-editor")).to_be_visible()
+    expect(ghost).to_have_count(0)
+    assert not errors, errors
+
+
+def test_two_fingers_pan_the_zoomed_picture_on_a_phone(served: tuple[str, Any]) -> None:
+    """Zoomed on a phone, the picture showed its top left corner only: it takes no touch gestures (one finger draws a
+    missed card), so a swipe to reach the cards drew a box and asked for a card instead. Two fingers now pan it."""
+    from browser_support import PHONE
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True).new_page()
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    camera_on(page, new_match(page, base))
+    page.locator("#zoom").tap()
+    expect(page.locator("#zoom")).to_have_text("Zoom 2×")
+    picture = page.locator(".stage-scroll").bounding_box()
+    assert picture is not None
+    x, y = picture["x"] + picture["width"] * 0.6, picture["y"] + picture["height"] * 0.6
+    touch = page.context.new_cdp_session(page)
+
+    def fingers(kind: str, dx: float = 0) -> None:
+        points = [] if kind == "touchEnd" else [{"x": x + dx, "y": y, "id": 0}, {"x": x + 40 + dx, "y": y, "id": 1}]
+        touch.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+    fingers("touchStart")
+    for step in range(1, 6):
+        fingers("touchMove", -30 * step)  # to the left: the picture's right half comes into view
+    fingers("touchEnd")
+    assert page.evaluate("() => document.querySelector('.stage-scroll').scrollLeft") == 150
+    expect(page.locator("#card-editor")).to_be_hidden()  # no box drawn, no card asked for
+    expect(page.locator("#overlay rect.ghost")).to_have_count(0)
+    for kind, dx in (("touchStart", 0), ("touchMove", 30), ("touchMove", 60)):  # one finger still draws a box
+        touch.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [{"x": x + dx, "y": y + dx, "id": 0}]})
+    touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    expect(page.locator("#card-editor")).to_be_visible()
+    assert not errors, errors
+
+
+OPENED_CAMERAS = """(() => { window.openedCameras = [];
+    const open = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
+    navigator.mediaDevices.getUserMedia = async (asked) => {
+        const stream = await open(asked);
+        window.openedCameras.push(stream);
+        return stream; }; })()"""
+LIVE_CAMERAS = "() => window.openedCameras.filter((s) => s.getVideoTracks()[0].readyState === 'live').length"
+
+
+def test_start_camera_tapped_twice_leaves_no_camera_on(served: tuple[str, Any]) -> None:
+    """Start camera tapped twice before the browser opened the camera opened it twice, and the first stream was never
+    stopped: after Stop camera the camera stayed on (its light lit) until the page closed."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    page.add_init_script(OPENED_CAMERAS)
+    page.goto(new_match(page, base))
+    page.wait_for_selector("body[data-ready=true]")
+    page.evaluate("() => { const start = document.getElementById('camera-start'); start.click(); start.click(); }")
+    expect(page.locator("#camera-status")).to_have_text(STABLE, timeout=30_000)
+    assert page.evaluate("() => window.openedCameras.length") == 2
+    assert page.evaluate(LIVE_CAMERAS) == 1
+    page.click("#camera-stop")
+    assert page.evaluate(LIVE_CAMERAS) == 0
+    assert not errors, errors
+
+
+@pytest.mark.parametrize(
+    ("failure", "said"),
+    [
+        ("NotAllowedError", "Camera unavailable: this page was not allowed to use the camera: allow it in the"),
+        ("OverconstrainedError", "Camera unavailable: the camera chosen is not there any more (unplugged?)"),
+    ],
+)
+def test_a_camera_that_will_not_start_says_why_and_turns_the_camera_off(
+    served: tuple[str, Any], failure: str, said: str
+) -> None:
+    """Another camera picked from the list that is gone (unplugged) or refused: the camera on was stopped, yet the page
+    kept its Stop button, a black picture with the last reading's boxes over it, "Stable" and the proposal, and said
+    "Camera unavailable: . Type the cards instead." (the browser's message is empty). Now the camera is off, says why
+    in words, the cards read staying; a camera gone is no longer the one chosen."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    camera_on(page, new_match(page, base))
+    page.evaluate(
+        """failure => {
+            navigator.mediaDevices.getUserMedia = async () => { throw new DOMException('', failure); };
+            const select = document.getElementById('camera-select');
+            select.append(new Option('USB camera', 'unplugged-camera'));
+            select.value = 'unplugged-camera';
+            select.dispatchEvent(new Event('change')); }""",
+        failure,
+    )
+    status = page.locator("#camera-status")
+    expect(status).to_contain_text(said)
+    expect(page.locator("#camera-stop")).to_be_hidden()
+    expect(page.locator("#camera-start")).to_be_visible()
+    expect(page.locator("#stage-wrap")).to_be_hidden()
+    expect(page.locator("#chips-1 .chip")).to_have_count(1)
+    if failure == "OverconstrainedError":
+        expect(page.locator("#camera-select")).to_have_value("")  # Start camera again opens the default camera
     assert not errors, errors
 
 

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { FRAME_INTERVAL_MS, FrameLoop } from "../../web/static/js/camera.js";
+import { BrowserCamera, FRAME_INTERVAL_MS, FrameLoop } from "../../web/static/js/camera.js";
 
 const camera = { capture: async () => new Blob(["frame"]) };
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -66,4 +66,46 @@ test("a loop stopped and started while a frame awaits its answer runs once", asy
   await settle();
   assert.equal(answers.length, 3);
   loop.stop();
+});
+
+test("a camera opened for a start since superseded (Start tapped twice, Stop while opening) is stopped at once", async (t) => {
+  const opened = [];
+  const pending = [];
+  const stream = () => {
+    const track = { readyState: "live", stop() { this.readyState = "ended"; }, addEventListener() {} };
+    return { getTracks: () => [track], getVideoTracks: () => [track] };
+  };
+  const mediaDevices = { getUserMedia: () => new Promise((resolve) => pending.push(() => {
+    const opening = stream();
+    opened.push(opening);
+    resolve(opening);
+  })) };
+  const before = Object.getOwnPropertyDescriptor(globalThis, "navigator");
+  Object.defineProperty(globalThis, "navigator", { value: { mediaDevices }, configurable: true });
+  globalThis.document = { createElement: () => ({}) };
+  t.after(() => {
+    if (before) Object.defineProperty(globalThis, "navigator", before);
+    else delete globalThis.navigator;
+    delete globalThis.document;
+  });
+  const video = { srcObject: null, play: async () => {} };
+  const live = () => opened.filter((s) => s.getVideoTracks()[0].readyState === "live").length;
+  const browserCamera = new BrowserCamera(video);
+  const first = browserCamera.start("");
+  const second = browserCamera.start(""); // tapped again before the browser opened the first
+  pending[0]();
+  pending[1]();
+  assert.deepEqual(await Promise.all([first, second]), [false, true]);
+  assert.equal(live(), 1, "the first camera opened is stopped");
+  assert.equal(video.srcObject, opened[1]);
+  const third = browserCamera.start("");
+  browserCamera.stop(); // Stop tapped while the browser was still opening it
+  pending[2]();
+  assert.equal(await third, false);
+  assert.equal(live(), 0, "no camera left on that nothing shows or stops");
+  mediaDevices.getUserMedia = () => Promise.reject(new Error("Permission denied"));
+  const refused = browserCamera.start("");
+  browserCamera.stop(); // Stop tapped, then the prompt refused: nothing to say about a camera no longer asked for
+  assert.equal(await refused, false);
+  await assert.rejects(browserCamera.start(""), /Permission denied/);
 });

@@ -37,7 +37,9 @@ export async function request(method, url, body = undefined, { signal, headers: 
     text = await response.text();
   } catch (error) {
     if (late?.signal.aborted && !signal?.aborted) {
-      throw new ApiError(0, `the okgin server did not answer within ${timeout / 1000} s; tapping again is safe: what it did already is not done twice`);
+      const given = new ApiError(0, `the okgin server did not answer within ${timeout / 1000} s; tapping again is safe: what it did already is not done twice`);
+      given.timedOut = true; // for a caller that says it in its own words (a frame is sent again by itself)
+      throw given;
     }
     if (error.name === "AbortError") throw error;
     throw new ApiError(0, "the okgin server cannot be reached; is it still running?");

@@ -23,13 +23,28 @@ export class BrowserCamera {
     this.video = video;
     this.onEnded = onEnded;
     this.stream = null;
+    this.starts = 0; // which start() the camera belongs to: a stream arriving for an earlier one is stopped at once
     this.canvas = document.createElement("canvas");
   }
 
+  /** Start the camera `deviceId` (the default camera for ""); answers whether it started. False when `start()` or
+   * `stop()` was called again while the browser was still opening it (Start tapped twice, Stop during the permission
+   * prompt): that stream is stopped, so no camera is left on that nothing shows or stops. */
   async start(deviceId) {
     this.stop();
+    const mine = this.starts;
     const video = deviceId ? { deviceId: { exact: deviceId } } : { width: { ideal: 1280 }, height: { ideal: 720 } };
-    const stream = await navigator.mediaDevices.getUserMedia({ video, audio: false });
+    let stream;
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({ video, audio: false });
+    } catch (error) {
+      if (mine !== this.starts) return false; // refused, but no longer asked for
+      throw error;
+    }
+    if (mine !== this.starts) {
+      for (const track of stream.getTracks()) track.stop();
+      return false;
+    }
     this.stream = stream;
     for (const track of stream.getVideoTracks()) {
       track.addEventListener("ended", () => {
@@ -40,9 +55,11 @@ export class BrowserCamera {
     }
     this.video.srcObject = stream;
     await this.video.play().catch(() => {});
+    return true;
   }
 
   stop() {
+    this.starts += 1;
     for (const track of this.stream?.getTracks() ?? []) track.stop();
     this.stream = null;
     this.video.srcObject = null;

@@ -1,9 +1,10 @@
 // The camera feeding the table: the browser's own (frames posted to /live/frame) or the server's
 // (`okgin serve --camera`, its reading polled). Answers are sequenced; a frozen picture ignores them.
-// A frame or poll that fails says the server's words and waits longer before the next (RETRY_MS); the first
-// answered again shows the reading. The browser's camera pauses while the page is hidden and says when it ends.
+// A frame or poll that fails (or is not answered in 15 s) says the server's words and waits longer before the next
+// (RETRY_MS); the first answered again shows the reading. The browser's camera pauses while the page is hidden and
+// says when it ends, or why it did not start.
 
-import { get, request } from "../api.js";
+import { request } from "../api.js";
 import { BrowserCamera, FrameLoop, cameraSupported, listCameras } from "../camera.js";
 import { el } from "../sheet.js";
 import { STALE } from "./sequence.js";
@@ -11,10 +12,46 @@ import { applyReading } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
 const POLL_MS = 300;
+/** A frame (or a poll of the server's camera) not answered in this long is given up and said, as a failed one is: a
+ * connection that hangs (the phone's Wi-Fi dropped, a server wedged) left "Stable" on the page and no frame more. */
+export const ANSWER_TIMEOUT_MS = 15_000;
 const RETRY_MS = [1000, 2000, 5000]; // after a failed poll or frame: wait longer, never hammer the server
 const retryDelay = (failures) => RETRY_MS[Math.min(failures, RETRY_MS.length) - 1];
 const LOOKING = "Camera on: looking for cards…";
 const SERVER_LOOKING = "Table camera on the server: looking for cards…";
+
+/** `url` asked (`method`, `body`) and its answer, or an Error saying the server did not answer within
+ * ANSWER_TIMEOUT_MS (not that tapping again is safe: nothing is tapped, the next frame goes by itself). */
+async function answerOf(method, url, body = undefined) {
+  try {
+    return await request(method, url, body, { timeout: ANSWER_TIMEOUT_MS });
+  } catch (error) {
+    if (error.timedOut) throw new Error(`the okgin server did not answer within ${ANSWER_TIMEOUT_MS / 1000} s`, { cause: error });
+    throw error;
+  }
+}
+
+/** Why the browser's camera did not start, in the players' words (the browser's own are often empty or "Permission
+ * denied"); `chosen`: a camera was picked from the list. */
+function cameraTrouble(error, chosen) {
+  switch (error?.name) {
+    case "NotAllowedError":
+    case "SecurityError":
+      return "this page was not allowed to use the camera: allow it in the browser's settings for this site, then tap Start camera.";
+    case "NotFoundError":
+    case "OverconstrainedError":
+      return chosen ? "the camera chosen is not there any more (unplugged?): the default camera is chosen now."
+        : "no camera was found on this device.";
+    case "NotReadableError":
+    case "AbortError":
+      return "the camera could not be opened: another app may be using it.";
+    default:
+      return sentence(error?.message || error?.name || "the browser gave no reason");
+  }
+}
+
+/** The server's words with a full stop, and no second one after its own "?" or ".". */
+const sentence = (words) => (/[.?!]$/.test(words) ? words : `${words}.`);
 
 /** This page's own id for its camera (`?camera=` of each frame): two tabs of one browser share a session, and the
  * server keeps a reading per session and page, so two cameras never mix their cards. */
@@ -76,7 +113,7 @@ export class LiveTable {
   async sendFrame(blob) {
     if (this.store.state.camera.source !== "browser") return;
     const url = `/live/frame?match=${this.matchId}&camera=${this.cameraId}`;
-    const reading = await this.sequencer.latest("frame", () => request("POST", url, blob));
+    const reading = await this.sequencer.latest("frame", () => answerOf("POST", url, blob));
     if (reading === STALE || this.store.state.camera.source !== "browser") return;
     this.show(reading, URL.createObjectURL(blob));
   }
@@ -86,7 +123,7 @@ export class LiveTable {
   frameFailed(error, failures) {
     const { source, frozen } = this.store.state.camera;
     if (source === "browser" && !frozen) {
-      const status = `Camera frames not read: ${error.message.replace(/\.$/, "")}. Trying again…`;
+      const status = `Camera frames not read: ${sentence(error.message)} Trying again…`;
       this.store.update((state) => ({ ...state, stable: false, camera: { ...state.camera, status } }));
     }
     return retryDelay(failures);
@@ -130,14 +167,23 @@ export class LiveTable {
       this.setCamera({ status: "This browser gives no camera here (it needs https or localhost). Type the cards instead." });
       return;
     }
+    const select = $("camera-select");
+    const chosen = select.value;
     try {
       this.stopServer();
-      await this.camera.start($("camera-select").value);
+      if (!(await this.camera.start(chosen))) return; // started again, or stopped, while it was opening
       this.setCamera({ source: "browser", frozen: false, status: LOOKING });
       await this.fillCameraList();
       this.resume();
     } catch (error) {
-      this.setCamera({ status: `Camera unavailable: ${error.message}. Type the cards instead.` });
+      // the camera that was on (another one picked) is off now: the page says so, keeping the cards read
+      if (chosen && ["NotFoundError", "OverconstrainedError"].includes(error?.name)) select.value = "";
+      this.loop.stop();
+      this.sequencer.cancel("frame");
+      this.store.update((state) => ({ ...state, frame: null, stable: false, zoom: 1,
+        camera: { ...state.camera, source: null, frozen: false,
+          status: `Camera unavailable: ${cameraTrouble(error, chosen)} Type the cards instead.` } }));
+      await this.fillCameraList(); // a camera unplugged leaves the list
     }
   }
 
@@ -182,7 +228,7 @@ export class LiveTable {
     const { source, frozen } = this.store.state.camera;
     if (source !== "server" || frozen) return;
     try {
-      const reading = await this.sequencer.latest("poll", () => get(`/live/camera/reading?match=${this.matchId}`));
+      const reading = await this.sequencer.latest("poll", () => answerOf("GET", `/live/camera/reading?match=${this.matchId}`));
       if (reading === STALE) return;
       this.failures = 0;
       this.show(reading, "/live/camera.mjpg");

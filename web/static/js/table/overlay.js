@@ -124,7 +124,10 @@ export function drawOverlay(state) {
   });
   const selected = boxes.filter((group) => Number(group.dataset.id) === state.selected);
   const outlines = groupOutlines(state.groups, SVG_NS, stroke);
-  svg.replaceChildren(...outlines, ...hits, ...boxes.filter((group) => !selected.includes(group)), ...selected, ...texts);
+  // a box being drawn (`enableDrawing`) stays on top: the live camera redraws the boxes with every frame, mid-drag
+  const drawing = svg.querySelector("rect.ghost");
+  svg.replaceChildren(...outlines, ...hits, ...boxes.filter((group) => !selected.includes(group)), ...selected, ...texts,
+    ...(drawing ? [drawing] : []));
 }
 
 /**
@@ -163,19 +166,25 @@ export function enableTaps(onCard) {
     });
     return nearestBox(point, targets) ?? Number(event.target.dataset.id);
   };
-  let pressed = null; // {id, x, y}: the box the finger or the main button went down on
+  let pressed = null; // {id, pointer, x, y}: the box the finger or the main button went down on
+  const fingers = new Set(); // the fingers on the picture: two pan it (`enableDrawing`), and tap nothing
   svg.addEventListener("pointerdown", (event) => {
+    if (event.pointerType === "touch") fingers.add(event.pointerId);
     const id = idOf(event);
-    pressed = event.button === 0 && !Number.isNaN(id) ? { id, x: event.clientX, y: event.clientY } : null;
+    pressed = event.button === 0 && fingers.size < 2 && !Number.isNaN(id)
+      ? { id, pointer: event.pointerId, x: event.clientX, y: event.clientY } : null;
   });
   svg.addEventListener("pointerup", (event) => {
+    fingers.delete(event.pointerId);
     const press = pressed;
     pressed = null;
-    if (!press || Math.hypot(event.clientX - press.x, event.clientY - press.y) > TAP_SLOP_PX) return;
+    if (!press || press.pointer !== event.pointerId) return;
+    if (Math.hypot(event.clientX - press.x, event.clientY - press.y) > TAP_SLOP_PX) return;
     swallowTheTapsClick(event.clientX, event.clientY);
     onCard(press.id);
   });
-  svg.addEventListener("pointercancel", () => {
+  svg.addEventListener("pointercancel", (event) => {
+    fingers.delete(event.pointerId);
     pressed = null;
   });
   svg.addEventListener("click", (event) => {
@@ -194,13 +203,28 @@ export function enableTaps(onCard) {
 /**
  * Drag on the picture to draw a box around a card the detector missed; `onBox(box)` gets it in frame pixels. A drag
  * may start on another card's box (in a fan a missed card's strip lies within its neighbour's box): a press there is a
- * tap (`enableTaps`) unless it moves further than one, when it draws from where it went down.
+ * tap (`enableTaps`) unless it moves further than one, when it draws from where it went down. Two fingers pan the
+ * zoomed picture: it takes no touch gestures of its own (one finger draws), and on a phone it was stuck at its top left.
  */
 export function enableDrawing(getState, onBox) {
   const svg = document.getElementById("overlay");
   let start = null;
   let ghost = null;
   let pressed = null; // {point, x, y}: a press on a box, a tap or the start of a drawn box
+  let drawer = null; // the pointer (mouse, pen or finger) pressed or drawing
+  // Two fingers pan the zoomed picture (one draws: the picture takes no touch gestures of its own, css touch-action)
+  const fingers = new Map(); // pointerId -> {x, y}: the fingers on the picture
+  let pan = null; // {x, y}: the two fingers' midpoint, as last scrolled to
+  const midpoint = () => {
+    const [a, b] = fingers.values();
+    return { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+  };
+  const drop = () => {
+    pressed = null;
+    ghost?.remove();
+    start = null;
+    drawer = null;
+  };
   const toFrame = (event) => {
     const point = svg.createSVGPoint();
     point.x = event.clientX;
@@ -214,16 +238,32 @@ export function enableDrawing(getState, onBox) {
     svg.setPointerCapture(event.pointerId);
   };
   svg.addEventListener("pointerdown", (event) => {
+    if (event.pointerType === "touch") fingers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    if (fingers.size >= 2) { // a second finger: the two pan the picture, and the box begun is no box
+      drop();
+      pan = midpoint();
+      return;
+    }
     if (!getState().frame) return;
+    drawer = event.pointerId;
     if (event.target.closest("[data-id]")) pressed = { point: toFrame(event), x: event.clientX, y: event.clientY };
     else begin(event, toFrame(event));
   });
-  svg.addEventListener("pointercancel", () => {
-    pressed = null;
-    ghost?.remove();
-    start = null;
+  svg.addEventListener("pointercancel", (event) => {
+    fingers.delete(event.pointerId);
+    if (fingers.size < 2) pan = null;
+    drop();
   });
   svg.addEventListener("pointermove", (event) => {
+    if (fingers.has(event.pointerId)) fingers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    if (pan) {
+      if (fingers.size < 2) return;
+      const now = midpoint();
+      svg.closest(".stage-scroll")?.scrollBy(pan.x - now.x, pan.y - now.y);
+      pan = now;
+      return;
+    }
+    if (event.pointerId !== drawer) return;
     if (pressed && !(event.buttons & 1)) pressed = null; // let go outside the picture: no drag to come
     if (pressed && Math.hypot(event.clientX - pressed.x, event.clientY - pressed.y) > TAP_SLOP_PX) {
       begin(event, pressed.point);
@@ -237,13 +277,19 @@ export function enableDrawing(getState, onBox) {
     ghost.setAttribute("height", Math.abs(point.y - start.y));
   });
   svg.addEventListener("pointerup", (event) => {
+    fingers.delete(event.pointerId);
+    if (fingers.size < 2) pan = null;
+    if (event.pointerId !== drawer) return;
+    drawer = null;
     pressed = null;
     if (!start) return;
     const point = toFrame(event);
     const box = [Math.min(start.x, point.x), Math.min(start.y, point.y), Math.max(start.x, point.x), Math.max(start.y, point.y)];
     ghost.remove();
     start = null;
-    const scale = getState().frame.width / Math.max(1, svg.clientWidth);
+    const frame = getState().frame;
+    if (!frame) return; // the camera stopped (or ended) while the box was drawn: no picture to add it to
+    const scale = frame.width / Math.max(1, svg.clientWidth);
     if (box[2] - box[0] < MIN_DRAWN_PX * scale || box[3] - box[1] < MIN_DRAWN_PX * scale) return;
     onBox(box.map((v) => Math.round(v)));
   });
