@@ -39,7 +39,7 @@ import {
 
 const ANN = "8C 9C 10C JC 9H 10H JH 2S 2D AC".split(" ");
 const BOB = "QS QC QH 10S JS 3D 5H 7S AD 7D".split(" ");
-const match = { id: 1, players: ["Ann", "Bob"], rounds: [], totals: { Ann: 0, Bob: 0 }, finished: false, target: 100 };
+const match = { id: 1, players: ["Ann", "Bob"], rounds: [], totals: { Ann: 0, Bob: 0 }, finished: false, target: 100, hand_size: 10 };
 const seating = [{ player: "Ann", zone: "1", where: "bottom" }, { player: "Bob", zone: "2", where: "top" }];
 const box = (i) => [i * 10, 0, i * 10 + 8, 20];
 const detections = (cards, offset = 0) => cards.map((card, i) => ({ card, box: box(i + offset), confidence: 0.9 }));
@@ -146,6 +146,10 @@ test("a knock is scored again for cards the camera changed only once its reading
   const typedProposal = { ...typed, proposal: { knocker: "Ann", key: tableKey(typed), body: {}, result: {} } };
   const retyped = putCard(typedProposal, { id: typed.cards.find((e) => e.card === "9H").id, card: "9S", place: 0 });
   assert.equal(knockToScoreAgain(retyped, typedProposal), "Ann", "no camera: cards typed are settled");
+  const covered = applyReading(still, reading({ Ann: ANN, Bob: misread.slice(3) })); // a hand over three of Bob's cards
+  assert.equal(knockToScoreAgain(covered, still), null, "not scored while a hand holds fewer than dealt");
+  const uncovered = applyReading(covered, reading({ Ann: ANN, Bob: misread }));
+  assert.equal(knockToScoreAgain(uncovered, covered), "Ann", "scored again once every hand holds its cards");
 });
 
 test("a reading with the same cards keeps the ids (no redraw of the hands)", () => {

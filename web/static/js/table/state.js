@@ -209,8 +209,21 @@ export const settled = (state) => !state.camera.source || state.camera.frozen ||
  */
 export function knockToScoreAgain(state, before) {
   const knocker = state.pendingKnocker;
-  if (!knocker || state.proposal || state.saving || !settled(state)) return null;
+  if (!knocker || state.proposal || state.saving || !settled(state) || !dealtSizes(state, knocker)) return null;
   return tableKey(state) !== tableKey(before) || !settled(before) ? knocker : null;
+}
+
+/**
+ * Whether the table could be scored as a knock by `knocker`: an upcard, and every hand of the dealt size (the knocker's
+ * one more, before the discard). A new deal coming in, or a hand over some cards, was scored again and again, each
+ * answered 400 ("Bob holds 8 cards"), the knock waiting all the same for the cards to change.
+ */
+function dealtSizes(state, knocker) {
+  const size = state.match.hand_size;
+  return Boolean(upcardOf(state)) && players(state).every((name, index) => {
+    const count = cardsAt(state, index).length;
+    return count === size || (name === knocker && count === size + 1);
+  });
 }
 
 /** How many of `a`'s cards (a list of card texts) are among `b`'s. */
