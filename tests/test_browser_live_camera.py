@@ -173,6 +173,27 @@ def test_two_tabs_of_one_browser_post_as_two_cameras(served: tuple[str, Any]) ->
     assert not errors, errors
 
 
+def test_a_card_corrected_on_the_paused_picture_stays_corrected_once_live_again(served: tuple[str, Any]) -> None:
+    """The camera reads 2D where the card is 3D: fixed by hand on the paused picture, then Resume live, the next
+    frame read 2D again and the fix was gone without a word (a round confirmed then scored the misread card)."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    frames = camera_on(page, new_match(page, base))
+    page.click("#chips-1 .chip")  # pauses the picture and opens the card
+    expect(page.locator("#card-editor")).to_be_visible()
+    page.fill("#editor-text", "3D")
+    page.click("#editor-save")
+    expect(page.locator("#chips-1 .chip")).to_have_text("3♦")
+    page.click("#resume-live")
+    assert frames_posted_while_waiting(page, frames, 2_000) >= 2
+    expect(page.locator("#chips-1 .chip")).to_have_text("3♦")
+    expect(page.locator("#camera-status")).to_have_text(STABLE, timeout=10_000)
+    assert not errors, errors
+
+
 def test_a_box_drawn_on_the_live_picture_stays_in_view_while_frames_come(served: tuple[str, Any]) -> None:
     """Dragging on the live picture to add a missed card: each frame's answer redrew the boxes and took the box being
     drawn away, so the player drew blind. It now stays, under the finger, until it is let go (the editor opens)."""

@@ -19,6 +19,7 @@ import {
   holdsEdit,
   initialState,
   keptVersion,
+  deleteCard,
   putCard,
   restoredAlready,
   roundConfirmed,
@@ -123,6 +124,25 @@ test("a changed card drops the proposal made for the cards before", () => {
   const changed = putCard(state, { id, card: "9S", place: 0 });
   assert.equal(changed.proposal, null);
   assert.equal(changed.pendingKnocker, "Ann", "the same knock is scored again for the corrected cards");
+});
+
+test("a card the camera read, corrected by hand, stays corrected in later readings of it lying there", () => {
+  // A live probe: KS fixed to KH on the paused picture; Resume live read KS again, and the fix was gone without a word.
+  const live = { ...initialState(match, seating), camera: { source: "browser", frozen: false, status: "", ended: false } };
+  const read = applyReading(live, reading({ Ann: ANN, Bob: BOB }, "KS"));
+  const upcard = () => read.cards.find((e) => e.card === "KS");
+  const fixedUp = putCard(read, { id: upcard().id, card: "KH", place: UPCARD });
+  const again = applyReading(fixedUp, reading({ Ann: ANN, Bob: BOB }, "KS"));
+  assert.equal(upcardOf(again), "KH", "read as before: corrected as before");
+  const phantom = read.cards.find((e) => e.card === "AD").id;
+  const gone = applyReading(deleteCard(again, phantom), reading({ Ann: ANN, Bob: BOB }, "KS"));
+  assert.ok(!gone.cards.some((e) => e.card === "AD"), "a card deleted stays deleted where it was read");
+  const moved = reading({ Ann: ANN, Bob: BOB }, "KS");
+  moved.table.upcard.box = [400, 300, 408, 320]; // another card read KS elsewhere: not the one corrected
+  assert.equal(upcardOf(applyReading(again, moved)), "KS");
+  const back = putCard(again, { id: again.cards.find((e) => e.card === "KH").id, card: "KS", place: UPCARD });
+  assert.equal(upcardOf(applyReading(back, reading({ Ann: ANN, Bob: BOB }, "KS"))), "KS", "a fix undone is forgotten");
+  assert.deepEqual(roundConfirmed(again, match).fixes, [], "a new deal keeps no fix");
 });
 
 test("a knock is scored again for cards the camera changed only once its reading is stable", () => {

@@ -188,9 +188,10 @@ async function clearTable() {
   await answered(reading); // a box just left by this tap: its cards are cleared too, not put back once read
   const { cards: before, unread } = store.state;
   if (!before.length && !Object.keys(unread).length) return;
-  update((state) => ({ ...state, cards: [], unread: {}, proposal: null, pendingKnocker: null, error: "" }));
+  const { fixes } = store.state;
+  update((state) => ({ ...state, cards: [], unread: {}, fixes: [], proposal: null, pendingKnocker: null, error: "" }));
   notify(`Table cleared (${before.length} cards).`, [
-    { label: "Undo", primary: true, action: () => update((state) => ({ ...state, cards: before, unread, notice: null })) },
+    { label: "Undo", primary: true, action: () => update((state) => ({ ...state, cards: before, unread, fixes, notice: null })) },
   ]);
 }
 

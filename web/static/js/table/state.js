@@ -21,6 +21,7 @@ export function initialState(match, seating) {
     camera: { source: null, frozen: false, status: "", ended: false, hidden: false },
     stable: false,
     corrected: false, // the current frame's cards were corrected by hand
+    fixes: [], // {from, to, place, box}: a card the camera read, corrected by hand, kept so over later readings (`fixed`)
     arrangement: null, // {key, answer}: /api/arrange for the cards under `key`
     proposal: null, // {knocker, key, body, result}: /api/score for the cards under `key`
     laydown: null, // what the players say they laid, for this table: {knocker_melds?, discard?, layoffs?}
@@ -158,16 +159,59 @@ export function setPlace(state, place, typed) {
  * table once: another entry showing the same card (a misread box, or the card typed elsewhere) gives way.
  */
 export function putCard(state, { id = null, card, place, box = null }) {
-  let cards = state.cards.filter((entry) => entry.id === id || entry.card !== card);
+  const noted = remembered(state, state.cards.find((entry) => entry.id === id), { to: card, place });
+  let cards = noted.cards.filter((entry) => entry.id === id || entry.card !== card);
   if (place === UPCARD) cards = vacateUpcard(cards, card);
   cards = id === null
     ? [...cards, { card, place, box, detected: null }]
     : cards.map((entry) => (entry.id === id ? { ...entry, card, place } : entry));
-  return changedCards(withIds(state, cards), { byHand: true });
+  return changedCards(withIds(noted, cards), { byHand: true });
 }
 
 export function deleteCard(state, id) {
-  return changedCards({ ...state, cards: state.cards.filter((entry) => entry.id !== id) }, { byHand: true });
+  const noted = remembered(state, state.cards.find((entry) => entry.id === id), { to: null, place: null });
+  return changedCards({ ...noted, cards: noted.cards.filter((entry) => entry.id !== id) }, { byHand: true });
+}
+
+/** How much two boxes overlap: their intersection over their union (0 to 1). */
+function overlapShare(a, b) {
+  const across = Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0]));
+  const down = Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+  const area = (box) => (box[2] - box[0]) * (box[3] - box[1]);
+  const shared = across * down;
+  return shared ? shared / (area(a) + area(b) - shared) : 0;
+}
+
+/** A fix and a reading's card are of one card lying still: the camera read the same there, the box barely moved. */
+const SAME_PLACE = 0.5;
+const readThere = (fix, detected, box) => fix.from === detected && overlapShare(fix.box, box) >= SAME_PLACE;
+
+/**
+ * The state remembering that the camera's card `read` was corrected by hand (`to`: the card it is, in `place`; null:
+ * no card, deleted): the camera reads it wrong again on the next frames, and resuming the live picture (or the reading
+ * of a still table) put the misread card back over the correction, without a word.
+ */
+function remembered(state, read, { to, place }) {
+  if (!read?.box || !read.detected) return state;
+  const others = (state.fixes ?? []).filter((fix) => !readThere(fix, read.detected, read.box));
+  const fix = { from: read.detected, to, place, box: read.box };
+  // put back as the camera reads it, where it lies, the card needs no fix (an earlier one is forgotten)
+  return { ...state, fixes: to === read.detected && place === read.place ? others : [...others, fix] };
+}
+
+/**
+ * A reading's cards with the corrections made by hand (`fixes`) over them: a card read where one was corrected, as it
+ * was read then, is the card it was corrected to (or none, deleted), unless that card lies elsewhere in the reading.
+ */
+function fixed(entries, fixes) {
+  if (!fixes?.length) return entries;
+  const read = new Set(entries.map((entry) => entry.card));
+  return entries.flatMap((entry) => {
+    const fix = entry.box ? fixes.find((kept) => readThere(kept, entry.detected, entry.box)) : null;
+    if (!fix) return [entry];
+    if (fix.to === null) return [];
+    return read.has(fix.to) ? [entry] : [{ ...entry, card: fix.to, place: fix.place }];
+  });
 }
 
 /**
@@ -187,9 +231,10 @@ export function changedCards(state, { byHand = false } = {}) {
   };
 }
 
-/** A camera reading replaces the cards, unless they are the same (then only the boxes follow). */
+/** A camera reading replaces the cards, unless they are the same (then only the boxes follow); the cards corrected by
+ * hand stay corrected where the camera reads them as before (`fixed`). */
 export function applyReading(state, { frame, stable, table }) {
-  const entries = readingCards(state, table);
+  const entries = fixed(readingCards(state, table), state.fixes);
   const same = sameCards(state.cards, entries, 0);
   let next = { ...state, frame, stable, groups: table.groups ?? null };
   if (!same) next = changedCards({ ...withIds(next, entries), corrected: false });
@@ -407,7 +452,7 @@ export function roundConfirmed(state, match) {
   const body = state.proposal?.body;
   const confirmed = body ? [...Object.values(body.hands).flat(), body.upcard] : null;
   return { ...state, match, proposal: null, laydown: null, pendingKnocker: null, saving: false,
-    confirmed: confirmed ?? state.confirmed, unread: {}, refused: {} };
+    confirmed: confirmed ?? state.confirmed, unread: {}, refused: {}, fixes: [] };
 }
 
 /**
