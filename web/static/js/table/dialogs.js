@@ -177,16 +177,52 @@ export class CardGrid {
   }
 }
 
-/** Edit a confirmed round of the sheet (or make it a draw). */
-export class RoundEditor {
-  constructor(store, actions) {
+/**
+ * A dialog that changes the sheet (`dialog`: its id, `said`: its error line's; its form's save button sends
+ * `change(revision)`), asked of the match as the dialog showed it (its revision, in the dialog's data). A second tap of
+ * save while the first is on its way sends nothing (refused as asked of the sheet the first one changed, its answer
+ * replaced the first's notice and its Undo); refused as asked of an older sheet (now shown), saving again asks it of
+ * the sheet as it is now.
+ */
+class SheetChangeDialog {
+  constructor(store, actions, dialog, said) {
     this.store = store;
     this.actions = actions;
-    $("round-editor-form").addEventListener("submit", (event) => {
+    this.dialog = dialog;
+    this.said = said;
+    $(dialog).querySelector("form").addEventListener("submit", (event) => {
       if (event.submitter?.value !== "save") return;
       event.preventDefault();
       this.save();
     });
+  }
+
+  /** Show the dialog for the match as it is now. */
+  show() {
+    $(this.said).textContent = "";
+    $(this.dialog).dataset.revision = String(this.store.state.match.revision);
+    $(this.dialog).showModal();
+  }
+
+  async save() {
+    if (this.saving) return;
+    this.saving = true;
+    try {
+      await this.change(Number($(this.dialog).dataset.revision));
+      $(this.dialog).close();
+    } catch (error) {
+      $(this.said).textContent = error.message;
+      if (error.status === 409) $(this.dialog).dataset.revision = String(this.store.state.match.revision);
+    } finally {
+      this.saving = false;
+    }
+  }
+}
+
+/** Edit a confirmed round of the sheet (or make it a draw). */
+export class RoundEditor extends SheetChangeDialog {
+  constructor(store, actions) {
+    super(store, actions, "round-editor", "round-error");
   }
 
   open(number) {
@@ -207,16 +243,11 @@ export class RoundEditor {
     $("round-laid-row").hidden = !this.laid;
     $("round-laid").checked = Boolean(this.laid);
     $("round-laid-text").textContent = this.laid ? `Scored as laid: ${describeLayDown(this.laid)}` : "";
-    $("round-error").textContent = "";
     $("round-editor").dataset.number = String(number);
-    $("round-editor").dataset.revision = String(match.revision);
-    $("round-editor").showModal();
+    this.show();
   }
 
-  async save() {
-    // A second tap of Save while the first is on its way sends nothing: refused as asked of the sheet the first one
-    // changed, its "already holds this" replaced the first's notice of the change and its Undo.
-    if (this.saving) return;
+  change(revision) {
     const { match } = this.store.state;
     const number = Number($("round-editor").dataset.number);
     const body = $("round-draw").checked
@@ -227,17 +258,7 @@ export class RoundEditor {
           hands: Object.fromEntries(match.players.map((name, i) => [name, $(`round-hand-${i}`).value])),
           ...(this.laid && $("round-laid").checked ? this.laid : {}),
         };
-    this.saving = true;
-    try {
-      await this.actions.editRound(number, body, Number($("round-editor").dataset.revision));
-      $("round-editor").close();
-    } catch (error) {
-      $("round-error").textContent = error.message;
-      // Refused as asked of an older sheet (now shown): Save again asks it of the sheet as it is now.
-      if (error.status === 409) $("round-editor").dataset.revision = String(this.store.state.match.revision);
-    } finally {
-      this.saving = false;
-    }
+    return this.actions.editRound(number, body, revision);
   }
 }
 
@@ -245,15 +266,9 @@ export class RoundEditor {
  * Rename a player of the match (a name mistyped at set-up): the server renames them everywhere the match holds the name,
  * asked of the match as the dialog showed it (its revision).
  */
-export class RenameDialog {
+export class RenameDialog extends SheetChangeDialog {
   constructor(store, actions) {
-    this.store = store;
-    this.actions = actions;
-    $("rename-form").addEventListener("submit", (event) => {
-      if (event.submitter?.value !== "save") return;
-      event.preventDefault();
-      this.save();
-    });
+    super(store, actions, "rename-dialog", "rename-error");
     // the box starts from the name it changes: a typo is fixed, not typed again
     $("rename-seat").addEventListener("change", () => this.showName());
   }
@@ -264,27 +279,14 @@ export class RenameDialog {
     $("rename-seat").replaceChildren(...match.players.map((name, index) => el("option", { value: String(index + 1), text: name })));
     $("rename-seat").value = String(seat);
     this.showName();
-    $("rename-error").textContent = "";
-    $("rename-dialog").dataset.revision = String(match.revision);
-    $("rename-dialog").showModal();
+    this.show();
   }
 
   showName() {
     $("rename-name").value = this.store.state.match.players[Number($("rename-seat").value) - 1] ?? "";
   }
 
-  async save() {
-    if (this.saving) return; // a second tap while the first is on its way: the first's answer says what was done
-    this.saving = true;
-    try {
-      await this.actions.renamePlayer(Number($("rename-seat").value), $("rename-name").value, Number($("rename-dialog").dataset.revision));
-      $("rename-dialog").close();
-    } catch (error) {
-      $("rename-error").textContent = error.message;
-      // Refused as asked of an older sheet (now shown): Rename again asks it of the sheet as it is now.
-      if (error.status === 409) $("rename-dialog").dataset.revision = String(this.store.state.match.revision);
-    } finally {
-      this.saving = false;
-    }
+  change(revision) {
+    return this.actions.renamePlayer(Number($("rename-seat").value), $("rename-name").value, revision);
   }
 }
