@@ -847,7 +847,17 @@ function init() {
   $("camera-select").addEventListener("change", () => live.camera.running && live.startBrowser());
   $("zoom").addEventListener("click", () => {
     live.freeze();
+    // zoomed about the middle of what is in view (it opened on the picture's top left, the cards often out of view)
+    const view = document.querySelector(".stage-scroll");
+    const share = (scrolled, shown, whole) => (whole ? (scrolled + shown / 2) / whole : 0.5); // the paused picture: no size yet
+    const across = share(view.scrollLeft, view.clientWidth, view.scrollWidth);
+    const down = share(view.scrollTop, view.clientHeight, view.scrollHeight);
     update((state) => ({ ...state, zoom: ZOOMS[(ZOOMS.indexOf(state.zoom) + 1) % ZOOMS.length] }));
+    // once the paused picture is drawn in the live one's place (loading, it has no size and nothing scrolls)
+    const centre = () => view.scrollTo(across * view.scrollWidth - view.clientWidth / 2, down * view.scrollHeight - view.clientHeight / 2);
+    const still = $("still");
+    if (still.complete) requestAnimationFrame(centre);
+    else still.addEventListener("load", centre, { once: true });
   });
   $("add-card").addEventListener("click", () => {
     live.freeze();
