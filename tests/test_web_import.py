@@ -31,10 +31,11 @@ def match_count(client: FlaskClient) -> int:
     return len(client.get("/api/matches").json["matches"])
 
 
-def played_match(client: FlaskClient) -> int:
-    """Ann and Bob: a knock, a draw, a round edited (kept as an earlier version), one undone, then Bob's gins."""
+def played_match(client: FlaskClient, first: dict[str, Any] = ROUND) -> int:
+    """Ann and Bob: a knock (``first``), a draw, a round edited (kept as an earlier version), one undone, then Bob's
+    gins."""
     match_id = new_match(client)
-    for body in (ROUND, {"draw": True}, ROUND):
+    for body in (first, {"draw": True}, ROUND):
         assert client.post(f"/api/matches/{match_id}/rounds", json=body).status_code == 201
     assert client.put(f"/api/matches/{match_id}/rounds/3", json={"draw": True}).status_code == 200
     assert client.delete(f"/api/matches/{match_id}/rounds/3").status_code == 200

@@ -9,7 +9,7 @@ import pytest
 import web_fixtures
 from flask import Flask
 from flask.testing import FlaskClient
-from test_web_import import GIN, KEPT, exported
+from test_web_import import KEPT, exported, played_match
 from web_fixtures import ROUND, FakeDetector, new_match
 
 from web import create_app
@@ -30,16 +30,7 @@ def rename(client: FlaskClient, match_id: int, seat: int, name: Any, revision: A
 def played(client: FlaskClient) -> dict[str, Any]:
     """Ann and Bob (Bob deals first): Ann's knock with Bob's layoffs, a draw, round 3 edited into a draw and undone
     (two earlier versions), then Bob's two gins win the match. The match as its last round answered it."""
-    match_id = new_match(client)
-    url = match_url(match_id)
-    for body in (LAID, {"draw": True}, ROUND):
-        assert client.post(f"{url}/rounds", json=body).status_code == 201
-    assert client.put(f"{url}/rounds/3", json={"draw": True}).status_code == 200
-    assert client.delete(f"{url}/rounds/3").status_code == 200
-    for body in (GIN, GIN):
-        answer = client.post(f"{url}/rounds", json=body)
-        assert answer.status_code == 201, answer.json
-    match: dict[str, Any] = answer.json["match"]
+    match: dict[str, Any] = client.get(match_url(played_match(client, first=LAID))).json
     assert match["winner"] == "Bob" and len(match["earlier_versions"]) == 2
     return match
 
