@@ -55,6 +55,7 @@ def deal(page: Any, hands: dict[str, str], upcard: str) -> None:
     page.press("#upcard-input", "Enter")
     for seat, name in enumerate(("Ann", "Bob"), start=1):
         page.locator(f"#chips-{seat} .chip").nth(len(hands[name].split()) - 1).wait_for()
+    page.locator('#hands[aria-busy="false"]').wait_for()  # their deadwood said: the lines grow no more
 
 
 def knock(page: Any, seat: int, outcome: str) -> None:
@@ -1438,6 +1439,30 @@ def test_a_hand_typed_just_before_clear_the_table_does_not_come_back(base: str, 
     expect(page.locator("#notice")).to_contain_text("Undo")
     page.click("#notice >> text=Undo")
     expect(page.locator("#chips-2 .chip").last).to_have_text("6♦")
+    assert not errors, errors
+
+
+def test_the_buttons_below_the_hands_stay_put_while_the_table_is_scored_again(base: str, browser: Any) -> None:
+    """A card changed: until the table's answer came each hand's line lost its deadwood words and the knock limit its
+    line, and the page jumped up under a finger, then down again (a tap whose press and release land on different
+    things taps nothing). The lines keep their size until the answer comes."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    page.goto(new_match(page, base))
+    deal(page, KNOCK, "KS")
+    where = page.locator("#clear-hands").bounding_box()
+    page.route("**/api/arrange", lambda route: (page.wait_for_timeout(1500), route.continue_()))
+    page.fill("#hand-2", KNOCK["Bob"].replace("7D", "6D"))
+    page.press("#hand-2", "Enter")
+    expect(page.locator("#chips-2 .chip").last).to_have_text("6♦")
+    expect(page.locator("#hands")).to_have_attribute("aria-busy", "true")
+    expect(page.locator("#status-2")).not_to_contain_text("deadwood")  # no figure for the cards it no longer holds
+    assert page.locator("#clear-hands").bounding_box() == where
+    expect(page.locator("#hands")).to_have_attribute("aria-busy", "false", timeout=10_000)
+    expect(page.locator("#status-2")).to_contain_text("deadwood")
+    page.unroute_all(behavior="ignoreErrors")
     assert not errors, errors
 
 

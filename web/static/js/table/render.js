@@ -92,9 +92,27 @@ function renderNames(state) {
   });
 }
 
+/**
+ * Puts `text` on a line under a box. While the table's answer for the cards now there is on its way (`waiting`) the
+ * line keeps at least the size it had: it lost its deadwood and knock words on every change and got them back a
+ * moment later, and the page jumped under a finger about to tap the button below (a tap's press and release then
+ * land on different things and nothing is tapped).
+ */
+function setLine(line, text, waiting) {
+  if (!waiting) Object.assign(line.style, { minHeight: "", minWidth: "" });
+  else if (!line.style.minHeight) {
+    // its width too: a line that narrowed would widen the knock button beside it, and a button on one line is lower
+    const { height, width } = line.getBoundingClientRect(); // not offsetHeight: rounded, the page moved half a pixel
+    Object.assign(line.style, { minHeight: `${height}px`, minWidth: `${width}px` });
+  }
+  line.textContent = text;
+}
+
 function renderHands(state, actions) {
   const colours = tableColours(state);
   const over = Boolean(state.match.finished);
+  const waiting = Boolean(state.arrangement) && state.arrangement.key !== tableKey(state); // arrange() asks again
+  $("hands").setAttribute("aria-busy", String(waiting));
   players(state).forEach((name, index) => {
     const n = index + 1;
     const entries = cardsAt(state, index);
@@ -106,7 +124,7 @@ function renderHands(state, actions) {
     renderChips($(`chips-${n}`), entries, state, colours, actions);
     const status = handStatus(state, index);
     const line = $(`status-${n}`);
-    line.textContent = status.text;
+    setLine(line, status.text, waiting);
     line.classList.toggle("wrong-count", status.wrongCount);
     const knock = $(`knock-${n}`);
     knock.disabled = over || state.saving || !status.canKnock;
@@ -119,9 +137,9 @@ function renderHands(state, actions) {
   if (document.activeElement !== input) input.value = state.unread[UPCARD] ?? refused?.text ?? up ?? "";
   const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
   const limit = answer?.knock_limit;
-  $("knock-limit").textContent = refused ? `${refused.message}: fix it in the box` : !up ? "No upcard yet"
+  setLine($("knock-limit"), refused ? `${refused.message}: fix it in the box` : !up ? "No upcard yet"
     : limit === null || limit === undefined ? ""
-      : limit === 0 ? "Only gin may knock" : `Knock with ${limit} or less`; // 0: an ace upcard under gin-only aces
+      : limit === 0 ? "Only gin may knock" : `Knock with ${limit} or less`, waiting); // 0: an ace upcard, gin-only aces
   $("knock-limit").classList.toggle("wrong-count", Boolean(refused));
   const outCards = cardsAt(state, OUT);
   $("out-cards").hidden = outCards.length === 0;
