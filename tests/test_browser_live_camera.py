@@ -279,6 +279,26 @@ OPENED_CAMERAS = """(() => { window.openedCameras = [];
 LIVE_CAMERAS = "() => window.openedCameras.filter((s) => s.getVideoTracks()[0].readyState === 'live').length"
 
 
+def test_a_camera_started_again_is_read_afresh(served: tuple[str, Any]) -> None:
+    """Another camera chosen, or the camera stopped and started again, posted as the camera before: the server voted
+    its first frames with the old camera's and called the old cards stable for a second. Each start now names a new
+    camera (``test_web_live.test_a_page_switching_to_another_camera_is_read_afresh``: a new size does too)."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    frames = camera_on(page, new_match(page, base))
+    page.click("#camera-stop")
+    before = len(frames)
+    page.click("#camera-start")
+    expect(page.locator("#camera-status")).to_have_text(STABLE, timeout=30_000)
+    ids = [parse_qs(urlparse(url).query)["camera"][0] for url in frames]
+    assert len(set(ids[:before])) == 1 and len(set(ids[before:])) == 1, ids
+    assert ids[0] != ids[-1]
+    assert not errors, errors
+
+
 def test_start_camera_tapped_twice_leaves_no_camera_on(served: tuple[str, Any]) -> None:
     """Start camera tapped twice before the browser opened the camera opened it twice, and the first stream was never
     stopped: after Stop camera the camera stayed on (its light lit) until the page closed."""

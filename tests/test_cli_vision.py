@@ -402,6 +402,30 @@ def test_watch_a_missing_file(runner: CliRunner, fake_model: Any, tmp_path: Path
     assert "video file" in result.stderr and "does not exist" in result.stderr
 
 
+def test_a_video_opencv_cannot_read_is_one_message(
+    runner: CliRunner, fake_model: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """FFmpeg printed "[mov,mp4,m4a,3gp,3g2,mj2 @ 0x55...] moov atom not found" on stderr beside okgin's message."""
+    junk = tmp_path / "junk.mp4"
+    junk.write_bytes(b"\x00\x00\x00\x18ftypmp42" + b"x" * 1000)
+    result = invoke(runner, "watch", "--camera", junk)
+    assert result.exit_code == 2
+    assert result.stderr.endswith("not a video OpenCV can read (moov atom not found)\n")
+    assert capfd.readouterr().err == ""  # nothing printed beside it, past click's own stderr
+
+
+def test_a_damaged_photo_is_one_message(runner: CliRunner, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """libpng printed "libpng error: IDAT: CRC error" on stderr beside okgin's "a damaged or truncated PNG file"."""
+    data = bytearray(cv2.imencode(".png", np.random.default_rng(1).integers(0, 255, (60, 80, 3), np.uint8))[1])
+    data[100:140] = b"\x01" * 40
+    damaged = tmp_path / "damaged.png"
+    damaged.write_bytes(bytes(data))
+    result = invoke(runner, "score-image", damaged, "--upcard", "KS", "--knocker", "1")
+    assert result.exit_code == 2
+    assert result.stderr == "okgin: could not decode image '" + str(damaged) + "': a damaged or truncated PNG file\n"
+    assert capfd.readouterr().err == ""
+
+
 # --- the shipped model on the real photos ---------------------------------------------------------------------
 
 

@@ -342,3 +342,22 @@ def test_a_single_photo_is_read_however_the_live_detector_would_judge_it(blank_f
     detector.shaking = True
     reading = TablePipeline(detector, TableLayout.default(2)).read(blank_frame)
     assert [str(c.card) for c in reading.by_player[1]] == ["AS", "2S", "3S"] and detector.declined == 0
+
+
+def test_a_stream_that_never_answers_fails_in_a_stated_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that takes the connection and sends nothing: FFmpeg waited its own 30 s per attempt (``okgin watch``
+    said nothing for 91 s); each attempt is now given ``STREAM_TIMEOUT_SECONDS``, and the error says so."""
+    import socket
+    import time
+
+    from scorer.vision import sources
+
+    monkeypatch.setattr(sources, "STREAM_TIMEOUT_SECONDS", 0.5)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # connections are taken by the kernel, never answered
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/table"
+        started = time.monotonic()
+        with pytest.raises(SourceError, match=r"could not open stream .* after 2 attempts \(each given 0.5 s\)"):
+            CameraSource(url, open_attempts=2, sleep=lambda _: None).open()
+    assert time.monotonic() - started < 5

@@ -114,3 +114,41 @@ def test_bad_settings_are_refused(window: int, settle: float) -> None:
 def test_iou() -> None:
     assert iou((0, 0, 10, 10), (0, 0, 10, 10)) == 1.0
     assert iou((0, 0, 10, 10), (20, 20, 30, 30)) == 0.0
+
+
+def test_a_frame_after_a_pause_starts_afresh() -> None:
+    # the camera stopped (switched, the page hidden) for ten minutes, then shows another table: the old cards were
+    # called stable at once and for four frames, then mixed with the new ones
+    stabiliser = Stabiliser(window=7)
+    feed(stabiliser, [reading(HAND)] * 10, fps=5)
+    other = row_of("KH QH JH", y=650)
+    results = [stabiliser.update(reading(other), 600 + i / 5) for i in range(8)]
+    assert all(not r.stable for r in results)
+    assert all(set(seat(r)) <= {"KH", "QH", "JH"} for r in results)
+    assert seat(results[-1]) == ["KH", "QH", "JH"]
+
+
+def test_a_slow_but_steady_camera_is_no_pause() -> None:
+    # a server reading a frame every 12 s (more than a pause): the frames are voted over as ever, never started afresh
+    stabiliser = Stabiliser(window=3, settle_seconds=1)
+    results = [stabiliser.update(reading(HAND), 12.0 * i) for i in range(6)]
+    assert seat(results[-1]) == ["AS", "2S", "3S"] and results[-1].stable
+
+
+def test_one_frame_read_slowly_is_no_pause() -> None:
+    # a busy laptop took 3 s over one frame: the table's cards stay, not emptied until the window fills again
+    stabiliser = Stabiliser(window=7)
+    feed(stabiliser, [reading(HAND)] * 10, fps=5)
+    after = stabiliser.update(reading(HAND), 2 + 3)
+    assert seat(after) == ["AS", "2S", "3S"] and after.stable
+
+
+def test_a_frame_of_another_size_starts_afresh() -> None:
+    # another camera (another resolution): boxes in the old picture's pixels are no places in the new one
+    stabiliser = Stabiliser(window=7)
+    feed(stabiliser, [reading(HAND)] * 10, fps=5)
+    other = row_of("KH QH JH", y=400)
+    small = [FrameReading({1: other, 2: ()}, (), (), (), 640, 480) for _ in range(8)]
+    results = [stabiliser.update(frame, 2 + i / 5) for i, frame in enumerate(small)]
+    assert all(not r.stable and set(seat(r)) <= {"KH", "QH", "JH"} for r in results)
+    assert seat(results[-1]) == ["KH", "QH", "JH"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from pathlib import Path
 
@@ -444,9 +445,11 @@ def seen_by_ann(reading: dict) -> int:
     return len(reading["zones"]["1"])
 
 
-def test_a_table_posting_fast_pushes_out_only_its_own_frames(app: Flask) -> None:
+def test_a_table_posting_fast_pushes_out_only_its_own_frames(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scorer.vision import stabilise
     from web.detection import FRAME_CACHE_SIZE
 
+    monkeypatch.setattr(stabilise, "PAUSE_SECONDS", math.inf)  # the flood takes seconds: no pause of ours meant
     ours, flooding = app.test_client(), app.test_client()
     kept = [post_frame(ours)["frame_id"] for _ in range(3)]  # a fourth agreeing frame shows Ann's cards
     theirs = [post_frame(flooding)["frame_id"] for _ in range(FRAME_CACHE_SIZE + 16)]
@@ -458,8 +461,10 @@ def test_a_table_posting_fast_pushes_out_only_its_own_frames(app: Flask) -> None
 
 
 def test_new_tables_never_push_out_tables_that_are_posting(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    from scorer.vision import stabilise
     from web import detection
 
+    monkeypatch.setattr(stabilise, "PAUSE_SECONDS", math.inf)  # as above
     ours = app.test_client()
     kept = [post_frame(ours)["frame_id"] for _ in range(3)]
     no_cookies = app.test_client(use_cookies=False)  # a new table each time
@@ -572,3 +577,30 @@ def test_new_camera_ids_take_no_more_places_than_new_cookies(app: Flask) -> None
         post_frame(other)
     refused = at("192.168.1.99").post("/live/frame?players=2", data=jpeg(), content_type="image/jpeg")
     assert refused.status_code == 503 and "all are in use" in refused.json["error"]
+
+
+def test_a_page_switching_to_another_camera_is_read_afresh(
+    app: Flask, detector: FakeDetector, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page keeps its camera id when another camera is picked: the old camera's cards stood for four more frames,
+    called stable, their boxes in the old picture's pixels (1280 wide) over the new picture (640 wide)."""
+    import itertools
+    import types
+
+    from web_fixtures import seated
+
+    ticks = itertools.count()
+    monkeypatch.setattr("web.live.time", types.SimpleNamespace(monotonic=lambda: next(ticks) / 5))  # 5 frames a second
+    browser = app.test_client()
+    for _ in range(12):
+        before = post_frame(browser)
+    assert before["stable"] and seen_by_ann(before) == 10
+    detector.cards = tuple(seated("KH QH JH", 400, width=640))
+    after = []
+    for _ in range(8):
+        answer = browser.post("/live/frame?players=2", data=jpeg(640, 480), content_type="image/jpeg")
+        assert answer.status_code == 200, answer.json
+        after.append(answer.json)
+    assert not any(reading["stable"] for reading in after)
+    assert all({c["card"] for c in reading["zones"]["1"]} <= {"KH", "QH", "JH"} for reading in after)
+    assert sorted(c["card"] for c in after[-1]["zones"]["1"]) == ["JH", "KH", "QH"]

@@ -156,7 +156,7 @@ def score_image(
     Default layout: seat 1 = bottom half, seat 2 = top half (3-4 players: see
     TableLayout.default). Exits 2, listing what it saw, when a hand cannot be read.
     """
-    from scorer.vision.images import ImageError, load_image
+    from scorer.vision.images import ImageError, decoder_output, load_image
     from scorer.vision.layout import TableLayout
 
     rules = _rules(preset, players)
@@ -164,9 +164,12 @@ def score_image(
     seat = _seat(knocker, players)
     assert seat is not None
     try:
-        image = load_image(photo)
+        with decoder_output() as said:
+            image = load_image(photo)
     except ImageError as error:
-        fail(str(error))
+        fail(str(error))  # the decoder's own lines ("libpng error: IDAT: CRC error") say no more than this
+    for line in said:  # a picture read all the same, damaged ("Corrupt JPEG data"): said, as the decoder said it
+        click.echo(f"okgin: {photo}: {line}", err=True)
     detector = vision_cli.load_detector(model_dir, backend, conf)
     layout = TableLayout.default(players)
     # No max_cards: the knocker's seat also holds the cards laid off against his melds; hand sizes are
@@ -255,20 +258,55 @@ class _Reporter:
         self.echo(json.dumps(event) if self.as_json else f"cannot score: {reason}")
 
 
-def _watch_video(source: CameraSource, pipeline: TablePipeline, reporter: _Reporter, settle: float) -> None:
-    """Every frame of a video file, in turn. A file OpenCV opens but yields no frame of is no video (exit 2); one
-    that ends before the reading settled says so, since nothing was scored and the readings alone do not say why.
+def _open(source: CameraSource) -> list[str]:
+    """Open ``source``, what FFmpeg prints about it said in okgin's words: a source that will not open is one message,
+    FFmpeg's last line its reason ("Connection refused"), not lines of its own beside it. Answers its lines about a
+    source that opened, for the caller to say.
+
+    :raises SourceError: from ``source``.
+    """
+    from scorer.vision.images import decoder_output
+    from scorer.vision.sources import SourceError
+
+    with decoder_output() as said:
+        try:
+            source.open()
+            failed = None
+        except SourceError as error:
+            failed = error
+    # "Immediate exit requested": FFmpeg given up on at STREAM_TIMEOUT_SECONDS, which the message says already
+    reasons = [line for line in said if not line.endswith("Immediate exit requested")]
+    if failed is not None:
+        raise SourceError(f"{failed} ({reasons[-1]})" if reasons else str(failed)) from None
+    return reasons
+
+
+def _say(source: CameraSource, said: list[str]) -> None:
+    """FFmpeg's lines about a source that opened and gave frames: not hidden, said as okgin's."""
+    for line in said:
+        click.echo(f"okgin: {source.name}: {line}", err=True)
+
+
+def _watch_video(
+    source: CameraSource, pipeline: TablePipeline, reporter: _Reporter, settle: float, said: list[str]
+) -> None:
+    """Every frame of a video file, in turn. A file OpenCV opens but yields no frame of is no video (exit 2, the
+    decoder's last line ``said`` while opening it the reason); one that ends before the reading settled says so, since
+    nothing was scored and the readings alone do not say why.
 
     :raises SourceError: from ``source``.
     """
     frames, settled = 0, False
     for frame in source:
+        if not frames:
+            _say(source, said)
         result = pipeline.process(frame.image, frame.timestamp)
         reporter(result)
         frames += 1
         settled = settled or result.stable
     if not frames:
-        fail(f"could not read a frame from {source.name}: not a video OpenCV can read")
+        reason = f" ({said[-1]})" if said else ""
+        fail(f"could not read a frame from {source.name}: not a video OpenCV can read{reason}")
     if not settled:
         photo = "; to score a photo, use 'okgin score-image'" if frames == 1 else ""
         click.echo(
@@ -323,10 +361,11 @@ def watch(
     pipeline = TablePipeline(detector, layout, Stabiliser(window, settle))  # no max_cards: see score_image
     source = CameraSource(camera, on_event=lambda message: click.echo(f"okgin: {message}", err=True))
     try:
-        source.open()
+        said = _open(source)
         if not source.is_live:
-            _watch_video(source, pipeline, reporter, settle)
+            _watch_video(source, pipeline, reporter, settle, said)
             return
+        _say(source, said)
         with LatestFrameWorker(pipeline, on_result=reporter) as worker:
             for frame in source:
                 worker.push(frame.image, frame.timestamp)

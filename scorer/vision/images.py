@@ -16,7 +16,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import errno
+import os
+import re
 import struct
+import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -427,6 +431,40 @@ def decode_image(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS)
     if sorted(image.shape[:2]) != sorted((width, height)):  # EXIF orientation may swap the sides
         raise ImageError(f"could not decode {name}: its header says {width}x{height}, its pixels do not")
     return image
+
+
+_DECODER_ADDRESS = re.compile(r"^\[[^]]* @ 0x[0-9a-f]+\] ")
+"""FFmpeg's prefix to a line (``[http @ 0x55b0...] ``): the part of it that names a place in memory."""
+
+
+@contextlib.contextmanager
+def decoder_output() -> Iterator[list[str]]:
+    """The lines C libraries print on stderr while the block runs (libpng, libjpeg, FFmpeg: "libpng error: IDAT: CRC
+    error", "[mov,mp4 @ 0x55...] moov atom not found"), given in the list once it ends instead of printed beside
+    okgin's own message; FFmpeg's memory addresses left out. The caller prints them, or what they say, as it decides.
+
+    It takes the process's stderr (file descriptor 2) for the block: for a command's own reads, before its threads
+    start, never a server's, whose other threads' lines it would take too.
+    """
+    lines: list[str] = []
+    sys.stderr.flush()
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to take: nothing is printed on it either
+        yield lines
+        return
+    try:
+        with tempfile.TemporaryFile() as said:
+            os.dup2(said.fileno(), 2)
+            try:
+                yield lines
+            finally:
+                os.dup2(saved, 2)
+                said.seek(0)
+                text = said.read().decode("utf-8", "replace")
+                lines += [_DECODER_ADDRESS.sub("", line).strip() for line in text.splitlines() if line.strip()]
+    finally:
+        os.close(saved)
 
 
 def write_image(path: str | Path, image: np.ndarray) -> Path:

@@ -26,6 +26,9 @@ MAX_CAMERA_INDEX = 2**31 - 1
 
 RECONNECT_DELAYS: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
 """Pauses before successive reopen attempts of a live source; the last one repeats."""
+STREAM_TIMEOUT_SECONDS = 5.0
+"""The longest a stream (an rtsp/http URL) is waited for, to open or for its next frame. FFmpeg's own limit is 30 s:
+``okgin watch`` to a server that took the connection and never answered said nothing for 91 s (three attempts)."""
 
 
 class SourceError(OkginError, RuntimeError):
@@ -82,6 +85,11 @@ def _open_cv2(source: int | str) -> Capture:
     # OpenCV's own log would print dozens of lines about each camera backend it tried; a source that will not
     # open is reported once, by CameraSource.open
     cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
+    if isinstance(source, str) and "://" in source:
+        wait = round(STREAM_TIMEOUT_SECONDS * 1000)
+        limits = [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, wait, cv2.CAP_PROP_READ_TIMEOUT_MSEC, wait]
+        stream: Capture = cv2.VideoCapture(source, cv2.CAP_ANY, limits)
+        return stream
     capture: Capture = cv2.VideoCapture(source)
     return capture
 
@@ -168,6 +176,9 @@ class CameraSource:
         if not self.is_live:
             raise SourceError(f"could not open {self.name}: not a video OpenCV can read")
         tries = f"after {self.open_attempts} attempts" if self.open_attempts > 1 else ""
+        if isinstance(self.source, str):  # a stream: how long it was waited for is said
+            given = f"({'each ' if self.open_attempts > 1 else ''}given {STREAM_TIMEOUT_SECONDS:g} s)"
+            raise SourceError(f"could not open {self.name} {tries} {given}".replace("  ", " ") + "; is it reachable?")
         raise SourceError(f"could not open {self.name} {tries}".rstrip() + "; is it connected and free?")
 
     def _delay(self, failures: int) -> float:

@@ -10,7 +10,10 @@ the table hides cards for a moment. Scoring such noise would be wrong, so:
   place, takes over only once the old reading has faded below that third while the new
   one holds the majority: never both at once, and a 50/50 flicker keeps the old one;
 - the reading is *stable* once the set of present cards has not changed for
-  ``settle_seconds`` and the window is full.
+  ``settle_seconds`` and the window is full;
+- a frame after a pause (a camera stopped, paused or switched), or of another size (another camera), starts
+  afresh: the frames before it showed another picture, and would be voted with the new one's for a second, the
+  old cards called stable at once.
 """
 
 from __future__ import annotations
@@ -29,6 +32,11 @@ Key = tuple[Place, Card]
 _UPCARD, _UNASSIGNED = "upcard", "unassigned"
 SAME_SPOT_IOU = 0.3
 """Two labels whose boxes overlap this much describe the same physical card."""
+PAUSE_SECONDS = 10.0
+PAUSE_FACTOR = 4.0
+"""A frame comes after a pause when it follows the one before by more than ``PAUSE_SECONDS`` and more than
+``PAUSE_FACTOR`` times the interval before that: a server reading every frame in 5 s is slow, not paused, and one
+frame read slowly (a busy laptop) does not empty the table for the frames it takes to fill the window again."""
 
 
 def _places(reading: FrameReading) -> dict[Key, CardDetection]:
@@ -70,15 +78,25 @@ class Stabiliser:
         self._latest: dict[Key, CardDetection] = {}
         self._changed_at: float | None = None
         self._last_time: float | None = None
+        self._interval: float | None = None
+        self._size: tuple[int, int] = (0, 0)
 
     def update(self, reading: FrameReading, timestamp: float) -> StableReading:
         """Add one frame's reading taken at ``timestamp`` (seconds) and return the stabilised reading.
 
-        A timestamp earlier than the previous one (a replayed video) starts afresh.
+        A timestamp earlier than the previous one (a replayed video), a frame after a pause, and a frame of
+        another size than the one before start afresh (see the module docstring).
         """
-        if self._last_time is not None and timestamp < self._last_time:
-            self.reset()
+        size = (reading.width, reading.height)
+        if self._last_time is not None:
+            interval = timestamp - self._last_time
+            paused = interval > max(PAUSE_SECONDS, PAUSE_FACTOR * (self._interval or 0.0))
+            resized = all(size) and all(self._size) and size != self._size
+            if interval < 0 or paused or resized:
+                self.reset()
+            self._interval = interval if interval >= 0 else None  # a pause too: the next one is judged by it
         self._last_time = timestamp
+        self._size = size if all(size) else self._size
         places = _places(reading)
         self._frames.append((places, reading.conflicts))
         self._seats.update(str(seat) for seat in reading.by_player)

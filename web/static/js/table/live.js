@@ -53,8 +53,8 @@ function cameraTrouble(error, chosen) {
 /** The server's words with a full stop, and no second one after its own "?" or ".". */
 const sentence = (words) => (/[.?!]$/.test(words) ? words : `${words}.`);
 
-/** This page's own id for its camera (`?camera=` of each frame): two tabs of one browser share a session, and the
- * server keeps a reading per session and page, so two cameras never mix their cards. */
+/** This page's own id for its camera (`?camera=` of each frame), new each time one starts: two tabs of one browser
+ * share a session, and the server keeps a reading per session and camera, so two cameras never mix their cards. */
 function pageCameraId() {
   const bytes = crypto.getRandomValues(new Uint8Array(8));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
@@ -172,6 +172,8 @@ export class LiveTable {
     try {
       this.stopServer();
       if (!(await this.camera.start(chosen))) return; // started again, or stopped, while it was opening
+      // a camera switched to, or started again: the server reads it afresh, the frames before not voted with its own
+      this.cameraId = pageCameraId();
       this.setCamera({ source: "browser", frozen: false, status: LOOKING });
       await this.fillCameraList();
       this.resume();
