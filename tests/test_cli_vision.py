@@ -414,13 +414,16 @@ def test_a_video_opencv_cannot_read_is_one_message(
     assert capfd.readouterr().err == ""  # nothing printed beside it, past click's own stderr
 
 
-def test_a_damaged_photo_is_one_message(runner: CliRunner, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("command", [["score-image", "--upcard", "KS", "--knocker", "1"], ["detect"]])
+def test_a_damaged_photo_is_one_message(
+    runner: CliRunner, fake_model: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str], command: list[str]
+) -> None:
     """libpng printed "libpng error: IDAT: CRC error" on stderr beside okgin's "a damaged or truncated PNG file"."""
     data = bytearray(cv2.imencode(".png", np.random.default_rng(1).integers(0, 255, (60, 80, 3), np.uint8))[1])
     data[100:140] = b"\x01" * 40
     damaged = tmp_path / "damaged.png"
     damaged.write_bytes(bytes(data))
-    result = invoke(runner, "score-image", damaged, "--upcard", "KS", "--knocker", "1")
+    result = invoke(runner, command[0], damaged, *command[1:])
     assert result.exit_code == 2
     assert result.stderr == "okgin: could not decode image '" + str(damaged) + "': a damaged or truncated PNG file\n"
     assert capfd.readouterr().err == ""

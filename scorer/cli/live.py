@@ -156,7 +156,7 @@ def score_image(
     Default layout: seat 1 = bottom half, seat 2 = top half (3-4 players: see
     TableLayout.default). Exits 2, listing what it saw, when a hand cannot be read.
     """
-    from scorer.vision.images import ImageError, decoder_output, load_image
+    from scorer.vision.images import ImageError
     from scorer.vision.layout import TableLayout
 
     rules = _rules(preset, players)
@@ -164,12 +164,9 @@ def score_image(
     seat = _seat(knocker, players)
     assert seat is not None
     try:
-        with decoder_output() as said:
-            image = load_image(photo)
+        image = vision_cli.read_photo(photo)
     except ImageError as error:
-        fail(str(error))  # the decoder's own lines ("libpng error: IDAT: CRC error") say no more than this
-    for line in said:  # a picture read all the same, damaged ("Corrupt JPEG data"): said, as the decoder said it
-        click.echo(f"okgin: {photo}: {line}", err=True)
+        fail(str(error))
     detector = vision_cli.load_detector(model_dir, backend, conf)
     layout = TableLayout.default(players)
     # No max_cards: the knocker's seat also holds the cards laid off against his melds; hand sizes are

@@ -16,6 +16,8 @@ import click
 from scorer.vision.manifest import BACKENDS
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from scorer.vision.types import Detector
 
 from scorer.cli import USAGE_ERROR, FiniteFloatRange, describe_os_error, fail
@@ -79,7 +81,7 @@ def detect(
     [x1, y1, x2, y2]}], "conflicts": [{"card", "reason"}]}. An unreadable photo is
     reported on stderr and the others are still read; the exit status is then 2.
     """
-    from scorer.vision.images import ImageError, load_image
+    from scorer.vision.images import ImageError
 
     targets: dict[Path, Path] = {}
     if annotate_dir is not None:
@@ -91,7 +93,7 @@ def detect(
     failed = 0
     for path in images:
         try:
-            image = load_image(path)
+            image = read_photo(path)
         except ImageError as error:
             click.echo(f"okgin: {error}", err=True)
             failed += 1
@@ -108,6 +110,22 @@ def detect(
             _write_annotated(image, found, targets[path])
     if failed:
         sys.exit(USAGE_ERROR)
+
+
+def read_photo(path: str | Path) -> np.ndarray:
+    """A photo as a command reads it: a decoder's complaint about a picture read all the same ("Corrupt JPEG data")
+    said as okgin's; one that cannot be read is the ``ImageError`` alone, no decoder lines ("libpng error: IDAT: CRC
+    error") printed beside its message.
+
+    :raises ImageError: from ``scorer.vision.images.load_image``.
+    """
+    from scorer.vision.images import decoder_output, load_image
+
+    with decoder_output() as said:
+        image = load_image(path)
+    for line in said:
+        click.echo(f"okgin: {path}: {line}", err=True)
+    return image
 
 
 def annotation_targets(images: tuple[Path, ...], folder: Path) -> dict[Path, Path]:
