@@ -28,6 +28,8 @@ _SUIT_WORDS = {
 _SUIT_SYMBOLS = {
     "♣": "C", "♧": "C", "♦": "D", "♢": "D", "♥": "H", "♡": "H", "♠": "S", "♤": "S",
 }  # fmt: skip
+_PRESENTATION = {0xFE0E: None, 0xFE0F: None}
+"""Variation selectors: phone keyboards write a suit symbol as "♥" + U+FE0F (emoji presentation); still that suit."""
 _RANK_ALIASES = {"T": 10, "1": 1, "A": 1, "J": 11, "Q": 12, "K": 13}
 _SHORT = re.compile(r"^(10|[2-9TtJjQqKkAa1])\s*([CDHScdhs♣♧♦♢♥♡♠♤])$")
 _LONG = re.compile(r"^(\w+)\s+of\s+(\w+)$", re.IGNORECASE)
@@ -75,7 +77,7 @@ class Card:
         """
         if not isinstance(token, str):
             raise InvalidCardError(f"a card is written as text, not {shown(token)}: expected {ACCEPTED_FORMS}")
-        text = token.strip()
+        text = token.strip().translate(_PRESENTATION)
         match = _SHORT.match(text)
         if match:
             rank_text, suit_text = match.groups()

@@ -109,8 +109,9 @@ class LayDown:
 def parse_layoffs_by_player(text: str, players: Sequence[str]) -> dict[str, tuple[Layoff, ...]]:
     """Layoffs per player, written ``"Bob: 10S JS onto 7S 8S 9S; Cat: none"``.
 
-    ``players`` are those who may lay off; names match without regard to case. When only
-    one player may lay off, the name may be left out: ``"10S 9S onto JS QS KS"``.
+    ``players`` are those who may lay off; a name matches exactly, else without regard to case
+    (players may be "Bob" and "bob": case then tells them apart). When only one player may lay
+    off, the name may be left out: ``"10S 9S onto JS QS KS"``.
 
     >>> parse_layoffs_by_player("bob: 10S onto 7S 8S 9S; Cat: none", ["Bob", "Cat"])
     {'Bob': (Layoff.parse('10S onto 7S 8S 9S'),), 'Cat': ()}
@@ -123,23 +124,28 @@ def parse_layoffs_by_player(text: str, players: Sequence[str]) -> dict[str, tupl
     >>> parse_layoffs_by_player(" ", ["Bob", "Cat"])
     {'Bob': (), 'Cat': ()}
 
-    :raises IllegalLayoffError: for an unknown or repeated player, or layoffs that cannot be read.
+    :raises IllegalLayoffError: for an unknown, ambiguous or repeated player, or layoffs that cannot be read.
     """
     if not text.strip():
         return {name: () for name in players}
-    by_name = {name.lower(): name for name in players}
+    by_name: dict[str, list[str]] = {}
+    for player in players:
+        by_name.setdefault(player.lower(), []).append(player)
     result: dict[str, tuple[Layoff, ...]] = {}
     for part in (part.strip() for part in text.split(";")):
         if not part:
             continue
         name_text, colon, rest = part.partition(":")
         if colon and " onto " not in name_text:
-            name = by_name.get(name_text.strip().lower())
-            if name is None:
+            written = name_text.strip()
+            folded = [written] if written in players else by_name.get(written.lower(), [])
+            if not folded:
                 raise IllegalLayoffError(
-                    f"layoffs name {name_text.strip()!r}, who does not lay off here; "
-                    f"{', '.join(players) or 'nobody'} may"
+                    f"layoffs name {written!r}, who does not lay off here; {', '.join(players) or 'nobody'} may"
                 )
+            if len(folded) > 1:
+                raise IllegalLayoffError(f"layoffs name {written!r}, which may be {' or '.join(folded)}: write it so")
+            name = folded[0]
         elif len(players) == 1:
             name, rest = players[0], part
         else:

@@ -75,3 +75,11 @@ def test_cards_that_are_not_text_are_refused_by_parse_cards(given: object) -> No
     skipped without a word."""
     with pytest.raises(InvalidCardError):
         parse_cards(given)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("text", "card"), [("Q♥️", "QH"), ("A♠️", "AS"), ("10♦︎", "10D"), ("7♣️", "7C")])
+def test_a_suit_symbol_in_emoji_presentation_is_that_suit(text: str, card: str) -> None:
+    """Phone keyboards write ♥ as "♥" + U+FE0F (emoji presentation; U+FE0E asks for text): "Q♥️" looks like the
+    "Q♥" the error message offers, yet was refused as an unknown card."""
+    assert Card.parse(text) == Card.parse(card)
+    assert parse_cards(f"{text}, KS") == [Card.parse(card), Card.parse("KS")]

@@ -215,3 +215,26 @@ def test_laydown_text_forms() -> None:
 def test_layoffs_text_that_cannot_be_read_is_refused_by_name(text: str, message: str) -> None:
     with pytest.raises(IllegalLayoffError, match=message):
         parse_layoffs_by_player(text, ["Bob", "Cat"])
+
+
+def test_layoffs_of_players_whose_names_differ_only_in_case_go_to_the_player_named() -> None:
+    """Players "Bob" and "bob" are two players (``score_round`` and ``Match`` keep them apart), but the layoffs text
+    folded case before it looked for an exact name: "Bob: ..." went to "bob", so the written form did not read back
+    and "Bob: 10S JS onto 7S 8S 9S; bob: none" was refused as bob's layoffs given twice."""
+    laid = {"Bob": parse_layoffs("10S JS onto 7S 8S 9S"), "bob": ()}
+    text = format_layoffs_by_player(laid)
+    assert parse_layoffs_by_player(text, ["Bob", "bob"]) == laid
+    hands = {
+        "Ann": parse_cards("7S 8S 9S 2C 3C 4C AD"),
+        "Bob": parse_cards("10S JS 4D 6D 8D 10D QD"),
+        "bob": parse_cards("2S 3S 4S 6H 8H 10C QC"),
+    }
+    result = score_round(Rules.preset_named("oklahoma-multi"), C("KH"), hands, "Ann", layoffs=laid)
+    assert [str(layoff.card) for layoff in result.hands["Bob"].layoffs] == ["10S", "JS"]
+    assert result.points == {"Ann": 10, "Bob": -37, "bob": -33}
+
+
+def test_a_name_that_only_folds_to_two_players_is_refused_as_ambiguous() -> None:
+    with pytest.raises(IllegalLayoffError, match="layoffs name 'BOB', which may be Bob or bob"):
+        parse_layoffs_by_player("BOB: none", ["Bob", "bob"])
+    assert parse_layoffs_by_player("BOB: none", ["Bob", "Cat"]) == {"Bob": ()}  # case alone still folds

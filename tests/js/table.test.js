@@ -299,6 +299,8 @@ test("a tap where fanned cards' tap targets overlap is the nearest box's, not th
 test("the card editor reads one card, in words too (typed hands are read by the server: /api/cards)", () => {
   assert.equal(parseCard("ace of spades"), "AS");
   assert.equal(parseCard("ace of swords"), null);
+  assert.equal(parseCard("Q\u2665\uFE0F"), "QH"); // "Q♥️" from a phone's emoji keyboard
+  assert.equal(parseCard("10\u2666\uFE0E"), "10D");
 });
 
 test("one deal is the same round however its cards are held, and another deal or a draw is not", () => {

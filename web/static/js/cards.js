@@ -18,9 +18,10 @@ const shortenWords = (text) => String(text).replace(LONG, (whole, rank, suit) =>
   return s ? r + s : whole;
 });
 
-/** "qh" -> "QH", "T♠" -> "10S", "queen of hearts" -> "QH"; null when the token is not a card. */
+/** "qh" -> "QH", "T♠" -> "10S", "queen of hearts" -> "QH"; null when the token is not a card. A phone's keyboard
+ * writes "♥" + U+FE0F (emoji presentation): still a heart, as the server reads it. */
 export function parseCard(token) {
-  const match = SHORT.exec(shortenWords(token).trim());
+  const match = SHORT.exec(shortenWords(token).replace(/[\uFE0E\uFE0F]/g, "").trim());
   if (!match) return null;
   let rank = match[1].toUpperCase();
   if (rank === "T") rank = "10";
