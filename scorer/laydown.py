@@ -121,12 +121,14 @@ def parse_layoffs_by_player(text: str, players: Sequence[str]) -> dict[str, tupl
     Blank text is no layoff by anyone, as ``parse_layoffs`` reads it for one player (``--layoffs ""`` was taken for
     layoffs not given, and the engine then chose some).
 
+    >>> parse_layoffs_by_player(" ", ["Bob", "Cat"]) == parse_layoffs_by_player(" ; ", ["Bob", "Cat"])
+    True
     >>> parse_layoffs_by_player(" ", ["Bob", "Cat"])
     {'Bob': (), 'Cat': ()}
 
     :raises IllegalLayoffError: for an unknown, ambiguous or repeated player, or layoffs that cannot be read.
     """
-    if not text.strip():
+    if not text.replace(";", " ").strip():  # separators alone say no more than blank text: nobody laid off
         return {name: () for name in players}
     by_name: dict[str, list[str]] = {}
     for player in players:
