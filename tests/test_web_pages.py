@@ -132,6 +132,49 @@ def test_set_up_form_errors_are_shown_on_the_form(client: FlaskClient) -> None:
     assert bad_number.status_code == 400 and "Target score must be a whole number" in bad_number.get_data(as_text=True)
 
 
+def test_the_other_scorings_points_keep_their_values_after_an_error(client: FlaskClient) -> None:
+    # the page sends only the chosen scoring's points (setup.js disables the others'): after an error the multi-player
+    # points came back blank, and a switch to Multi-player Oklahoma Gin showed empty boxes where 10, 20 and 2 had been
+    two = {key: value for key, value in SETUP.items() if not key.startswith("penalty_")} | {"player": ["Ann", "ann"]}
+    page = client.post("/matches", data={"csrf_token": form_token(client), **two}).get_data(as_text=True)
+    assert "player names must differ" in page
+    for field, value in (("penalty_knock_points", 10), ("penalty_undercut_points", 20), ("penalty_gin_multiplier", 2)):
+        assert re.search(rf'name="{field}" [^>]*value="{value}"', page), field
+    multi = SETUP | {"player": ["Ann", "ann", "Cy", ""], "preset": "oklahoma-multi", "penalty_knock_points": "12"}
+    del multi["undercut_bonus"]
+    page = client.post("/matches", data={"csrf_token": form_token(client), **multi}).get_data(as_text=True)
+    assert re.search(r'name="undercut_bonus" [^>]*value="10"', page) and 'value="12"' in page
+    blank = client.post("/matches", data={"csrf_token": form_token(client), **two, "target": ""})
+    assert re.search(r'name="target" [^>]*value=""', blank.get_data(as_text=True))  # a box the player emptied stays so
+
+
+def test_a_page_without_links_of_its_own_has_no_empty_navigation(client: FlaskClient) -> None:
+    # the start and error pages each had a "Match" navigation landmark with nothing in it, which a screen reader lists
+    match_id = new_match(client)
+    for path in ("/", "/matches/999"):
+        assert "<nav" not in client.get(path).get_data(as_text=True), path
+    for path in (f"/matches/{match_id}", f"/matches/{match_id}/sheet"):
+        page = client.get(path).get_data(as_text=True)
+        assert re.search(r'<nav aria-label="Match"><a href="/matches/\d+">Table</a>', page), path
+
+
+def test_a_pin_given_too_often_says_the_wait_over_the_pin_form(tmp_path: Path) -> None:
+    # past three wrong PINs the PIN page became the error page, its one button "Back to the matches" (the PIN page
+    # again, without the page the player was going to): the wait is said over the form, which still goes there
+    from web import create_app
+
+    remote = create_app({"TESTING": True, "DATA_DIR": str(tmp_path), "PIN": "4321"}).test_client()
+    remote.environ_base["REMOTE_ADDR"] = "192.168.1.20"
+    form = remote.get("/pin?next=/players").get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', form)
+    assert token
+    answers = [remote.post("/pin?next=/players", data={"csrf_token": token.group(1), "pin": "1111"}) for _ in range(4)]
+    assert [answer.status_code for answer in answers] == [401, 401, 401, 429]
+    page = answers[-1].get_data(as_text=True)
+    assert "Too many wrong PINs; try again in 2 s." in page and "That PIN is not right" not in page
+    assert 'action="/pin?next=/players"' in page and 'id="pin"' in page
+
+
 def test_index_lists_unfinished_matches_to_resume_and_the_history(client: FlaskClient) -> None:
     open_match = new_match(client)
     won = new_match(client, options={"target": 10})
@@ -288,7 +331,7 @@ def test_a_won_match_with_bonuses_says_its_final_score(client: FlaskClient) -> N
         client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
     final = client.get(f"/api/matches/{match_id}").json["final_totals"]
     page = client.get(f"/matches/{match_id}/sheet").get_data(as_text=True)
-    assert f"Final score: Ann {final['Ann']}, Bob {final['Bob']}." in page
+    assert f"Final score: Ann {final['Ann']}, Bob {final['Bob']}." in re.sub(r"</?bdi>", "", page)
     plain = new_match(client, options={"target": 10})
     client.post(f"/api/matches/{plain}/rounds", json=ROUND)
     assert "Final score" not in client.get(f"/matches/{plain}/sheet").get_data(as_text=True)  # no bonuses: as shown
@@ -387,7 +430,7 @@ def test_the_sheet_body_is_the_one_drawing_of_the_sheet(client: FlaskClient) -> 
     assert client.post(f"/api/matches/{match_id}/rounds", json=ROUND | {"hands": undercut}).status_code == 201
     client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
     body = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
-    assert "Ann wins the match! Bonuses: Ann +50." in body
+    assert "Ann wins the match! Bonuses: Ann +50." in re.sub(r"</?bdi>", "", body)
     undercut = '<span class="name">Ann</span> · undercut by <span class="name">Bob</span> · up'
     assert f'{undercut} <span class="card-text black">K♠</span>' in body
     assert 'data-edit-round="3"' in body and 'data-undo-round="3"' in body

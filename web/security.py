@@ -292,7 +292,11 @@ def pin() -> Response | str | tuple[str, int]:
     """Ask a visitor from another machine for the PIN once per session."""
     target = safe_next(request.args.get("next"))
     if request.method == "POST":
-        if check_pin(current_app, request.form.get("pin")):
+        try:
+            right = check_pin(current_app, request.form.get("pin"))
+        except ApiError as error:  # the wait, said over the form (the error page lost the page to go on to)
+            return render_template("pin.html", wait=error.message, next=target), error.status
+        if right:
             session[PIN_SESSION_KEY] = pin_tag(current_app)
             return redirect(target)
         return render_template("pin.html", wrong=True, next=target), 401

@@ -97,14 +97,15 @@ def options_from_form(form: Any) -> dict[str, Any]:
 
 
 def form_values(form: Any | None = None) -> dict[str, Any]:
-    """What the set-up form shows: the defaults, or after an error every value as it was submitted."""
+    """What the set-up form shows: the defaults, or after an error every value as it was submitted (a number not sent,
+    another scoring's that the page left out, its default: an emptied box is sent, blank)."""
     defaults = Rules().to_dict()
     if form is None:
         return {"player": [""] * PLAYER_FIELDS, "preset": "oklahoma", "dealer": "", **defaults}
     names = [*form.getlist("player"), *[""] * PLAYER_FIELDS][:PLAYER_FIELDS]
     values: dict[str, Any] = {"player": names, "preset": form.get("preset", ""), "dealer": form.get("dealer", "")}
     for option, kind, _label in RULE_OPTIONS:
-        values[option] = form.get(option) == "on" if kind == "bool" else form.get(option, "")
+        values[option] = form.get(option) == "on" if kind == "bool" else form.get(option, defaults[option])
     return values
 
 

@@ -245,7 +245,8 @@ function sayWinner() {
   const line = $("match-over-text");
   if (line.dataset.said === text) return; // redrawn only when it changes: the section is a live region
   line.dataset.said = text;
-  line.replaceChildren(...(text ? [trophy(), ` ${text}`] : []));
+  // its nodes, not its text: a name written right to left stays set apart (<bdi>) from the score after it
+  line.replaceChildren(...(text ? [trophy(), " ", ...banner.cloneNode(true).childNodes] : []));
 }
 
 function renderTotals(state) {
