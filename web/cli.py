@@ -53,11 +53,21 @@ def _players_layout(value: str | None) -> tuple[int, dict[str, Any] | None]:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (0.0.0.0: the LAN).")
 @click.option("--port", default=5000, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--db", "database", type=click.Path(dir_okay=False), help="SQLite file (default: in the data dir).")
-@click.option("--data-dir", type=click.Path(file_okay=False), help="Where the secret key and corrections live.")
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False),
+    help="Where the secret key, TLS certificate, corrections and (without --db) the database live (default: the "
+    "user's data directory).",
+)
 @click.option("--camera", help="A camera on this machine: index (0) or a video URL/file, read by the server.")
 @click.option("--https", "use_https", is_flag=True, help="Serve HTTPS with a self-signed certificate.")
 @click.option("--pin", help="PIN asked of other machines (requests from this machine never need it).")
-@click.option("--model", "model_dir", type=click.Path(file_okay=False), help="Detector model folder (default models/).")
+@click.option(
+    "--model",
+    "model_dir",
+    type=click.Path(file_okay=False),
+    help="Model directory with manifest.json (default: $OKGIN_MODEL_DIR, else the checkout's models/).",
+)
 @click.option("--players-layout", help="Seats for the camera: a player count 2-4 or a JSON layout file.")
 @click.option(
     "--allow-host",

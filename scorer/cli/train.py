@@ -27,11 +27,36 @@ def _default(name: str) -> Any:
 @click.option(
     "--data", "scene_dir", type=click.Path(path_type=Path), required=True, help="Scenes from 'okgin data generate'."
 )
-@click.option("--run", "run_dir", type=click.Path(path_type=Path), default=_default("run_dir"), show_default=True)
-@click.option("--detector-epochs", type=int, default=_default("detector_epochs"), show_default=True)
-@click.option("--classifier-epochs", type=int, default=_default("classifier_epochs"), show_default=True)
-@click.option("--batch", type=int, default=_default("batch"), show_default=True)
-@click.option("--tiles-per-image", type=int, default=_default("tiles_per_image"), show_default=True)
+@click.option(
+    "--run",
+    "run_dir",
+    type=click.Path(path_type=Path),
+    default=_default("run_dir"),
+    show_default=True,
+    help="Folder of this run's tiles, crops and weights; the same --run resumes it.",
+)
+@click.option(
+    "--detector-epochs",
+    type=int,
+    default=_default("detector_epochs"),
+    show_default=True,
+    help="Corner detector epochs.",
+)
+@click.option(
+    "--classifier-epochs",
+    type=int,
+    default=_default("classifier_epochs"),
+    show_default=True,
+    help="Card classifier epochs.",
+)
+@click.option("--batch", type=int, default=_default("batch"), show_default=True, help="Training batch size.")
+@click.option(
+    "--tiles-per-image",
+    type=int,
+    default=_default("tiles_per_image"),
+    show_default=True,
+    help="Detector tiles cut from each scene, most centred near a labelled index.",
+)
 @click.option(
     "--tile-noise",
     type=FiniteFloatRange(0, 1),
@@ -39,7 +64,13 @@ def _default(name: str) -> Any:
     show_default=True,
     help="Share of scenes whose detector tiles get sensor noise and dead pixels at the detector's own scale.",
 )
-@click.option("--crops-per-corner", type=int, default=_default("crops_per_corner"), show_default=True)
+@click.option(
+    "--crops-per-corner",
+    type=int,
+    default=_default("crops_per_corner"),
+    show_default=True,
+    help="Classifier crops cut around each labelled index, each box jittered afresh.",
+)
 @click.option(
     "--init",
     "init_dir",
@@ -50,7 +81,7 @@ def _default(name: str) -> Any:
 @click.option(
     "--device", default=_default("device"), show_default=True, help="cpu, or a CUDA index such as 0 on a GPU machine."
 )
-@click.option("--workers", type=int, default=_default("workers"), show_default=True)
+@click.option("--workers", type=int, default=_default("workers"), show_default=True, help="Data-loading processes.")
 @click.option(
     "--stage",
     type=click.Choice([*STAGES, "validate", "tune", "quantize"]),
@@ -90,7 +121,13 @@ def _default(name: str) -> Any:
     help="Starting learning rate of the stages trained (default: 0.01 for the detector, 0.002 for the classifier); "
     "a fine-tune that should keep what --init reads well takes less.",
 )
-@click.option("--seed", type=int, default=_default("seed"), show_default=True)
+@click.option(
+    "--seed",
+    type=int,
+    default=_default("seed"),
+    show_default=True,
+    help="Seed of the tiles, crops and training; use a fresh one for each new set of scenes.",
+)
 def train(
     scene_dir: Path,
     run_dir: Path,
