@@ -22,7 +22,7 @@ def test_the_certificate_names_this_machine_and_is_reused(tmp_path: Path) -> Non
     names = loaded.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert "localhost" in names.get_values_for_type(x509.DNSName)
     assert "127.0.0.1" in {str(ip) for ip in names.get_values_for_type(x509.IPAddress)}
-    assert key.stat().st_mode & 0o077 == 0
+    assert key.stat().st_mode & 0o077 == 0 and key.parent.stat().st_mode & 0o077 == 0
     assert ensure_certificate(tmp_path / "tls") == (cert, key)
     assert cert.read_bytes() == ensure_certificate(tmp_path / "tls")[0].read_bytes()
 
@@ -34,6 +34,8 @@ def test_serve_https_answers_over_tls(tmp_path: Path) -> None:
         trusted = ssl.create_default_context(cafile=str(tmp_path / "data" / "tls" / "cert.pem"))
         with urllib.request.urlopen(f"https://127.0.0.1:{port}/api/matches", context=trusted, timeout=10) as answer:
             assert json.load(answer) == {"matches": [], "older": None}
+        # a new data directory, made for the certificate before the database (kept elsewhere): its owner's alone
+        assert [(tmp_path / where).stat().st_mode & 0o077 for where in ("data", "data/tls")] == [0, 0]
     finally:
         server.terminate()
         server.wait(10)

@@ -107,6 +107,7 @@ def serve(
     directory = _data_dir(data_dir)
     try:
         location = database_location(directory, database)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # made here first: its key, certificate, corrections
         tls = _tls_context(directory, host) if use_https else None
         app = create_app(
             {

@@ -50,7 +50,7 @@ def ensure_certificate(directory: Path, hostnames: list[str] | None = None) -> t
     cert, key = directory / "cert.pem", directory / "key.pem"
     if cert.exists() and key.exists() and not _expires_soon(cert):
         return cert, key
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # the key is readable by its owner alone from the start
     names = ["localhost", socket.gethostname(), *(hostnames or [])]
     addresses = local_addresses()
     try:
