@@ -102,7 +102,10 @@ def test_the_pin_page_unlocks_the_session(pin_app: Flask) -> None:
 def test_pin_guessing_is_throttled(pin_app: Flask) -> None:
     remote = pin_app.test_client()
     for _ in range(3):  # three free tries, then a wait that doubles (tests/test_web_lan_security.py)
-        assert remote.get("/api/matches", environ_base=REMOTE, headers={"X-Okgin-Pin": "1111"}).status_code == 401
+        wrong = remote.get("/api/matches", environ_base=REMOTE, headers={"X-Okgin-Pin": "1111"})
+        assert wrong.status_code == 401 and wrong.json["error"].endswith(
+            "the X-Okgin-Pin header sent is not this server's PIN"
+        )
     locked = remote.get("/api/matches", environ_base=REMOTE, headers={"X-Okgin-Pin": "4321"})
     assert locked.status_code == 429
 

@@ -334,8 +334,11 @@ def init_app(app: Flask) -> None:
         header = request.headers.get(PIN_HEADER)
         if header is not None and check_pin(app, header):
             return None
-        if wants_json():
-            raise ApiError(401, f"this server needs its PIN from other machines: send the {PIN_HEADER} header")
+        if wants_json():  # a PIN sent and wrong is said so, not asked for as if none were sent
+            asked = (
+                f"the {PIN_HEADER} header sent is not this server's PIN" if header else f"send the {PIN_HEADER} header"
+            )
+            raise ApiError(401, f"this server needs its PIN from other machines: {asked}")
         return redirect(url_for("security.pin", next=request.full_path))
 
     @app.before_request
