@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from conftest import FakeDetector, detection, in_a_child_process, not_utf8
 from image_bombs import png_claiming
 
-from scorer.cli import USAGE_ERROR, main
+from scorer.cli import READER_GONE, USAGE_ERROR, main
 from scorer.errors import OkginError
 
 
@@ -312,3 +312,20 @@ def test_the_console_command_stops_when_its_output_is_closed_and_escapes_what_it
     )
     assert cp1252.returncode == 0, cp1252.stderr
     assert "Zo\xeb\\u2660:" in cp1252.stdout.decode("cp1252") and b"Traceback" not in cp1252.stderr
+
+
+def test_a_command_whose_reader_went_away_stops_quietly() -> None:
+    """``okgin watch --json | head -1``: once head had its line, okgin said "okgin: Broken pipe" and exited 2, as if
+    the user had made a mistake. It stops as a program stopped by SIGPIPE does: nothing said, status 141."""
+    import subprocess
+    import sys
+
+    solving = subprocess.Popen(
+        [sys.executable, "-c", "from scorer.cli import run; run()", "solve", "AS 2S 3S 4D 5D 6D 7C 7H 7S KD"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert solving.stdout is not None and solving.stderr is not None
+    solving.stdout.close()  # the reader gone before the answer is written
+    said = solving.stderr.read()
+    assert (solving.wait(timeout=60), said) == (READER_GONE, b"")

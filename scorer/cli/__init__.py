@@ -15,6 +15,7 @@ import contextlib
 import importlib
 import importlib.metadata
 import math
+import os
 import sys
 from typing import IO, Any, NoReturn
 
@@ -47,6 +48,9 @@ def plugin_commands() -> dict[str, importlib.metadata.EntryPoint]:
 
 INTERRUPTED = 130
 """The exit status of a command stopped by Ctrl-C, as shells report it (128 + SIGINT)."""
+READER_GONE = 141
+"""The exit status of a command whose output's reader went away (``okgin watch --json | head -1``), as shells report
+a program stopped by SIGPIPE (128 + 13)."""
 
 
 class UserError(click.ClickException):
@@ -75,6 +79,12 @@ def fail(message: str) -> NoReturn:
     raise UserError(message)
 
 
+def _drop_output() -> None:
+    """Send what is still buffered for a closed pipe nowhere: flushed at exit, it raised BrokenPipeError again."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def describe_os_error(error: OSError) -> str:
     """An ``OSError`` as one line naming the file: ``cannot use '/x/y': Not a directory``.
 
@@ -96,6 +106,9 @@ class LazyGroup(click.Group):
             sys.exit(INTERRUPTED)
         except OkginError as error:
             raise UserError(str(error)) from error
+        except BrokenPipeError:  # no user error ("okgin: Broken pipe"): the reader had what it wanted
+            _drop_output()
+            sys.exit(READER_GONE)
         except OSError as error:  # a file or folder the user named cannot be read or written
             raise UserError(describe_os_error(error)) from error
 
