@@ -49,7 +49,13 @@ def test_detect_a_raw_jpeg_body(client: FlaskClient) -> None:
     [
         (b"definitely not a picture", "image/jpeg", 400, "decode"),
         (b"", "image/jpeg", 400, "empty"),
-        (b"{}", "application/json", 415, "expected an image"),
+        (
+            b"{}",
+            "application/json",
+            415,
+            "expected a body of application/octet-stream, image/bmp, image/jpeg, image/png",
+        ),
+        (b"GIF89a", "image/gif", 415, "expected a body of application/octet-stream, image/bmp, image/jpeg, image/png"),
     ],
 )
 def test_detect_refuses_what_is_not_an_image(

@@ -44,7 +44,8 @@ def uploaded_image() -> bytes:
     elif request.mimetype in IMAGE_TYPES:
         data = request.get_data()
     else:
-        raise ApiError(415, f"expected an image (image/jpeg or multipart field 'image'), got {request.mimetype!r}")
+        accepted = ", ".join(sorted(IMAGE_TYPES))  # an image of another kind (image/gif) is told which kinds are read
+        raise ApiError(415, f"expected a body of {accepted} or a multipart field 'image', got {request.mimetype!r}")
     if not data:
         raise ApiError(400, "the image is empty")
     return data
