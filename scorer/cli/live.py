@@ -122,6 +122,8 @@ def result_lines(result: RoundResult) -> list[str]:
     return lines + alternatives_text(result, LAY_IT_OUT)
 
 
+PLAYERS_HELP = "Players at the table; their seats: 1 bottom of the picture, 2 top, 3 left, 4 right."
+RULES_HELP = "The rules' preset; oklahoma is taken as oklahoma-multi for 3-4 players."
 LAY_IT_OUT = "lay each meld out as one overlapping row and set the discard apart to score the table as laid"
 
 
@@ -136,8 +138,10 @@ def _unreadable(reason: str, reading: FrameReading) -> None:
 @click.argument("photo", type=click.Path(path_type=Path))
 @click.option("--upcard", required=True, help="The upcard, e.g. KS (sets the Oklahoma knock limit).")
 @click.option("--knocker", required=True, help="The knocker's seat number (1 = bottom of the picture).")
-@click.option("--players", type=click.IntRange(2, 4), default=2, show_default=True)
-@click.option("--rules", "preset", type=click.Choice(sorted(PRESETS)), default="oklahoma", show_default=True)
+@click.option("--players", type=click.IntRange(2, 4), default=2, show_default=True, help=PLAYERS_HELP)
+@click.option(
+    "--rules", "preset", type=click.Choice(sorted(PRESETS)), default="oklahoma", show_default=True, help=RULES_HELP
+)
 @click.option("--json", "as_json", is_flag=True, help='Print `okgin score --json` output plus the "reading".')
 @model_options
 def score_image(
@@ -315,10 +319,12 @@ def _watch_video(
 
 @click.command()
 @click.option("--camera", "camera", required=True, help="Camera index (0), video file or rtsp/http URL.")
-@click.option("--players", type=click.IntRange(2, 4), default=2, show_default=True)
+@click.option("--players", type=click.IntRange(2, 4), default=2, show_default=True, help=PLAYERS_HELP)
 @click.option("--upcard", default=None, help="The upcard, if it is not in the picture's upcard zone.")
 @click.option("--knocker", default=None, help="The knocker's seat; default: score every seat that may knock.")
-@click.option("--rules", "preset", type=click.Choice(sorted(PRESETS)), default="oklahoma", show_default=True)
+@click.option(
+    "--rules", "preset", type=click.Choice(sorted(PRESETS)), default="oklahoma", show_default=True, help=RULES_HELP
+)
 @click.option("--window", type=click.IntRange(1, 100), default=7, show_default=True, help="Frames voted over.")
 @click.option(
     "--settle", type=FiniteFloatRange(0, 3600), default=1.0, show_default=True, help="Seconds unchanged = stable."
