@@ -298,11 +298,14 @@ class Rules:
                     f"undercut (a tie too): {self.undercut_bonus} + the difference",
                 ]
         else:
-            terms += [
-                f"knock won: {self.penalty_knock_points} to the knocker, the others lose their deadwood above his",
-                f"undercut: {self.penalty_undercut_points} to the lowest deadwood, the others lose theirs above it",
-                f"gin: {self.gin_bonus} to the knocker, the others lose {self.penalty_gin_multiplier} x their deadwood",
-            ]
+            if self.knock_limit != 0:  # else no round ends but in gin
+                terms += [
+                    f"knock won: {self.penalty_knock_points} to the knocker, the others lose their deadwood above his",
+                    f"undercut: {self.penalty_undercut_points} to the lowest deadwood, the others lose theirs above it",
+                ]
+            terms.append(
+                f"gin: {self.gin_bonus} to the knocker, the others lose {self.penalty_gin_multiplier} x their deadwood"
+            )
         if self.spade_doubles:
             terms.append("a spade upcard doubles the round")
         if self.box_bonus:

@@ -390,6 +390,15 @@ def test_the_rules_in_words_name_every_option_that_scores() -> None:
     )
 
 
+def test_a_multi_player_table_playing_gin_only_is_not_told_of_knocks_and_undercuts() -> None:
+    """With a knock limit of 0 only gin ends a round: the two-player terms said so alone, while the penalty table's
+    still listed a knock's and an undercut's points, which no round of it can score."""
+    assert Rules.preset_named("oklahoma-multi", knock_limit=0).terms() == (
+        "only gin ends a round",
+        "gin: 25 to the knocker, the others lose 2 x their deadwood",
+    )
+
+
 def test_the_upcard_may_be_card_text_as_a_hand_may() -> None:
     """``score_round(rules, "KS", ...)`` failed with AttributeError ('str' has no 'value'), while hands as text were
     read: the upcard is read as text too, and anything else refused by name."""
