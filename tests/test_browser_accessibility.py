@@ -284,3 +284,81 @@ def test_a_match_set_up_and_a_round_played_with_the_keyboard_alone(tmp_path: Pat
         expect(edit).to_be_focused()  # the sheet drawn anew: its Edit button keeps the focus
         page.close()
     assert not errors, errors
+
+
+def test_the_focus_follows_every_action_at_the_table(base: str, browser: Any) -> None:
+    """Before: Enter in the upcard's box or the last hand's, Confirm round, Record a draw, Not yet, and a notice's
+    Undo or OK each left the focus on the page's body; any render (a resize, a camera frame) drew the proposal anew,
+    read its live region out again, closed the regrouping and dropped the focus in it; and a card chosen there could
+    not be moved with the keyboard (a row is no button)."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport=DESKTOP)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    created = page.request.post(f"{base}/api/matches", data={"players": ["Ann", "Bob"], "dealer": "Bob"})
+    page.goto(f"{base}/matches/{created.json()['id']}")
+    page.locator("#knock-1").wait_for(state="attached")
+
+    tab_to(page, "#upcard-input")
+    page.keyboard.type("KS")
+    page.keyboard.press("Enter")
+    expect(page.locator("#knock-limit")).to_be_focused()  # the line saying the knock limit; Tab goes on to the hands
+    tab_to(page, "#hand-1")
+    page.keyboard.type(KNOCK["Ann"] + " KD")
+    page.keyboard.press("Enter")
+    page.keyboard.type(KNOCK["Bob"])
+    page.keyboard.press("Enter")
+    expect(page.locator("#status-2")).to_be_focused()  # Bob's line: a second Enter presses nothing
+    page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
+
+    tab_to(page, "#knock-1", key="Shift+Tab")
+    page.keyboard.press("Enter")
+    expect(page.locator("#confirm-round")).to_be_focused()
+    page.evaluate("""() => { window.proposalDrawn = 0;
+        new MutationObserver(() => { window.proposalDrawn += 1; })
+            .observe(document.getElementById('proposal-body'), {childList: true}); }""")
+    tab_to(page, "#proposal summary", key="Shift+Tab")
+    page.keyboard.press("Enter")  # the regrouping opened
+    page.set_viewport_size({"width": 1300, "height": 768})  # a render, as a camera frame makes
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.proposalDrawn") == 0, "the proposal was drawn again, unchanged"
+    expect(page.locator("#proposal details")).to_have_attribute("open", "")
+    expect(page.locator("#proposal summary")).to_be_focused()
+
+    tab_to(page, '#proposal .chip-button[data-key="card AC"]')
+    page.keyboard.press("Space")  # A♣ chosen, then moved to the first meld with its button
+    tab_to(page, '#proposal [data-key="row 0"]')
+    expect(page.locator('#proposal [data-key="row 0"]')).to_have_text("Move A♣ here")
+    page.keyboard.press("Enter")
+    expect(page.locator("#proposal .regroup-row").first).to_contain_text("A♣")
+    expect(page.locator('#proposal .chip-button[data-key="card AC"]')).to_be_focused()
+
+    tab_to(page, "#cancel-proposal")
+    page.keyboard.press("Enter")  # Not yet
+    expect(page.locator("#status-1")).to_be_focused()  # the knocker's line; Tab goes on to the knock
+    page.keyboard.press("Tab")
+    expect(page.locator("#knock-1")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#confirm-round")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet: Ann +18.")
+    expect(page.locator("#notice")).to_be_focused()
+    page.keyboard.press("Enter")  # on the notice itself: nothing is pressed
+    tab_to(page, "#notice button")
+    expect(page.locator("#notice button").first).to_have_text("Undo round 1")
+    page.keyboard.press("Enter")
+    expect(page.locator("#notice")).to_contain_text("Round 1 undone")
+    expect(page.locator("#notice")).to_be_focused()
+    tab_to(page, "#notice button:last-child")
+    page.keyboard.press("Enter")  # OK
+    expect(page.locator("#notice")).to_be_hidden()
+    expect(page.locator("#knock-limit")).to_be_focused()
+
+    tab_to(page, "#record-draw")
+    page.keyboard.press("Enter")
+    expect(page.locator("#notice")).to_contain_text("a draw")
+    expect(page.locator("#notice")).to_be_focused()
+    assert page.locator("#sheet-body [data-edit-round]").count() == 1
+    page.close()
+    assert not errors, errors

@@ -68,8 +68,17 @@ function regroupEditor(result, onRegroup) {
   const knocker = result.players[result.knocker];
   const rows = [...knocker.melds.map((meld) => [...meld]), [...knocker.deadwood]];
   let selected = null;
+  let moved = null; // the card just moved: it keeps the focus, in its new row
   const box = el("div", { class: "regroup" });
+  // every press draws the rows anew: the control that had the focus (by its key) has it again
+  const keyed = (node, key) => {
+    node.dataset.key = key;
+    return node;
+  };
   const draw = () => {
+    const active = box.contains(document.activeElement) ? document.activeElement.dataset.key : null;
+    const had = active && moved ? `card ${moved}` : active;
+    moved = null;
     const nodes = rows.map((cards, index) => {
       const deadwood = index === rows.length - 1;
       const row = el("div", { class: `regroup-row${deadwood ? " is-deadwood" : ""}`, role: "group",
@@ -77,8 +86,8 @@ function regroupEditor(result, onRegroup) {
       row.append(el("span", { class: "hint", text: deadwood ? "deadwood" : `meld ${index + 1}` }));
       for (const card of cards) {
         const chip = cardChip(card, card === selected ? "selected" : deadwood ? "deadwood" : "");
-        const button = el("button", { type: "button", class: "chip-button", "aria-pressed": String(card === selected),
-          "aria-label": `${pretty(card)}: tap, then the row to move it to` }, chip);
+        const button = keyed(el("button", { type: "button", class: "chip-button", "aria-pressed": String(card === selected),
+          "aria-label": `${pretty(card)}: tap, then the row to move it to` }, chip), `card ${card}`);
         button.addEventListener("click", (event) => {
           event.stopPropagation();
           selected = selected === card ? null : card;
@@ -86,16 +95,21 @@ function regroupEditor(result, onRegroup) {
         });
         row.append(button);
       }
+      // a row is no button: with a card chosen, each other row has one, for a keyboard (a tap on the row does the same)
+      if (selected && !cards.includes(selected)) {
+        row.append(keyed(el("button", { type: "button", class: "button small", text: `Move ${pretty(selected)} here` }), `row ${index}`));
+      }
       row.addEventListener("click", () => {
         if (!selected) return;
         rows.forEach((other) => other.includes(selected) && other.splice(other.indexOf(selected), 1));
         cards.push(selected);
+        moved = selected;
         selected = null;
         draw();
       });
       return row;
     });
-    const addRow = el("button", { type: "button", class: "button small", text: "New meld" });
+    const addRow = keyed(el("button", { type: "button", class: "button small", text: "New meld" }), "new");
     addRow.addEventListener("click", () => {
       rows.splice(rows.length - 1, 0, []);
       draw();
@@ -103,6 +117,7 @@ function regroupEditor(result, onRegroup) {
     const score = el("button", { type: "button", class: "button small primary", text: "Score as laid" });
     score.addEventListener("click", () => onRegroup(rows.slice(0, -1).filter((cards) => cards.length)));
     box.replaceChildren(...nodes, el("div", { class: "actions" }, addRow, score));
+    if (had) box.querySelector(`[data-key="${had}"]`)?.focus();
   };
   draw();
   return box;

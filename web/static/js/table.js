@@ -10,7 +10,7 @@ import { CardEditor, CardGrid, RenameDialog, RoundEditor } from "./table/dialogs
 import { LiveTable } from "./table/live.js";
 import { groupsFor } from "./laydown.js";
 import { enableDrawing, enableTaps } from "./table/overlay.js";
-import { buildHands, render } from "./table/render.js";
+import { buildHands, focusLine, render } from "./table/render.js";
 import { STALE, Sequencer, Store } from "./table/sequence.js";
 import {
   OUT,
@@ -321,6 +321,22 @@ function typing() {
 }
 
 /**
+ * Whether the keyboard's focus was taken away by what its button did (the button hidden, disabled or drawn anew): the
+ * browser leaves it on the page's body, unseen, and a keyboard's next Tab starts over from the top of the page.
+ */
+function focusLost() {
+  const active = document.activeElement;
+  return !active || active === document.body || !active.isConnected || active.disabled || !active.getClientRects().length;
+}
+
+/** The focus, where it was lost, on the first of `targets` shown with something to say (the notice, an error line). */
+function refocus(...targets) {
+  if (!focusLost()) return;
+  const shown = (target) => target && !target.closest("[hidden]") && target.getClientRects().length && target.textContent.trim();
+  focusLine(targets.find(shown));
+}
+
+/**
  * Score `knocker`'s knock on the cards on the table, as `laid` where the players said how (a listed way, `way` its
  * place in the list, or melds regrouped). The proposal keeps the ways the score depends on, listed as first found, so a
  * way tapped by mistake can be undone by tapping another. What the players say is kept only once it scores: a regroup
@@ -496,7 +512,13 @@ function proposedRound(proposal) {
   return { upcard, knocker, hands: proposal.result.read?.hands ?? hands, ...proposal.result.given };
 }
 
+/** Confirm tapped: the proposal (its button) is gone after it, the focus goes on to what it brought. */
 async function confirmRound() {
+  await confirmProposal();
+  refocus($("notice"), $("table-error"), $("confirm-round"));
+}
+
+async function confirmProposal() {
   const proposal = store.state.proposal;
   if (!proposal) return;
   // Confirm tapped at once after a card fixed in its box (leaving it sent the cards to be read) or a way the cards were
@@ -516,7 +538,7 @@ async function confirmRound() {
       notify("The round was not confirmed: what it scores changed as Confirm was tapped (a card fixed, or the way the cards were laid). Check the result, then confirm it.");
       return;
     }
-    return confirmRound(); // the same round, as now proposed
+    return confirmProposal(); // the same round, as now proposed
   }
   const saved = await saveRound(proposedRound(proposal));
   if (!saved) return;
@@ -528,6 +550,7 @@ async function recordDraw() {
   await answered(reading); // a box just left: its cards are placed before the draw clears the table, not on the next deal
   const saved = await saveRound({ draw: true });
   if (saved) roundStored(saved, { draw: true });
+  refocus($("notice"), $("table-error"), $("record-draw")); // disabled while saving, it lost the focus
 }
 
 /**
@@ -837,7 +860,7 @@ function init() {
   $("upcard-input").addEventListener("keydown", (event) => {
     if (event.key !== "Enter") return;
     readAgain(UPCARD, event.target.value);
-    event.target.blur();
+    focusLine($("knock-limit"));
   });
   document.querySelector('[data-pick="upcard"]').addEventListener("click", () => actions.openGrid(UPCARD));
   $("camera-start").addEventListener("click", () => live.startBrowser());
@@ -866,7 +889,9 @@ function init() {
   $("confirm-round").addEventListener("click", confirmRound);
   $("cancel-proposal").addEventListener("click", () => {
     sequencer.cancel("propose"); // a way's answer still on its way must not bring the proposal back
+    const seat = store.state.match.players.indexOf(store.state.proposal?.knocker);
     update((state) => ({ ...state, proposal: null, laydown: null, pendingKnocker: null, autoProposed: tableKey(state) }));
+    refocus($(`status-${seat + 1}`), $("knock-limit")); // the knocker's line: Tab goes on to their knock
   });
   $("record-draw").addEventListener("click", recordDraw);
   $("clear-hands").addEventListener("click", clearTable);

@@ -35,6 +35,16 @@ function tableColours(state) {
   return colours;
 }
 
+/**
+ * The focus put on a line that says what the cards make (a hand's, the upcard's), once the box above it is left with
+ * Enter or a button that had it is gone: blurred, it was left on the page's body, unseen, and a keyboard's next Tab
+ * started over from the top of the page. A line, not a box (a phone's keyboard would rise) nor a button (the next Enter
+ * would press it); Tab goes on from there.
+ */
+export function focusLine(line) {
+  line?.focus({ preventScroll: true });
+}
+
 /** Each hand's box, chips and buttons, by seat; their players' names are drawn by `renderNames`. */
 export function buildHands(state, actions) {
   const container = $("hands");
@@ -47,10 +57,11 @@ export function buildHands(state, actions) {
     input.addEventListener("keydown", (event) => {
       if (event.key !== "Enter") return;
       actions.readAgain(index, input.value); // text the server could not read yet: Enter reads it, changed or not
-      // one path: leaving the box sends its change; to the next hand's box, so a phone's keyboard stays up
+      // one path: leaving the box sends its change; to the next hand's box, so a phone's keyboard stays up; from the
+      // last, to its line (`focusLine`)
       const next = $(`hand-${n + 1}`);
       if (next) next.focus();
-      else input.blur();
+      else focusLine($(`status-${n}`));
     });
     const pick = el("button", { type: "button", class: "button", "data-pick": String(n), text: "Pick" });
     pick.addEventListener("click", () => actions.openGrid(index));
@@ -62,7 +73,7 @@ export function buildHands(state, actions) {
         el("label", { for: `hand-${n}`, id: `hand-label-${n}`, class: "visually-hidden" }),
         el("div", { class: "hand-row" }, input, pick),
         el("div", { class: "chips", id: `chips-${n}`, role: "group" }),
-        el("div", { class: "hand-row" }, el("span", { class: "status", id: `status-${n}`, "aria-live": "polite" }), knock)),
+        el("div", { class: "hand-row" }, el("span", { class: "status", id: `status-${n}`, "aria-live": "polite", tabindex: "-1" }), knock)),
     );
   });
 }
@@ -185,6 +196,11 @@ function renderProposal(state, actions) {
   $("confirm-round").disabled = state.saving || Boolean(state.match.finished);
   $("confirm-round").textContent = state.saving ? "Saving…" : "Confirm round";
   if (!state.proposal) return;
+  // Drawn again only when it changes: it is a live region (read out again whenever drawn: after every camera frame),
+  // and a way pressed, or the regrouping opened, was lost on the next render.
+  const shown = [state.proposal, ...players(state)];
+  if (drawnProposal.length === shown.length && shown.every((part, i) => part === drawnProposal[i])) return;
+  drawnProposal = shown;
   const { result } = state.proposal;
   const parts = [el("p", { class: "outcome", text: describeOutcome(result) })];
   for (const name of players(state)) {
@@ -209,7 +225,21 @@ function renderProposal(state, actions) {
   if (state.proposal.problem) parts.push(el("p", { class: "error-text", role: "alert" }, ...textWithCards(state.proposal.problem, players(state))));
   const { ways, way } = state.proposal;
   parts.push(layDownPanel(result, { ways, way, onPick: actions.layDown, onRegroup: (melds) => actions.layDown({ knocker_melds: melds }) }));
-  $("proposal-body").replaceChildren(...parts);
+  redrawKeepingFocus($("proposal-body"), parts);
+}
+
+let drawnProposal = []; // the proposal and the names it was drawn with
+
+/** `container`'s content replaced by `parts`: the focus (a way pressed) goes to the control drawn in its place, and the
+ * regrouping stays open. */
+function redrawKeepingFocus(container, parts) {
+  const controls = () => [...container.querySelectorAll("button, summary")];
+  const focused = controls().indexOf(document.activeElement);
+  const open = container.querySelector("details")?.open;
+  container.replaceChildren(...parts);
+  const details = container.querySelector("details");
+  if (details && open) details.open = true;
+  if (focused >= 0) controls()[focused]?.focus({ preventScroll: true });
 }
 
 /** A trophy drawn in SVG: no emoji font needed. */
@@ -262,7 +292,10 @@ function renderTotals(state) {
 function renderNotice(state, before) {
   if (before && before.notice === state.notice) return; // redrawn only when it changes: a tap in progress stays
   const box = $("notice");
+  // its button pressed (Undo, OK) and the notice drawn anew or gone: the focus stays on it, or goes to the upcard's line
+  const had = box.contains(document.activeElement);
   box.hidden = !state.notice;
+  if (had) focusLine(state.notice ? box : $("knock-limit"));
   if (!state.notice) return box.replaceChildren();
   const buttons = state.notice.actions.map(({ label, action, primary }) => {
     const button = el("button", { type: "button", class: `button small${primary ? " primary" : ""}`, text: label });
