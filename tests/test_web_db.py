@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -17,7 +18,7 @@ from web_fixtures import ROUND, new_match
 
 from scorer.cli import main
 from web import create_app, database_path_from_url
-from web.db import DatabaseError, connect, init_db, migrate, migrations, schema_version
+from web.db import DatabaseError, connect, init_db, make_private, migrate, migrations, schema_version
 
 app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
 
@@ -107,6 +108,53 @@ def test_an_unwritable_database_is_a_clear_error(tmp_path: Path) -> None:
     blocker.write_text("not a folder")
     with pytest.raises(DatabaseError, match="cannot open the database"):
         create_app({"DATA_DIR": str(tmp_path), "DATABASE": str(blocker / "okgin.db")})
+
+
+def test_a_database_made_writable_again_is_written_again(tmp_path: Path) -> None:
+    """A connection opened while the database file was read-only (chmod 400 while the server ran) had SQLite make
+    its -wal and -shm read-only, and keep them: with the file's mode put back, every write was still refused as
+    "read-only", after a restart too."""
+    database = tmp_path / "okgin.db"
+    connect(database).close()
+    beside = [database.with_name(database.name + suffix) for suffix in ("-wal", "-shm")]
+    for path in beside:
+        path.write_bytes(b"")
+        path.chmod(0o400)
+    database.chmod(0o400)
+    make_private(database)  # the file is read-only still: so are they
+    assert [path.stat().st_mode & 0o777 for path in beside] == [0o400, 0o400]
+    database.chmod(0o600)
+    make_private(database)
+    assert [path.stat().st_mode & 0o777 for path in beside] == [0o600, 0o600]
+
+
+def test_a_round_is_stored_once_the_database_file_is_writable_again(client: FlaskClient, app: Flask) -> None:
+    match_id = new_match(client)
+    database = Path(app.config["DATABASE"])
+    if not _read_only_holds(database.parent):
+        pytest.skip("this process writes into read-only files (root)")
+    database.chmod(0o400)
+    try:
+        assert client.get(f"/api/matches/{match_id}").status_code == 200  # its -wal and -shm made read-only
+        refused = client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
+        assert refused.status_code == 503 and "read-only" in refused.json["error"]
+    finally:
+        database.chmod(0o600)
+    assert client.post(f"/api/matches/{match_id}/rounds", json=ROUND).status_code == 201
+
+
+def _read_only_holds(folder: Path) -> bool:
+    """Whether a file made read-only refuses this process's writes (not for root, unless it gave up the capability)."""
+    probe = folder / "read-only-probe"
+    probe.write_bytes(b"")
+    probe.chmod(0o400)
+    try:
+        os.close(os.open(probe, os.O_WRONLY))
+    except PermissionError:
+        return True
+    finally:
+        probe.unlink()
+    return False
 
 
 def test_a_full_disk_is_said_so_and_loses_nothing(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:

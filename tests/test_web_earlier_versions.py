@@ -414,7 +414,7 @@ def test_each_earlier_version_says_what_it_scored(client: FlaskClient) -> None:
     kept = client.get(f"/api/matches/{match_id}").json["earlier_versions"]
     assert kept[0]["points"] == {}
     sheet = client.get(f"/matches/{match_id}/sheet-body?actions=1").get_data(as_text=True)
-    assert 'Ann knocked, up <span class="card-text black">K♠</span>: Ann +18</span>' in sheet
+    assert 'Ann knocked, up <span class="card-text black">K♠</span>: <bdi>Ann</bdi> +18</span>' in sheet
 
 
 def test_a_version_that_would_end_the_match_early_is_not_offered(client: FlaskClient) -> None:

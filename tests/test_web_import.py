@@ -131,6 +131,17 @@ def test_the_files_totals_never_score_a_round(client: FlaskClient) -> None:
     assert client.get(f"/api/matches/{answer.json['id']}").json["totals"] == {"Ann": 18, "Bob": 182}
 
 
+def test_the_files_totals_are_told_apart_by_the_players_totals_only(client: FlaskClient) -> None:
+    """A key of no player's among the file's totals made a note that said the same totals twice."""
+    original = exported(client, played_match(client))
+    original["totals"] = {**original["totals"], "Zed": 7}
+    assert client.post("/api/matches/import", json=original).json["notes"] == []
+    original["totals"] = {"Ann": 18}  # Bob's left out: that differs
+    assert client.post("/api/matches/import", json=original).json["notes"] == [
+        "the file's totals (Ann 18, Bob null) were scored again by these rules: Ann 18, Bob 182"
+    ]
+
+
 def test_a_file_that_is_not_a_match_is_refused_naming_why_and_nothing_is_stored(client: FlaskClient) -> None:
     good = exported(client, played_match(client))
     before = match_count(client)
@@ -176,6 +187,29 @@ def test_a_file_that_is_not_a_match_is_refused_naming_why_and_nothing_is_stored(
         assert answer.status_code == 400, (why, answer.json)
         assert why in answer.json["error"], (why, answer.json["error"])
     assert match_count(client) == before
+
+
+def test_a_versions_time_is_kept_in_utc_as_the_sheet_prints_it(client: FlaskClient) -> None:
+    """The sheet prints a version's time as stored, saying UTC, and a browser reads only some of the times Python
+    does: a file's "14:02 at UTC+5" was printed as 14:02 UTC, a compact ISO time as NaN-NaN-NaN."""
+    good = exported(client, played_match(client))
+    first = good["earlier_versions"][0]
+    given = {
+        "2026-12-05T14:02:00+05:00": "2026-12-05T09:02:00+00:00",
+        "20261205T140200Z": "2026-12-05T14:02:00+00:00",
+        "2026-12-05T14:02:00.5": "2026-12-05T14:02:00+00:00",  # no offset: UTC, as okgin writes times
+    }
+    for written, kept in given.items():
+        body = {**good, "earlier_versions": [{**first, "replaced_at": written}]}
+        copy = client.post("/api/matches/import", json=body).json["id"]
+        assert exported(client, copy)["earlier_versions"][0]["replaced_at"] == kept, written
+        assert f'<time datetime="{kept}">{kept[:16].replace("T", " ")} UTC</time>' in client.get(
+            f"/matches/{copy}/sheet-body?actions=1"
+        ).get_data(as_text=True)
+    for beyond in ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"):  # no year of UTC's
+        body = {**good, "earlier_versions": [{**first, "replaced_at": beyond}]}
+        answer = client.post("/api/matches/import", json=body)
+        assert answer.status_code == 400 and "has no time" in answer.json["error"], beyond
 
 
 def test_a_first_dealer_who_is_not_a_player_is_refused_in_one_sentence(client: FlaskClient) -> None:

@@ -115,6 +115,15 @@ def test_undo_by_number_sent_twice_undoes_one_round(client: FlaskClient) -> None
     assert len(client.get(f"/api/matches/{match_id}").json["rounds"]) == 2
 
 
+def test_undo_of_round_0_is_no_such_round(client: FlaskClient) -> None:
+    """It was answered 409 "only the last round (1) can be undone; edit round 0 instead", a round that is not."""
+    match_id = new_match(client)
+    client.post(rounds_url(match_id), json=ROUND)
+    answer = client.delete(f"{rounds_url(match_id)}/0")
+    assert (answer.status_code, answer.json["error"]) == (404, f"match {match_id} has no round 0 (it has 1)")
+    assert len(client.get(f"/api/matches/{match_id}").json["rounds"]) == 1
+
+
 def run_together(app: Flask, count: int, work: Callable[[FlaskClient, int], Any]) -> list[Any]:
     """Run ``work(client, index)`` on ``count`` threads at once, each with its own client (own connection)."""
     start = threading.Barrier(count)

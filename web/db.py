@@ -99,12 +99,18 @@ def make_private(database: Path) -> None:
     """Create the database file readable by its owner only (SQLite gives its -wal and -shm files the same
     mode), and tighten a file an older okgin left readable by others.
 
+    A -wal or -shm that its owner cannot write beside a database file that its owner can is made writable again:
+    SQLite made them read-only, as the database file was when a connection opened it (made read-only while the
+    server ran), and kept them; with the file's mode put back, every write was still refused as "read-only", after
+    a restart too, until someone deleted the -shm by hand.
+
     :raises OSError: when the file or its folder cannot be created.
     """
     database.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     try:
         os.close(os.open(database, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     except FileExistsError:
+        writable = True
         for existing in (
             database,
             database.with_name(database.name + "-wal"),
@@ -112,7 +118,11 @@ def make_private(database: Path) -> None:
         ):
             try:
                 mode = existing.stat().st_mode
-                if stat.S_ISREG(mode) and mode & 0o077:
+                if not stat.S_ISREG(mode):
+                    continue
+                if existing == database:
+                    writable = bool(mode & stat.S_IWUSR)
+                if mode & 0o077 or (writable and not mode & stat.S_IWUSR):
                     existing.chmod(0o600)
             except FileNotFoundError:  # absent, or a -wal/-shm that SQLite removed as another connection closed
                 continue

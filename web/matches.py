@@ -620,7 +620,7 @@ def undo_round(match_id: int, number: int | None = None, revision: int | None = 
         record.check_revision(revision)
         match = record.match
         last = len(match.rounds)
-        if number is not None and number > last:
+        if number is not None and not 1 <= number <= last:  # round 0 was told "edit round 0 instead"
             raise NotFoundError(f"match {match_id} has no round {number} (it has {last})")
         if not last:
             raise ConflictError("there is no round to undo", {"match": record.to_dict()})

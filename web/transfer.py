@@ -135,10 +135,11 @@ def _earlier_versions(versions: object) -> tuple[KeptVersion, ...]:
             raise InputError(f"entry {index} of the file's earlier_versions has no round number: {shown(number)}")
         if replaced_by not in (EDITED, UNDONE):
             raise InputError(f"entry {index} of the file's earlier_versions was replaced by {shown(replaced_by)}")
-        if not _a_time(replaced_at):
+        when = _utc_time(replaced_at)
+        if when is None:
             raise InputError(f"entry {index} of the file's earlier_versions has no time: {shown(replaced_at)}")
         deal = _deal(version, number, index)
-        kept.append(KeptVersion(number, entered, replaced_at, replaced_by, deal))
+        kept.append(KeptVersion(number, entered, when, replaced_by, deal))
     return tuple(reversed(kept))
 
 
@@ -212,10 +213,26 @@ def _a_time(value: object) -> bool:
     return True
 
 
+def _utc_time(value: object) -> str | None:
+    """A time of the file's (``_a_time``) as okgin writes one, in UTC to the second (a time without an offset read as
+    UTC), or None for none: the sheet prints a version's time as written, saying UTC, and a browser reads only some
+    of the forms Python does (``2026-12-05T14:02:00+05:00`` was printed as 14:02 UTC, ``20261205T1402`` as
+    NaN-NaN-NaN)."""
+    if not _a_time(value):
+        return None
+    assert isinstance(value, str)  # _a_time took it
+    when = datetime.datetime.fromisoformat(value)
+    try:
+        return when.replace(tzinfo=when.tzinfo or datetime.UTC).astimezone(datetime.UTC).isoformat(timespec="seconds")
+    except OverflowError:  # in year 1 or 9999, east or west of UTC: no year of UTC's
+        return None
+
+
 def _changed_totals(data: Mapping[str, Any], match: Match) -> tuple[str, ...]:
-    """Where the file's totals are not the rescored ones, a note saying both."""
+    """Where the file's totals are not the rescored ones, a note saying both: the players' totals compared, as the
+    note lists them (a key of no player's made a note that said the same totals twice)."""
     stated = data.get("totals")
-    if not isinstance(stated, Mapping) or dict(stated) == match.totals:
+    if not isinstance(stated, Mapping) or all(stated.get(name) == match.totals[name] for name in match.players):
         return ()
 
     def listed(totals: Mapping[str, Any]) -> str:
