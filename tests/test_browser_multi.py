@@ -369,3 +369,83 @@ def test_an_undo_the_other_phone_made_impossible_is_no_longer_offered(base: str,
         other.close()
     assert not errors, errors
     assert not errors, errors
+
+
+DAN_GINS = {
+    "Ann": "KD KC QH JD 9C 9D 8S",
+    "Bob": "QD QC JC JS 10C 10D 9S",
+    "Cat": "8C 8D 7C 7D 6C 6D 6H",
+    "Dan": "AH 2H 3H 4H 5D 5C 5S",
+}
+"""Dan goes gin under K♠: Dan +25, Ann -132, Bob -78, Cat -12; four such rounds bring Dan to the 100."""
+
+
+def test_a_match_ended_on_the_other_phone_takes_the_place_of_the_proposal_shown_here(base: str, browser: Any) -> None:
+    """Four players, Dan at 75: this phone showed Ann's knock when the other phone confirmed Dan's fourth gin, which
+    ended the match. By its refresh this phone went on showing the proposal, four players' chips a screen and a half
+    tall, its Confirm greyed without a word, and the news and "Dan wins the match!" far below it out of sight. Now the
+    proposal that can no longer be confirmed steps aside for the match's end, in view where the proposal was."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    players = ["Ann", "Bob", "Cat", "Dan"]
+    url, api = new_match(page, base, players)
+    for _ in range(3):
+        post_round(page, api, knock_body(DAN_GINS, "KS", "Dan"))
+    page.goto(url)
+    for seat, name in enumerate(players, start=1):
+        page.fill(f"#hand-{seat}", ANN_KNOCKS.get(name, "2H 3H 8H 10H 8D JC QC"))
+        page.press(f"#hand-{seat}", "Enter")
+    page.fill("#upcard-input", "5C")
+    page.press("#upcard-input", "Enter")
+    page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
+    page.click("#knock-1")
+    expect(page.locator("#proposal .outcome")).to_contain_text("Ann knocks: Ann scores 10.")
+
+    post_round(page, api, knock_body(DAN_GINS, "KS", "Dan"))  # confirmed on the other phone: Dan reaches 100
+    refresh(page)
+    expect(page.locator("#notice span")).to_contain_text("On another device: round 4 is on the sheet")
+    expect(page.locator("#proposal")).to_be_hidden()
+    expect(page.locator("#match-over-text")).to_have_text("Dan wins the match!")
+    expect(page.locator("#match-over")).to_be_in_viewport()
+    no_sideways_scroll(page, "a match ended on the other phone")
+    assert not errors, errors
+
+
+def test_an_undercut_tied_says_why_the_tie_goes_to_its_winner(base: str, browser: Any) -> None:
+    """Bob (the second seat) lays down with 3; Ann and Dan both hold 2, so the rules give the undercut to the player
+    nearest Bob's left: Dan, the fourth seat, not Ann, the first. The proposal said only "Dan undercuts Bob: Dan scores
+    20." beside Ann's "deadwood 2, 0 points", without a word why Ann, with as little, scores nothing. Now it says."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = phone(browser, errors)
+    url, _ = new_match(page, base, ["Ann", "Bob", "Cat", "Dan"])
+    page.goto(url)
+    hands = ("5D 6D 7D 9C 9H 9S 2D", "AS 2S 3S 4C 4D 4H 3C", "5C 6C 7C 10S JC KC KS", "8C 8D 8S JH QH KH 2C")
+    for seat, cards in enumerate(hands, start=1):
+        page.fill(f"#hand-{seat}", cards)
+        page.press(f"#hand-{seat}", "Enter")
+    page.fill("#upcard-input", "3H")
+    page.press("#upcard-input", "Enter")
+    page.wait_for_function("() => !document.getElementById('knock-2').disabled", timeout=10_000)
+    page.click("#knock-2")
+    expect(page.locator("#proposal .outcome")).to_have_text(
+        "Dan undercuts Bob: Dan scores 20. Ann has 2 too: the tie goes to the player nearest Bob's left."
+        " Knock limit 3 (upcard 3♥)."
+    )
+    expect(page.locator("#proposal-body h3")).to_have_text(
+        [
+            "Ann: deadwood 2, 0 points",
+            "Bob: deadwood 3, -1 points",
+            "Cat: deadwood 40, -38 points",
+            "Dan: deadwood 2, +20 points",
+        ]
+    )
+    page.click("#cancel-proposal")
+    page.click("#knock-1")  # Ann lays down herself: Dan alone holds as little, an undercut with no tie to explain
+    expect(page.locator("#proposal .outcome")).to_have_text(
+        "Dan undercuts Ann: Dan scores 20. Knock limit 3 (upcard 3♥)."
+    )
+    assert not errors, errors

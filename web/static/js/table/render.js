@@ -181,18 +181,26 @@ function chipButton(state, entry, colours, actions) {
   return chip;
 }
 
-function describeOutcome(result) {
+function describeOutcome(result, names) {
   const { winner, knocker } = result;
   const who = result.outcome === "undercut" ? `${winner} undercuts ${knocker}`
     : `${knocker} ${result.outcome === "gin" ? "goes gin" : "knocks"}`;
+  // three or four players: an undercut tied goes to the player nearest the layer-down's left, said so (Ann, with as
+  // little deadwood as Dan, scored 0 beside Dan's 20 without a word why)
+  const least = result.players[winner].deadwood_points;
+  const tied = result.outcome === "undercut"
+    ? names.filter((name) => name !== winner && name !== knocker && result.players[name]?.deadwood_points === least) : [];
+  const tie = tied.length ? ` ${tied.join(" and ")} ${tied.length === 1 ? "has" : "have"} ${least} too: the tie goes to the player nearest ${knocker}'s left.` : "";
   const discard = result.discard ? ` ${knocker} discards ${pretty(result.discard)}.` : "";
   const doubled = result.doubled ? " Doubled: the upcard is a spade." : "";
-  return `${who}: ${winner} scores ${result.points[winner]}.${doubled}${discard} Knock limit ${result.knock_limit} (upcard ${pretty(result.upcard)}).`;
+  return `${who}: ${winner} scores ${result.points[winner]}.${tie}${doubled}${discard} Knock limit ${result.knock_limit} (upcard ${pretty(result.upcard)}).`;
 }
 
 function renderProposal(state, actions) {
   const section = $("proposal");
-  section.hidden = !state.proposal;
+  // a match ended meanwhile (on another device) leaves a proposal here that can no longer be confirmed: it steps aside
+  // for the match's end, said where it was (four players' proposal, a screen and more, hid it with a greyed Confirm)
+  section.hidden = !state.proposal || Boolean(state.match.finished);
   $("confirm-round").disabled = state.saving || Boolean(state.match.finished);
   $("confirm-round").textContent = state.saving ? "Saving…" : "Confirm round";
   if (!state.proposal) return;
@@ -202,7 +210,7 @@ function renderProposal(state, actions) {
   if (drawnProposal.length === shown.length && shown.every((part, i) => part === drawnProposal[i])) return;
   drawnProposal = shown;
   const { result } = state.proposal;
-  const parts = [el("p", { class: "outcome", text: describeOutcome(result) })];
+  const parts = [el("p", { class: "outcome", text: describeOutcome(result, players(state)) })];
   for (const name of players(state)) {
     const player = result.players[name];
     const points = result.points[name];
@@ -323,7 +331,7 @@ function renderCamera(state) {
     line.replaceChildren(...textWithCards(status, players(state)));
     line.dataset.said = status;
   }
-  document.body.classList.toggle("proposing", Boolean(state.proposal && source));
+  document.body.classList.toggle("proposing", Boolean(state.proposal && source && !state.match.finished));
   document.body.classList.toggle("camera-on", Boolean(source));
   const stage = $("stage");
   stage.style.width = `${state.zoom * 100}%`;
