@@ -362,3 +362,43 @@ def test_the_focus_follows_every_action_at_the_table(base: str, browser: Any) ->
     assert page.locator("#sheet-body [data-edit-round]").count() == 1
     page.close()
     assert not errors, errors
+
+
+def test_the_card_grid_is_one_tab_stop_its_arrow_keys_moving_between_the_cards(base: str, browser: Any) -> None:
+    """The 52-card grid took 52 Tab presses to cross to its Done: it is one Tab stop now, entered on the hand's first
+    card, its arrow keys moving between the cards as they lie (Up and Down a row of the grid as wrapped)."""
+    from playwright.sync_api import expect
+
+    errors: list[str] = []
+    page = browser.new_page(viewport=PHONE)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    created = page.request.post(f"{base}/api/matches", data={"players": ["Ann", "Bob"], "dealer": "Bob"})
+    page.goto(f"{base}/matches/{created.json()['id']}")
+    page.fill("#hand-1", KNOCK["Ann"])
+    page.press("#hand-1", "Enter")
+    page.locator("#chips-1 .chip").nth(9).wait_for()
+    page.focus('[data-pick="1"]')
+    page.keyboard.press("Enter")
+    cards = page.locator("#grid-cards button")
+    expect(cards.nth(0)).to_be_focused()  # A♣: the first of Ann's cards in the grid
+    expect(cards.nth(0)).to_have_attribute("aria-pressed", "true")
+    page.keyboard.press("ArrowRight")
+    expect(cards.nth(1)).to_be_focused()
+    columns = page.evaluate(
+        "() => { const all = [...document.querySelectorAll('#grid-cards button')];"
+        " return all.filter((b) => b.offsetTop === all[0].offsetTop).length; }"
+    )
+    assert 1 < columns < 52
+    page.keyboard.press("ArrowDown")
+    expect(cards.nth(1 + columns)).to_be_focused()
+    page.keyboard.press("Space")
+    expect(cards.nth(1 + columns)).to_have_attribute("aria-pressed", "true")
+    page.keyboard.press("End")
+    expect(cards.nth(51)).to_be_focused()
+    page.keyboard.press("ArrowRight")  # the grid's edge: the focus stays
+    expect(cards.nth(51)).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(page.locator("#grid-done")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#chips-1 .chip")).to_have_count(11)
+    assert not errors, errors

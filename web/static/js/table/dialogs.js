@@ -172,9 +172,34 @@ export class CardGrid {
       return button;
     });
     $("grid-cards").replaceChildren(...buttons);
+    const first = Math.max(0, buttons.findIndex((button) => this.chosen.has(button.dataset.card)));
+    roveWithArrows(buttons, first);
     $("card-grid").returnValue = "";
     $("card-grid").showModal();
+    buttons[first].focus(); // the dialog's first card else (tabIndex -1 is still focusable), not the one Tab reaches
   }
+}
+
+/**
+ * One Tab stop for the whole grid, its arrow keys moving between the cards as they lie (Home, End: the first, the
+ * last): 52 Tab presses reached Done. `first`: the card the grid is entered on.
+ */
+function roveWithArrows(buttons, first) {
+  buttons.forEach((button, index) => {
+    button.tabIndex = index === first ? 0 : -1;
+    button.addEventListener("keydown", (event) => {
+      const columns = buttons.filter((other) => other.offsetTop === buttons[0].offsetTop).length; // as wrapped now
+      const step = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -columns, ArrowDown: columns, Home: -index,
+        End: buttons.length - 1 - index }[event.key];
+      const next = buttons[index + step];
+      if (step === undefined) return;
+      event.preventDefault();
+      if (!next) return; // the grid's edge: the focus stays
+      button.tabIndex = -1;
+      next.tabIndex = 0;
+      next.focus();
+    });
+  });
 }
 
 /**
