@@ -5,6 +5,7 @@ other phone showed up on the sheet without a word)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,18 @@ def knock_body(hands: dict[str, str], upcard: str, knocker: str) -> dict[str, An
     return {"upcard": upcard, "knocker": knocker, "hands": {name: cards.split() for name, cards in hands.items()}}
 
 
+def lay_down(page: Any, hands: Sequence[str], upcard: str, knocker: int) -> None:
+    """Each seat's cards and the upcard typed in their boxes (each left with Enter), then seat ``knocker``'s knock
+    tapped once it may knock."""
+    for seat, cards in enumerate(hands, start=1):
+        page.fill(f"#hand-{seat}", cards)
+        page.press(f"#hand-{seat}", "Enter")
+    page.fill("#upcard-input", upcard)
+    page.press("#upcard-input", "Enter")
+    page.wait_for_function(f"() => !document.getElementById('knock-{knocker}').disabled", timeout=10_000)
+    page.click(f"#knock-{knocker}")
+
+
 def test_a_match_ended_by_its_agreed_rounds_says_so(base: str, browser: Any) -> None:
     """Three players agree on 3 rounds (draws do not count). After a knock, a draw and a gin, the third scored round
     (Bob undercut by Cat) ended the match with Ann at 35 of 100, and the page said only "Ann wins the match": now it
@@ -65,13 +78,7 @@ def test_a_match_ended_by_its_agreed_rounds_says_so(base: str, browser: Any) -> 
     post_round(page, api, knock_body(ANN_GINS, "KS", "Ann"))
     page.goto(url)
     expect(page.locator("#match-over")).to_be_hidden()
-    for seat, cards in enumerate(("9C 10C JC KD KH KS 2D", "4C 5C 6C 8D 8H 8S 3H", "QD QH QC 3S 4S 5S 2C"), start=1):
-        page.fill(f"#hand-{seat}", cards)
-        page.press(f"#hand-{seat}", "Enter")
-    page.fill("#upcard-input", "7D")
-    page.press("#upcard-input", "Enter")
-    page.wait_for_function("() => !document.getElementById('knock-2').disabled", timeout=10_000)
-    page.click("#knock-2")
+    lay_down(page, ("9C 10C JC KD KH KS 2D", "4C 5C 6C 8D 8H 8S 3H", "QD QH QC 3S 4S 5S 2C"), "7D", knocker=2)
     expect(page.locator("#proposal .outcome")).to_contain_text("Cat undercuts Bob: Cat scores 20.")
     page.click("#confirm-round")
     # one wording, the sheet's, where the proposal was and on the sheet
@@ -316,13 +323,7 @@ def test_news_from_the_other_phone_keeps_the_undo_of_a_knock_entered_here(base: 
     post_round(page, api, knock_body(KNOCK, "KS", "Ann"))
     page.goto(url)
     gin = {"Ann": "AS 2S 3S 4D 4H 4C 7C 8C 9C 10C", "Bob": "JH QH KH 5D 6D 7D 6H 6C 6S 3D"}
-    for seat, name in enumerate(("Ann", "Bob"), start=1):
-        page.fill(f"#hand-{seat}", gin[name])
-        page.press(f"#hand-{seat}", "Enter")
-    page.fill("#upcard-input", "KD")
-    page.press("#upcard-input", "Enter")
-    page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
-    page.click("#knock-1")
+    lay_down(page, (gin["Ann"], gin["Bob"]), "KD", knocker=1)
     page.click("#confirm-round")
     text, buttons = page.locator("#notice span"), page.locator("#notice button")
     expect(text).to_contain_text("Round 2 is on the sheet: Ann +", timeout=10_000)
@@ -394,13 +395,7 @@ def test_a_match_ended_on_the_other_phone_takes_the_place_of_the_proposal_shown_
     for _ in range(3):
         post_round(page, api, knock_body(DAN_GINS, "KS", "Dan"))
     page.goto(url)
-    for seat, name in enumerate(players, start=1):
-        page.fill(f"#hand-{seat}", ANN_KNOCKS.get(name, "2H 3H 8H 10H 8D JC QC"))
-        page.press(f"#hand-{seat}", "Enter")
-    page.fill("#upcard-input", "5C")
-    page.press("#upcard-input", "Enter")
-    page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
-    page.click("#knock-1")
+    lay_down(page, [ANN_KNOCKS.get(name, "2H 3H 8H 10H 8D JC QC") for name in players], "5C", knocker=1)
     expect(page.locator("#proposal .outcome")).to_contain_text("Ann knocks: Ann scores 10.")
 
     post_round(page, api, knock_body(DAN_GINS, "KS", "Dan"))  # confirmed on the other phone: Dan reaches 100
@@ -424,13 +419,7 @@ def test_an_undercut_tied_says_why_the_tie_goes_to_its_winner(base: str, browser
     url, _ = new_match(page, base, ["Ann", "Bob", "Cat", "Dan"])
     page.goto(url)
     hands = ("5D 6D 7D 9C 9H 9S 2D", "AS 2S 3S 4C 4D 4H 3C", "5C 6C 7C 10S JC KC KS", "8C 8D 8S JH QH KH 2C")
-    for seat, cards in enumerate(hands, start=1):
-        page.fill(f"#hand-{seat}", cards)
-        page.press(f"#hand-{seat}", "Enter")
-    page.fill("#upcard-input", "3H")
-    page.press("#upcard-input", "Enter")
-    page.wait_for_function("() => !document.getElementById('knock-2').disabled", timeout=10_000)
-    page.click("#knock-2")
+    lay_down(page, hands, "3H", knocker=2)
     expect(page.locator("#proposal .outcome")).to_have_text(
         "Dan undercuts Bob: Dan scores 20. Ann has 2 too: the tie goes to the player nearest Bob's left."
         " Knock limit 3 (upcard 3♥)."
