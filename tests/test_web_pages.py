@@ -400,6 +400,11 @@ def test_csv_export_defuses_formula_names(client: FlaskClient) -> None:
         ({"target": "--5"}, "Target score must be a whole number, got &#39;--5&#39;"),
         ({"target": "²"}, "Target score must be a whole number"),
         ({"box_bonus": "9" * 5000}, "Box bonus per round won must be a whole number"),
+        (
+            {"penalty_undercut_points": "5000"},
+            "was not started: Undercut points must be a whole number 0-1000, not 5000",
+        ),
+        ({"penalty_knock_points": "5000"}, "was not started: Knock points must be a whole number 0-1000, not 5000"),
         ({"dealer": "²"}, "choose the first dealer from the players"),
         ({"dealer": "4"}, "choose the first dealer from the players"),
         ({"player": ["Ann", "ann", "", ""]}, "player names must differ"),

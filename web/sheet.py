@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +38,8 @@ RULE_OPTIONS: tuple[tuple[str, str, str], ...] = (
     ("shutout_doubles", "bool", "Shutout doubles"),
 )
 PLAYER_FIELDS = 4
+RULES_SAID = "rules: "
+"""How ``fields.parse_rules`` begins an error about the options."""
 
 
 SUIT_SYMBOLS = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
@@ -167,8 +170,22 @@ def create() -> BaseResponse | tuple[str, int]:
             lambda keep_post: matches.create_match(players, rules, dealer, keep_post),
         )
     except fields.InputError as error:
-        return setup_page(form, str(error)), 400
+        return setup_page(form, in_form_words(str(error))), 400
     return redirect(url_for("live.table", match_id=match_id), code=303)
+
+
+def in_form_words(message: str) -> str:
+    """A rule's error in the set-up form's words: the rules name their options as the API does ("rules: gin_bonus
+    must be a whole number 0-1000, not 5000"), the form by its boxes' labels ("Gin bonus must be ...").
+
+    >>> in_form_words("rules: gin_bonus must be a whole number 0-1000, not 5000")
+    'Gin bonus must be a whole number 0-1000, not 5000'
+    """
+    if not message.startswith(RULES_SAID):
+        return message
+    for option, _kind, label in RULE_OPTIONS:
+        message = re.sub(rf"\b{option}\b", label, message)
+    return message.removeprefix(RULES_SAID)
 
 
 @bp.post("/matches/import")
