@@ -402,3 +402,22 @@ def test_the_card_grid_is_one_tab_stop_its_arrow_keys_moving_between_the_cards(b
     page.keyboard.press("Enter")
     expect(page.locator("#chips-1 .chip")).to_have_count(11)
     assert not errors, errors
+
+
+def test_a_confirm_refused_puts_the_focus_on_the_error_that_says_why(base: str, browser: Any) -> None:
+    """Confirm pressed, the server refusing the round: the focus, taken from the button while it saved, was meant for
+    the error line, which could not take it (no tabindex), and was left on the page's body."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport=DESKTOP)
+    created = page.request.post(f"{base}/api/matches", data={"players": ["Ann", "Bob"], "dealer": "Bob"})
+    page.goto(f"{base}/matches/{created.json()['id']}")
+    deal(page)
+    page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
+    page.click("#knock-1")
+    expect(page.locator("#proposal .outcome")).to_contain_text("Ann scores 18")
+    page.route("**/rounds", lambda route: route.fulfill(status=503, json={"error": "the database is locked"}))
+    page.focus("#confirm-round")
+    page.keyboard.press("Enter")
+    expect(page.locator("#table-error")).to_contain_text("the database is locked")
+    expect(page.locator("#table-error")).to_be_focused()
