@@ -195,22 +195,21 @@ def _origin(value: object) -> Origin | None:
     if not isinstance(value, Mapping):
         return None
     match_id, created_at = value.get("id"), value.get("created_at")
-    if type(match_id) is not int or not 1 <= match_id <= MAX_ROW_ID or not _a_time(created_at):
+    if type(match_id) is not int or not 1 <= match_id <= MAX_ROW_ID or _a_time(created_at) is None:
         return None
-    assert isinstance(created_at, str)  # _a_time took it
-    return Origin(match_id, created_at)
+    assert isinstance(created_at, str)  # _a_time read it
+    return Origin(match_id, created_at)  # as written: a copy is matched to its original by this text
 
 
-def _a_time(value: object) -> bool:
-    """Whether ``value`` is a time as okgin writes one (ISO 8601, ``2026-12-05T14:02:00+00:00``): the sheet shows it
-    in the players' own clock."""
+def _a_time(value: object) -> datetime.datetime | None:
+    """``value`` read as a time as okgin writes one (ISO 8601, ``2026-12-05T14:02:00+00:00``), or None for none: the
+    sheet shows it in the players' own clock."""
     if not isinstance(value, str) or not 0 < len(value) <= 40:
-        return False
+        return None
     try:
-        datetime.datetime.fromisoformat(value)
+        return datetime.datetime.fromisoformat(value)
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def _utc_time(value: object) -> str | None:
@@ -218,10 +217,9 @@ def _utc_time(value: object) -> str | None:
     UTC), or None for none: the sheet prints a version's time as written, saying UTC, and a browser reads only some
     of the forms Python does (``2026-12-05T14:02:00+05:00`` was printed as 14:02 UTC, ``20261205T1402`` as
     NaN-NaN-NaN)."""
-    if not _a_time(value):
+    when = _a_time(value)
+    if when is None:
         return None
-    assert isinstance(value, str)  # _a_time took it
-    when = datetime.datetime.fromisoformat(value)
     try:
         return when.replace(tzinfo=when.tzinfo or datetime.UTC).astimezone(datetime.UTC).isoformat(timespec="seconds")
     except OverflowError:  # in year 1 or 9999, east or west of UTC: no year of UTC's
