@@ -107,6 +107,29 @@ def test_a_row_spread_from_the_right_is_one_group(seat: int) -> None:
 
 
 @pytest.mark.parametrize("seat", [1, 2, 3, 4])
+def test_a_row_spread_from_the_right_under_a_card_larger_than_measured_is_one_group(seat: int) -> None:
+    # 5S lies near the camera, larger than the card size measured over the picture (80 x 120, not 60 x 84); 6S, 7S
+    # and 8S show their bottom-right index, bottoms in line with 5S's. Grown up a card of the size measured, their
+    # tops lay 34 below 5S's, out of level, and the row was a group apart; by the edges measured, it lies level.
+    whole = seen("5S", (0, 0, 80, 120), seat)
+    covered = [seen(card, (84 + 15 * k, 98, 92 + 15 * k, 118), seat) for k, card in enumerate(["6S", "7S", "8S"])]
+    usual = row("JD QD KD", 170, 0, seat)
+    assert texts(group_cards([whole, *covered, *usual], SEAT_TURNS[seat], CARD)) == ["5S 6S 7S 8S", "JD QD KD"]
+
+
+@pytest.mark.parametrize("seat", [1, 2, 3, 4])
+def test_indices_whose_bottoms_reach_only_a_strays_edge_are_not_turned_onto_it(seat: int) -> None:
+    # A squeezed, tilted picture (seed 138 of the hard bench tables): 2H and 6H show their top-left index, their
+    # top card 8S lies partly under 9H, a stray seen whole, and JD lies alone, its card running out of the picture.
+    # By their bottoms 2H, 6H and 8S lie level with 9H, but turned they reach only its edge (8S by a quarter of a
+    # card): so turned, 2H and 6H fell apart from 8S. JD, a lone index, is not turned under 9H by its bottom alone.
+    boxes = {"2H": (0, 182, 9, 225), "6H": (22, 175, 31, 217), "8S": (44, 171, 114, 220), "9H": (95, 0, 206, 193)}
+    cards = [seen(card, box, seat) for card, box in {**boxes, "JD": (204, 168, 212, 210)}.items()]
+    groups = group_cards(cards, SEAT_TURNS[seat], (75.0, 138.0))
+    assert [set(text.split()) for text in texts(groups)] == [{"2H", "6H", "8S", "9H"}, {"JD"}]
+
+
+@pytest.mark.parametrize("seat", [1, 2, 3, 4])
 def test_a_cascade_spread_upwards_is_one_group(seat: int) -> None:
     # Each card put on top above the one before: 5S lies on top, whole; 6S and 7S below it show a strip along their
     # bottom edge (a deck printing four indices shows both bottom corners). Grown down from their tops they lay

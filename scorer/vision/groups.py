@@ -12,8 +12,9 @@ shows its bottom-right index alone: it is placed from that corner when only so i
 level with the cards it touches (``_placed``). So is a row of covered cards that shows
 their bottom-right indices, where the player spread the group from the right, each card
 on top to the left of (or above) the one before: grown from there, the row lies level
-under its top card (``_chains_turned``). A box wider or taller than a card is no
-laid card's corner but a stray lying askew: it lies where its box is (``ASKEW``).
+under its top card, or at least its bottom edge in line with the card's (``_chains_turned``).
+A box wider or taller than a card is no laid card's corner but a stray lying askew: it
+lies where its box is (``ASKEW``).
 
 ``read_laydown`` then proposes what was laid, for the engine to score as laid: the
 knocker's groups that are melds are his melds as laid; a group holding no meld is his
@@ -89,6 +90,12 @@ LIES_ON_ITS_TOP_CARD = 0.5
 """A row of covered cards laid from the left lies on its own top card, level, by more than this share of a card's
 width (each card covers most of the one before): it is never turned to a row spread from the right
 (``_turned_over``), however far it would lie on another card so turned."""
+
+UNDER_ITS_TOP_CARD = 0.3
+"""A row turned to one spread from the right, level with a card seen whole by their bottom edges only, lies under it,
+along the row, by more than this share of a card's width: its first covered card lies one step (under half a card,
+``LARGEST_STEP``) past its top card, so under it by half a card or more, less the card size erring small. A row of
+indices that, so turned, reaches only the edge of a card (a stray lying across a row's end) is not turned onto it."""
 
 LARGEST_STEP = 0.5
 """Each card of a group covers most of the one before, so two cards of a group lie less than half a card apart:
@@ -293,21 +300,35 @@ def _turned_over(
     """The row ``members`` grown from their bottom-right, if so it touches cards seen whole only, each member that
     touches one level with it the way the row runs (tops in line along a row or fan, left edges down a cascade: a
     cascade's cards beside another group's top card are not turned onto it), and lies further on one, along the
-    row, than it lay level on any card as placed, which was less than ``LIES_ON_ITS_TOP_CARD``; else nothing."""
+    row, than it lay level on any card as placed, which was less than ``LIES_ON_ITS_TOP_CARD``; else nothing.
+
+    A row of two or more may instead lie level with the cards it touches by their far edges (bottoms along a row,
+    right edges down a cascade), lying further than ``UNDER_ITS_TOP_CARD`` on one: those edges are measured, the
+    indices' and the card's box alike, where the row's tops, grown from there, follow from the card size, which
+    errs (a card near the camera is larger than the size measured over the picture; down a tilted row the grown
+    tops drift off the top card's). A lone index keeps to its top, as ``_placed`` places one: it may as well be a
+    top-left index whose card runs out of the picture."""
     width = size[0]
     others = [j for j in range(len(footprints)) if j not in members]
     along_x = _spread(upright, members, 0) >= _spread(upright, members, 1)
     axis, slack = (0, LEVEL * size[0]) if not along_x else (1, LEVEL * size[1])
     run = 1 - axis  # the row's own direction: across for a row or fan, down for a cascade
 
-    def in_line(a: Box, b: Box) -> bool:
-        return abs(a[axis] - b[axis]) <= slack
-
     turned = {i: _grown(upright[i], size, "bottom-right") for i in members}
     touched = {i: _overlapped(turned[i], footprints, others, width) for i in members}
     if not any(touched.values()) or not all(whole[j] for found in touched.values() for j in found):
         return {}
-    if not all(any(in_line(turned[i], footprints[j]) for j in found) for i, found in touched.items() if found):
+    edges = (axis, axis + 2) if len(members) > 1 else (axis,)  # the near edges (tops or left edges), the far ones
+
+    def in_line(a: Box, b: Box, among: Sequence[int] = edges) -> bool:
+        return any(abs(a[edge] - b[edge]) <= slack for edge in among)
+
+    def each_in_line(among: Sequence[int]) -> bool:
+        return all(
+            any(in_line(turned[i], footprints[j], among) for j in found) for i, found in touched.items() if found
+        )
+
+    if not each_in_line(edges):
         return {}
     # laid from the left, a row lies on its own top card, most of a card; spread from the right, grown from the
     # top-left it reaches a little into the next group's top card, or none, and turned it lies on its own: how far
@@ -332,7 +353,8 @@ def _turned_over(
         ),
         default=0.0,
     )
-    return turned if after > before else {}
+    least = before if each_in_line((axis,)) else max(before, UNDER_ITS_TOP_CARD * width)
+    return turned if after > least else {}
 
 
 def _spread(boxes: Sequence[Box], members: Sequence[int], axis: int) -> float:
