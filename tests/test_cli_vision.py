@@ -414,7 +414,44 @@ def test_a_video_opencv_cannot_read_is_one_message(
     assert capfd.readouterr().err == ""  # nothing printed beside it, past click's own stderr
 
 
-@pytest.mark.parametrize("command", [["score-image", "--upcard", "KS", "--knocker", "1"], ["detect"]])
+def test_a_file_that_is_no_video_is_one_message(
+    runner: CliRunner, fake_model: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """FFmpeg printed "[mjpeg @ 0x55...] No JPEG data found in image" on stderr, when it read the first frame of a
+    text file named ``.jpg``, beside okgin's message that gave the same reason."""
+    text = tmp_path / "table.jpg"
+    text.write_text("hello, this is not a picture\n")
+    result = invoke(runner, "watch", "--camera", text)
+    assert result.exit_code == 2
+    assert result.stderr.endswith("table.jpg': not a video OpenCV can read (No JPEG data found in image)\n")
+    assert capfd.readouterr().err == ""
+
+
+def test_an_empty_video_file_is_said_to_be_empty(runner: CliRunner, fake_model: Any, tmp_path: Path) -> None:
+    """It was "not a video OpenCV can read", as if its bytes were of some other kind."""
+    empty = tmp_path / "clip.mp4"
+    empty.touch()
+    result = invoke(runner, "watch", "--camera", empty)
+    assert result.exit_code == 2
+    assert result.stderr == f"okgin: video file {str(empty)!r} is empty (0 bytes)\n"
+
+
+PHOTO_COMMANDS = [["score-image", "--upcard", "KS", "--knocker", "1"], ["detect"]]
+
+
+@pytest.mark.parametrize("command", PHOTO_COMMANDS)
+def test_a_picture_of_several_says_which_is_read(
+    runner: CliRunner, fake_model: Any, tmp_path: Path, command: list[str]
+) -> None:
+    """A TIFF of several pages (an animated PNG or WebP alike) was read by its first without a word."""
+    pages = tmp_path / "pages.tif"
+    pages.write_bytes(cv2.imencodemulti(".tiff", [np.full((72, 128, 3), 80, np.uint8)] * 3)[1].tobytes())
+    result = invoke(runner, command[0], pages, *command[1:])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"okgin: {pages}: a TIFF of 3 pages: only its first is read\n"
+
+
+@pytest.mark.parametrize("command", PHOTO_COMMANDS)
 def test_a_damaged_photo_is_one_message(
     runner: CliRunner, fake_model: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str], command: list[str]
 ) -> None:

@@ -4,8 +4,10 @@ refused without spending the memory, and only a few decode at once."""
 from __future__ import annotations
 
 import re
+import struct
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -244,6 +246,12 @@ def test_the_budget_is_a_parameter() -> None:
         (b"\0\0\0\x18ftypheic\0\0\0\0mif1heic" + b"\0" * 64, "HEIC images are not read; send JPEG, PNG"),
         (b"\0\0\0\x1cftypavif\0\0\0\0avifmif1miaf" + b"\0" * 64, "AVIF images are not read"),
         (b"GIF89a" + b"\0" * 64, "GIF images are not read"),
+        # a clip where a photo is wanted: said to be no picture at all
+        (b"\0\0\0\x18ftypmp42\0\0\0\0isommp42" + b"\0" * 64, "it is an MP4 or QuickTime video, not a picture; send"),
+        (b"YUV4MPEG2 W640 H480 F30:1 Ip A1:1 C420jpeg\nFRAME\n", "it is a Y4M video, not a picture"),
+        (b"RIFF\0\0\0\0AVI LIST" + b"\0" * 64, "it is an AVI video, not a picture"),
+        (b"\x1a\x45\xdf\xa3" + b"\0" * 64, "it is a Matroska or WebM video, not a picture"),
+        (b"RIFF\0\0\0\0WAVEfmt " + b"\0" * 64, "could not decode image: not a JPEG, PNG, BMP, WEBP or TIFF image"),
         # whole, but of 32-bit float samples (HDR, scientific): not "damaged or truncated"
         (cv2.imencode(".tiff", np.ones((20, 30, 3), np.float32))[1].tobytes(), "a TIFF of floating-point samples"),
     ],
@@ -368,3 +376,135 @@ def test_a_picture_is_written_under_any_name_and_a_suffix_that_is_no_format_name
     with pytest.raises(OSError, match=r"its suffix '\.txt' names no picture format") as error:
         images.write_image(tmp_path / "boxed.txt", picture)
     assert error.value.filename == str(tmp_path / "boxed.txt")
+
+
+# --- pictures as phones and editors save them ---------------------------------------------------------------------
+
+
+def quadrants(width: int = 96, height: int = 64) -> np.ndarray:
+    """A picture whose every turn and mirror image differs from it: four quadrants of four colours."""
+    picture = np.zeros((height, width, 3), np.uint8)
+    picture[: height // 2, : width // 2] = (0, 0, 255)
+    picture[: height // 2, width // 2 :] = (0, 255, 0)
+    picture[height // 2 :, : width // 2] = (255, 0, 0)
+    picture[height // 2 :, width // 2 :] = (255, 255, 255)
+    return picture
+
+
+STORED_FROM_UPRIGHT = {
+    1: lambda upright: upright,
+    2: lambda upright: cv2.flip(upright, 1),
+    3: lambda upright: cv2.rotate(upright, cv2.ROTATE_180),
+    4: lambda upright: cv2.flip(upright, 0),
+    5: lambda upright: cv2.transpose(upright),
+    6: lambda upright: cv2.rotate(upright, cv2.ROTATE_90_COUNTERCLOCKWISE),
+    7: lambda upright: cv2.rotate(cv2.transpose(upright), cv2.ROTATE_180),
+    8: lambda upright: cv2.rotate(upright, cv2.ROTATE_90_CLOCKWISE),
+}
+"""The pixels a camera stores for an upright picture under each EXIF orientation (TIFF tag 274's eight values):
+the orientation says how to turn (and mirror) them back."""
+
+
+def jpeg_with_orientation(stored: np.ndarray, orientation: int) -> bytes:
+    """``stored`` as a JPEG whose EXIF block (APP1, right after the start marker, as a phone writes it) gives one
+    orientation entry."""
+    directory = struct.pack("<HHHIHH", 1, 0x0112, 3, 1, orientation, 0) + b"\0" * 4
+    exif = b"Exif\0\0" + b"II*\0" + struct.pack("<I", 8) + directory
+    data = cv2.imencode(".jpg", stored, [cv2.IMWRITE_JPEG_QUALITY, 100])[1].tobytes()
+    return data[:2] + b"\xff\xe1" + struct.pack(">H", len(exif) + 2) + exif + data[2:]
+
+
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_a_phone_photo_is_turned_upright(orientation: int) -> None:
+    """A phone held sideways stores its pixels as the sensor lies and says how to turn them: the detector and the
+    seats (1 at the bottom) must see the table as the players do."""
+    upright = quadrants()
+    decoded = decode_image(jpeg_with_orientation(STORED_FROM_UPRIGHT[orientation](upright), orientation))
+    assert decoded.shape == upright.shape
+    assert np.abs(decoded.astype(int) - upright).mean() < 3
+
+
+def png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def png_pixels(picture: np.ndarray) -> bytes:
+    """The compressed rows of ``picture`` as OpenCV writes them to a PNG: its IDAT chunks' data, joined."""
+    still, offset, pixels = cv2.imencode(".png", picture)[1].tobytes(), 8, b""
+    while offset < len(still):
+        (length,) = struct.unpack_from(">I", still, offset)
+        pixels += still[offset + 8 : offset + 8 + length] if still[offset + 4 : offset + 8] == b"IDAT" else b""
+        offset += 12 + length
+    return pixels
+
+
+def animated_png(frames: list[np.ndarray]) -> bytes:
+    """An APNG of RGB ``frames`` of one size, the first its default picture (IDAT), the others in fdAT chunks, as a
+    browser or Pillow writes one: acTL says how many frames, an fcTL before each its place and time."""
+    height, width = frames[0].shape[:2]
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunks = [png_chunk(b"IHDR", header), png_chunk(b"acTL", struct.pack(">II", len(frames), 0))]
+    sequence = 0
+    for index, frame in enumerate(frames):
+        chunks.append(png_chunk(b"fcTL", struct.pack(">IIIIIHHBB", sequence, width, height, 0, 0, 1, 2, 0, 0)))
+        if index == 0:
+            chunks.append(png_chunk(b"IDAT", png_pixels(frame)))
+            sequence += 1
+        else:
+            chunks.append(png_chunk(b"fdAT", struct.pack(">I", sequence + 1) + png_pixels(frame)))
+            sequence += 2
+    return b"\x89PNG\r\n\x1a\n" + b"".join(chunks) + png_chunk(b"IEND", b"")
+
+
+def animated_webp(frames: list[np.ndarray]) -> bytes:
+    """An animated WebP (VP8X with the animation flag, ANIM, then an ANMF chunk a frame) of lossless ``frames``."""
+    height, width = frames[0].shape[:2]
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return kind + struct.pack("<I", len(data)) + data + b"\0" * (len(data) & 1)
+
+    def sides(value_width: int, value_height: int) -> bytes:
+        return (value_width - 1).to_bytes(3, "little") + (value_height - 1).to_bytes(3, "little")
+
+    body = chunk(b"VP8X", bytes([0x02, 0, 0, 0]) + sides(width, height)) + chunk(b"ANIM", b"\0" * 4 + b"\0\0")
+    for frame in frames:
+        still = cv2.imencode(".webp", frame, [cv2.IMWRITE_WEBP_QUALITY, 101])[1].tobytes()
+        body += chunk(b"ANMF", b"\0" * 6 + sides(width, height) + (100).to_bytes(3, "little") + b"\0" + still[12:])
+    return b"RIFF" + struct.pack("<I", 4 + len(body)) + b"WEBP" + body
+
+
+BLACK, WHITE = np.zeros((32, 48, 3), np.uint8), np.full((32, 48, 3), 255, np.uint8)
+
+
+@pytest.mark.parametrize(
+    ("data", "note"),
+    [
+        (animated_png([BLACK, WHITE, WHITE]), "an animated PNG of 3 frames: only its first is read"),
+        (animated_webp([BLACK, WHITE]), "an animated WEBP of 2 frames: only its first is read"),
+        (cv2.imencodemulti(".tiff", [BLACK, WHITE])[1].tobytes(), "a TIFF of 2 pages: only its first is read"),
+    ],
+    ids=["apng", "webp", "tiff"],
+)
+def test_a_picture_of_several_is_read_by_its_first_saying_so(data: bytes, note: str) -> None:
+    """An animated picture was read by its first frame without a word: a blank first frame read as an empty table."""
+    notes: list[str] = []
+    assert decode_image(data, notes=notes).max() == 0  # the first, black
+    assert notes == [note]
+
+
+@pytest.mark.parametrize("extension", [".png", ".webp", ".tiff", ".jpg"])
+def test_a_still_picture_has_no_note(extension: str) -> None:
+    notes: list[str] = []
+    decode_image(cv2.imencode(extension, quadrants())[1].tobytes(), notes=notes)
+    assert notes == []
+
+
+def test_a_tiff_whose_pages_loop_is_counted_once() -> None:
+    """A directory naming an earlier one as the next page would be counted forever."""
+    data = bytearray(cv2.imencodemulti(".tiff", [BLACK, WHITE])[1].tobytes())
+    first = struct.unpack_from("<I", data, 4)[0]
+    second_at = first + 2 + 12 * struct.unpack_from("<H", data, first)[0]
+    second = struct.unpack_from("<I", data, second_at)[0]
+    end = second + 2 + 12 * struct.unpack_from("<H", data, second)[0]
+    data[end : end + 4] = struct.pack("<I", first)
+    assert images.picture_notes(bytes(data)) == ["a TIFF of 2 pages: only its first is read"]

@@ -8,6 +8,7 @@ size, a conflict) are not guessed at: the command says what it saw and exits 2.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import threading
@@ -292,13 +293,20 @@ def _watch_video(
     source: CameraSource, pipeline: TablePipeline, reporter: _Reporter, settle: float, said: list[str]
 ) -> None:
     """Every frame of a video file, in turn. A file OpenCV opens but yields no frame of is no video (exit 2, the
-    decoder's last line ``said`` while opening it the reason); one that ends before the reading settled says so, since
-    nothing was scored and the readings alone do not say why.
+    decoder's last line ``said`` while opening it or reading its first frame the reason: a text file named ``.jpg``
+    had FFmpeg's "[mjpeg @ 0x55...] No JPEG data found in image" printed beside okgin's message); one that ends before
+    the reading settled says so, since nothing was scored and the readings alone do not say why.
 
     :raises SourceError: from ``source``.
     """
+    from scorer.vision.images import decoder_output
+
+    video = iter(source)
+    with decoder_output() as reading:
+        first = next(video, None)
+    said = [*said, *reading]
     frames, settled = 0, False
-    for frame in source:
+    for frame in itertools.chain([first] if first is not None else [], video):
         if not frames:
             _say(source, said)
         result = pipeline.process(frame.image, frame.timestamp)

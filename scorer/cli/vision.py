@@ -114,16 +114,17 @@ def detect(
 
 def read_photo(path: str | Path) -> np.ndarray:
     """A photo as a command reads it: a decoder's complaint about a picture read all the same ("Corrupt JPEG data")
-    said as okgin's; one that cannot be read is the ``ImageError`` alone, no decoder lines ("libpng error: IDAT: CRC
-    error") printed beside its message.
+    said as okgin's, and so is how a picture of several was read (only an animation's first frame); one that cannot
+    be read is the ``ImageError`` alone, no decoder lines ("libpng error: IDAT: CRC error") printed beside its message.
 
     :raises ImageError: from ``scorer.vision.images.load_image``.
     """
     from scorer.vision.images import decoder_output, load_image
 
+    notes: list[str] = []
     with decoder_output() as said:
-        image = load_image(path)
-    for line in said:
+        image = load_image(path, notes=notes)
+    for line in [*said, *notes]:
         click.echo(f"okgin: {path}: {line}", err=True)
     return image
 

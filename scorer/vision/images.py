@@ -367,10 +367,32 @@ _HEIF_BRANDS |= {b"avif": "AVIF", b"avis": "AVIF"}
 called "not a JPEG, PNG, BMP, WEBP or TIFF image", as if it were no picture at all."""
 
 
+_VIDEO_BRANDS = frozenset({b"isom", b"iso2", b"iso4", b"iso5", b"iso6", b"mp41", b"mp42", b"avc1", b"qt  ", b"M4V "})
+_VIDEO_BRANDS |= {b"M4VH", b"3gp4", b"3gp5", b"3gp6", b"3g2a", b"dash", b"MSNV"}
+"""The major brands of the ISO media files cameras and phones record video in (``....ftypmp42``)."""
+
+
+def _video_kind(data: bytes) -> str | None:
+    """The kind of video these bytes begin, or None: a clip given where a photo is wanted was called "not a JPEG,
+    PNG, BMP, WEBP or TIFF image", as if it were a damaged file."""
+    if data[4:8] == b"ftyp" and data[8:12] in _VIDEO_BRANDS:
+        return "an MP4 or QuickTime video"
+    if data.startswith(b"RIFF") and data[8:12] == b"AVI ":
+        return "an AVI video"
+    if data.startswith(b"\x1a\x45\xdf\xa3"):
+        return "a Matroska or WebM video"
+    return "a Y4M video" if data.startswith(b"YUV4MPEG2") else None
+
+
 def _undecodable(data: bytes, name: str) -> str:
     kind = sniff_format(data) or (_HEIF_BRANDS.get(data[8:12]) if data[4:8] == b"ftyp" else None)
+    if kind == "WEBP" and data[8:12] != b"WEBP":  # another RIFF file (a WAV sound) was "a damaged WEBP file"
+        kind = None
     if kind is not None and kind not in _FILE_TYPES:  # a format people upload that okgin does not read (GIF, HEIC)
         return f"could not decode {name}: {kind} images are not read; send {SUPPORTED_FORMATS}"
+    video = _video_kind(data)
+    if video is not None:
+        return f"could not decode {name}: it is {video}, not a picture; send {SUPPORTED_FORMATS}"
     if kind == "TIFF" and _tiff_of_floats(data):  # HDR and scientific pictures: whole, but not read
         return f"could not decode {name}: a TIFF of floating-point samples is not read; save it with 8- or 16-bit ones"
     why = f"a damaged or truncated {kind} file" if kind else f"not a {SUPPORTED_FORMATS} image"
@@ -383,6 +405,73 @@ def _tiff_of_floats(data: bytes) -> bool:
         return _TIFF_FLOATS in _tiff_fields(data).get(_TIFF_SAMPLE_FORMAT, ())
     except (_Truncated, _DuplicateTiffField):
         return False
+
+
+_MAX_PAGES_COUNTED = 1000
+"""The most TIFF directories followed when counting pages: a chain that loops (or a file of thousands) is "1000"."""
+
+
+def _apng_frames(data: bytes) -> int:
+    """The frames an animated PNG's acTL chunk announces (it precedes the first IDAT); 1 for a still PNG."""
+    offset = 8
+    while offset + 8 <= len(data):
+        length, kind = struct.unpack_from(">I4s", data, offset)
+        if kind == b"acTL" and length >= 8:
+            return max(1, _unpack(">I", data, offset + 8)[0])
+        if kind in (b"IDAT", b"IEND"):
+            break
+        offset += 12 + length
+    return 1
+
+
+def _webp_frames(data: bytes) -> int:
+    """The ANMF (frame) chunks of an animated WebP, whose VP8X chunk sets the animation flag; 1 for a still one."""
+    if data[12:16] != b"VP8X" or len(data) < 21 or not data[20] & 0x02:
+        return 1
+    frames, offset = 0, 12
+    while offset + 8 <= len(data):
+        kind, length = data[offset : offset + 4], int.from_bytes(data[offset + 4 : offset + 8], "little")
+        frames += kind == b"ANMF"
+        offset += 8 + length + (length & 1)  # chunks are padded to an even length
+    return max(1, frames)
+
+
+def _tiff_pages(data: bytes) -> int:
+    """The directories (pages) chained from a TIFF's first, each naming the next; at most ``_MAX_PAGES_COUNTED``."""
+    order = "<" if data.startswith(b"II") else ">"
+    pages, seen = 0, set()
+    try:
+        (directory,) = _unpack(order + "I", data, 4)
+        while directory and directory not in seen and pages < _MAX_PAGES_COUNTED:
+            seen.add(directory)
+            (entries,) = _unpack(order + "H", data, directory)
+            (directory,) = _unpack(order + "I", data, directory + 2 + 12 * entries)
+            pages += 1
+    except _Truncated:
+        pass
+    return max(1, pages)
+
+
+def picture_notes(data: bytes) -> list[str]:
+    """What a reader should be told about how these image bytes are read, where they hold more than one picture: an
+    animated PNG or WebP, or a TIFF of several pages, of which OpenCV decodes the first alone. An animated picture was
+    read by its first frame without a word (a blank first frame read as a table with no cards).
+
+    >>> picture_notes(b"\\x89PNG\\r\\n\\x1a\\n" + bytes.fromhex("00000008 6163544c 00000003 00000000"))
+    ['an animated PNG of 3 frames: only its first is read']
+    """
+    kind = sniff_format(data)
+    if kind == "PNG":
+        frames = _apng_frames(data)
+        return [f"an animated PNG of {frames} frames: only its first is read"] if frames > 1 else []
+    if kind == "WEBP":
+        frames = _webp_frames(data)
+        return [f"an animated WEBP of {frames} frames: only its first is read"] if frames > 1 else []
+    if kind == "TIFF":
+        pages = _tiff_pages(data)
+        counted = f"{pages}" if pages < _MAX_PAGES_COUNTED else f"{pages} or more"
+        return [f"a TIFF of {counted} pages: only its first is read"] if pages > 1 else []
+    return []
 
 
 @contextlib.contextmanager
@@ -403,12 +492,15 @@ def _decode_slot(name: str) -> Iterator[None]:
         _decode_places.release()
 
 
-def decode_image(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS) -> np.ndarray:
+def decode_image(
+    data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS, notes: list[str] | None = None
+) -> np.ndarray:
     """Decode encoded image bytes into a BGR ``uint8`` array of shape (height, width, 3).
 
     Grey and alpha images are converted, so callers always get three channels. The size is
     checked from the header first (``image_size``), and at most ``MAX_CONCURRENT_DECODES``
-    images decode at the same time.
+    images decode at the same time. Where ``notes`` is given, what the reader should be told of a picture that was
+    read (``picture_notes``: only the first frame of an animation) is added to it.
 
     :raises ImageTooLargeError: for more than ``max_pixels`` pixels or ``MAX_DECODED_BYTES`` bytes, before decoding.
     :raises DecodersBusyError: when every slot is taken and ``MAX_DECODES_WAITING`` pictures wait already, or this
@@ -430,6 +522,8 @@ def decode_image(data: bytes, name: str = "image", max_pixels: int = MAX_PIXELS)
         raise ImageError(_undecodable(data, name))
     if sorted(image.shape[:2]) != sorted((width, height)):  # EXIF orientation may swap the sides
         raise ImageError(f"could not decode {name}: its header says {width}x{height}, its pixels do not")
+    if notes is not None:
+        notes += picture_notes(data)
     return image
 
 
@@ -489,8 +583,8 @@ def write_image(path: str | Path, image: np.ndarray) -> Path:
     return target
 
 
-def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> np.ndarray:
-    """Read an image file into a BGR array.
+def load_image(path: str | Path, max_pixels: int = MAX_PIXELS, notes: list[str] | None = None) -> np.ndarray:
+    """Read an image file into a BGR array; ``notes`` as ``decode_image`` takes them.
 
     :raises ImageTooLargeError: when the file or its pixel count is beyond what okgin reads.
     :raises ImageError: when the file is missing, is a directory, is unreadable or is not an image.
@@ -508,4 +602,4 @@ def load_image(path: str | Path, max_pixels: int = MAX_PIXELS) -> np.ndarray:
         raise ImageError(f"image {str(file)!r} {why_not_a_file(file)}") from None
     except OSError as error:
         raise ImageError(f"could not read image {str(file)!r}: {error.strerror or error}") from None
-    return decode_image(data, name=f"image {str(file)!r}", max_pixels=max_pixels)
+    return decode_image(data, name=f"image {str(file)!r}", max_pixels=max_pixels, notes=notes)

@@ -79,6 +79,14 @@ def describe_source(source: int | str) -> str:
     return f"stream {source!r}" if "://" in source else f"video file {source!r}"
 
 
+def _is_empty(path: Path) -> bool:
+    """Whether a file holds no byte (one that cannot be measured is left for OpenCV to try)."""
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
+
+
 def _open_cv2(source: int | str) -> Capture:
     import cv2
 
@@ -167,6 +175,8 @@ class CameraSource:
         path = Path(str(self.source))
         if not self.is_live and not path.is_file():
             raise SourceError(f"{self.name} {why_not_a_file(path)}")
+        if not self.is_live and _is_empty(path):  # OpenCV's word for it was "not a video OpenCV can read"
+            raise SourceError(f"{self.name} is empty (0 bytes)")
         for attempt in range(self.open_attempts if self.is_live else 1):
             if attempt:
                 self._sleep(self._delay(attempt - 1))
