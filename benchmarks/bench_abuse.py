@@ -17,6 +17,7 @@ detector read, so without a model it is left to ``tests/test_web_bad_input.py``.
 from __future__ import annotations
 
 import argparse
+import collections
 import concurrent.futures
 import functools
 import http.client
@@ -24,6 +25,7 @@ import json
 import os
 import re
 import socket
+import sqlite3
 import ssl
 import subprocess
 import sys
@@ -44,7 +46,7 @@ import image_bombs
 from image_bombs import jpeg_hiding_its_frame, progressive_jpeg, tiff_in_one_tile, tiff_naming_twice, tiff_of_zeros
 
 from web import create_app
-from web.request_json import json_routes
+from web.request_json import MAX_JSON_VALUES, json_routes
 
 REPO = Path(__file__).resolve().parents[1]
 PIN = "4321"
@@ -405,20 +407,27 @@ def bad_input(plain: Client, routes: list[tuple[str, str]]) -> None:
         report(f"form POST /matches {field[:20]}", f"{status}", 400 <= status < 500)
 
 
+def sent_alongside(plain: Client, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, float, float]:
+    """POST ``body`` to ``path`` while another client reads the match list: the status and seconds it took, and the
+    slowest read meanwhile."""
+    other: list[float] = []
+    with ThreadPoolExecutor(1) as pool:
+        sent = pool.submit(plain.request, "POST", path, body, headers, 60)
+        while not sent.done():
+            other.append(plain.request("GET", "/api/matches")[3])
+        status, _, _, elapsed = sent.result()
+    return status, elapsed, max(other, default=0.0)
+
+
 def probed_in_session_40(plain: Client) -> None:
     """The attacks a live probe found in session 40: a body that stalled every client, an option that broke a
     match for good, an undo that arrived late, a hand of megabytes."""
     body = b"[" * 40 + b'"\\' * 500_000  # 1 MB of escaped quotes in an unclosed string
-    other: list[float] = []
-    with ThreadPoolExecutor(1) as pool:
-        sent = pool.submit(plain.request, "POST", "/api/cards", body, {"Content-Type": "application/json"})
-        while not sent.done():
-            other.append(plain.request("GET", "/api/matches")[3])
-        status, _, _, elapsed = sent.result()
+    status, elapsed, other = sent_alongside(plain, "/api/cards", body, {"Content-Type": "application/json"})
     report(
         "1 MB of escaped quotes in an unclosed JSON string",
-        f"{status} in {elapsed * 1000:.0f} ms; another client meanwhile at most {max(other) * 1000:.0f} ms",
-        status == 400 and max(other) < 1,
+        f"{status} in {elapsed * 1000:.0f} ms; another client meanwhile at most {other * 1000:.0f} ms",
+        status == 400 and other < 1,
     )
     status, answer = plain.json("POST", "/api/matches", {"players": ["Ann", "Bob"], "options": {"gin_bonus": 10**4299}})
     report("a gin bonus of 4,300 digits", f"{status} {str(answer.get('error'))[:50]}", status == 400)
@@ -440,6 +449,69 @@ def probed_in_session_40(plain: Client) -> None:
     )
     said = json.loads(payload).get("error", "")[:40]
     report("a 10 MB hand of 'AS AS AS ...'", f"{status} in {elapsed * 1000:.0f} ms: {said}", status == 400)
+
+
+def parser_floods(plain: Client, pid: int) -> None:
+    """Bodies cheap to send and slow to parse, found by the live probe of session 52: a URL-encoded form of 2.5 million
+    fields took 20 s and 400 MB (and the PIN page parses its form for any machine), JSON of 700,000 keys or 5 million
+    values held the interpreter, every other client with it, 2 to 5 s."""
+    form = {"Content-Type": "application/x-www-form-urlencoded", "X-Requested-With": "bench"}
+    json_type = {"Content-Type": "application/json"}
+    fields = b"&".join([b"x=1"] * 2_500_000)
+    values = b"[" + b"1," * 5_000_000
+    file = "/api/matches/import"
+    floods = [
+        ("a 10 MB form of 2.5 million fields to /matches", "/matches", fields, form, 413, 1.0),
+        ("the same form to the PIN page", "/pin", fields, form, 413, 1.0),
+        ("8 MB of JSON: an object of 700,000 keys", "/api/cards", json_keys(700_000), json_type, 413, 1.0),
+        ("10 MB of JSON: 5 million values, as a match file", file, values, json_type, 413, 1.0),
+        # read, as the largest match file must be: what its values cost is the most a body may hold the interpreter
+        ("4 MB of JSON: the most values a match file may hold, floats", file, json_floats(), json_type, 400, 2.0),
+    ]
+    for label, path, body, headers, expected, stall in floods:
+        before = peak_rss_mib(pid)
+        status, elapsed, other = sent_alongside(plain, path, body, headers)
+        after = peak_rss_mib(pid)
+        report(
+            label,
+            f"{status} in {elapsed * 1000:.0f} ms; another client at most {other * 1000:.0f} ms; "
+            f"peak RSS {before:.0f} -> {after:.0f} MiB",
+            status == expected and other < stall and after - before < 100,
+        )
+
+
+def json_keys(count: int) -> bytes:
+    return b"{" + b",".join(b'"k%d":1' % index for index in range(count)) + b"}"
+
+
+def json_floats() -> bytes:
+    """As many values as a match file may hold (``MAX_JSON_VALUES``), each of the slowest kind to read."""
+    return b'{"x": [' + b",".join([b"1.5e-300"] * (MAX_JSON_VALUES - 1)) + b"]}"
+
+
+def held_database(plain: Client, database: Path) -> None:
+    """Another program holds the database's write lock (the sqlite3 shell inside a transaction) for 3 s while 24
+    writers post at once. Session 52: each writer waited out the busy timeout or more, all 16 threads with them, and
+    every reader, who needs no lock, waited 15 s for a thread. Readers are answered; no answered round is lost."""
+    _, created = plain.json("POST", "/api/matches", {"players": ["Ann", "Bob"], "options": {"target": 10000}})
+    rounds = f"/api/matches/{created['id']}/rounds"
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    with ThreadPoolExecutor(24) as pool:
+        writes = [pool.submit(plain.json, "POST", rounds, ROUND) for _ in range(20)]
+        writes += [pool.submit(plain.json, "POST", "/api/matches", {"players": ["Cy", "Di"]}) for _ in range(4)]
+        time.sleep(0.5)
+        reads = [plain.request("GET", path, timeout=30)[3] for path in ("/api/matches", rounds[:-7], "/") * 3]
+        holder.execute("ROLLBACK")
+        statuses = [write.result()[0] for write in writes]
+    holder.close()
+    stored = len(json.loads(plain.request("GET", rounds[:-7])[2])["rounds"])
+    report(
+        "another program holds the database; 24 writers at once",
+        f"writers {dict(collections.Counter(statuses))}; a reader meanwhile at most {max(reads) * 1000:.0f} ms; "
+        f"{stored} rounds stored, {statuses[:20].count(201)} answered 201",
+        set(statuses) <= {201, 503} and max(reads) < 2 and stored == statuses[:20].count(201),
+    )
 
 
 def rebinding(plain: Client) -> None:
@@ -548,6 +620,8 @@ def main() -> int:
             decoding_flood(plain, options.uploads)
             bad_input(plain, json_routes(create_app({"DATA_DIR": str(workdir / "routes")})))
             probed_in_session_40(plain)
+            parser_floods(plain, servers["plain"].pid)
+            held_database(plain, workdir / "bench.db")
             rebinding(plain)
             https_cookies_and_banners(https, plain)
             bomb = workdir / "bomb.png"

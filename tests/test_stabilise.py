@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import pytest
@@ -152,3 +153,44 @@ def test_a_frame_of_another_size_starts_afresh() -> None:
     results = [stabiliser.update(frame, 2 + i / 5) for i, frame in enumerate(small)]
     assert all(not r.stable and set(seat(r)) <= {"KH", "QH", "JH"} for r in results)
     assert seat(results[-1]) == ["KH", "QH", "JH"]
+
+
+def test_frames_added_at_once_are_taken_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two frames of one table added at once mixed their steps: while the first was voting, the second was added and
+    forgot the first's cards, and the first answered a card voted present that it no longer held (a ``KeyError``, a
+    500 from ``/live/frame``). The second now waits for the first (the first's vote is made slow to let it in)."""
+    import threading
+
+    stabiliser = Stabiliser(window=1, settle_seconds=0)
+    voting, second_added = threading.Event(), threading.Event()
+    vote = stabiliser._vote
+
+    def slow_vote(counts: Counter) -> set:
+        if threading.current_thread().name == "first":
+            voting.set()
+            second_added.wait(0.5)  # the second frame, were it let in, is added meanwhile
+        return vote(counts)
+
+    monkeypatch.setattr(stabiliser, "_vote", slow_vote)
+    answers: dict[str, StableReading | Exception] = {}
+
+    def add(frame: FrameReading, timestamp: float) -> None:
+        name = threading.current_thread().name
+        try:
+            answers[name] = stabiliser.update(frame, timestamp)
+        except Exception as error:  # what went wrong in the thread, asserted on below
+            answers[name] = error
+        finally:
+            if name == "second":
+                second_added.set()
+
+    first = threading.Thread(target=add, args=(reading(HAND), 0.0), name="first")
+    first.start()
+    assert voting.wait(5)
+    second = threading.Thread(target=add, args=(reading([]), 0.1), name="second")
+    second.start()
+    first.join(5)
+    second.join(5)
+    first_answer, second_answer = answers["first"], answers["second"]
+    assert isinstance(first_answer, StableReading) and seat(first_answer) == ["AS", "2S", "3S"], first_answer
+    assert isinstance(second_answer, StableReading) and seat(second_answer) == [], second_answer

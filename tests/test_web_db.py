@@ -263,3 +263,37 @@ def test_the_match_cache_holds_a_budget_of_rounds_not_only_a_count_of_matches() 
     assert (kept.get(1, 1), kept.get(3, 2)) == (None, "c" * 50)
     kept.put(4, 1, "dd")
     assert (kept.get(3, 2), kept.get(4, 1)) == (None, "dd")
+
+
+def test_writers_of_a_database_held_elsewhere_give_back_their_threads(tmp_path: Path) -> None:
+    """While another program held the database, 24 writers at once (of one match, and new matches) each waited out
+    a busy timeout or more, holding every worker thread: readers, who need no lock, waited 15 s for one. Once the
+    first has waited a fifth of the timeout, the writers past the first ``WRITE_WAITERS`` give their threads back."""
+    timeout = 1.0
+    app = create_app({"DATA_DIR": str(tmp_path), "DATABASE_TIMEOUT": timeout})
+    match_id = new_match(app.test_client())
+    took: list[float] = []
+    statuses: list[int] = []
+
+    def write(path: str, body: dict[str, object]) -> None:
+        began = time.monotonic()
+        statuses.append(app.test_client().post(path, json=body).status_code)
+        took.append(time.monotonic() - began)
+
+    rounds = [(f"/api/matches/{match_id}/rounds", ROUND)] * 8
+    matches = [("/api/matches", {"players": ["Ann", "Bob"]})] * 4
+    writers = [threading.Thread(target=write, args=writer) for writer in [*rounds, *matches]]
+    holder = sqlite3.connect(app.config["DATABASE"], isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join()
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert statuses == [503] * 12
+    given_back = sorted(took)[: len(took) - app.config["WRITE_WAITERS"]]
+    assert max(given_back) < 0.6 * timeout  # each waited a timeout or more; now a fifth of it and a slice
+    assert [match["id"] for match in app.test_client().get("/api/matches").json["matches"]] == [match_id]

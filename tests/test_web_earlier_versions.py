@@ -21,7 +21,7 @@ from scorer.cards import DECK
 from scorer.match import Draw, Knock, RoundInput, parse_round_input
 from web import create_app
 from web.db import init_db, migrations
-from web.round_history import EDITED, UNDONE, EarlierVersion, Restore, restore
+from web.round_history import EDITED, MAX_EARLIER_VERSIONS, UNDONE, EarlierVersion, Restore, restore
 
 app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
 
@@ -577,3 +577,56 @@ def test_a_records_worked_out_value_holds_up_no_other_record() -> None:
     worker.join(5)
     assert answered == ["quick"]  # not behind the slow record's
     assert slow.offers == "slow" and slow.__dict__["offers"] == "slow"  # kept on its record
+
+
+def test_an_edits_answer_scores_only_the_version_it_keeps(client: FlaskClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every answer about a new revision scored each earlier version alone again, and an offer's check scored it a
+    second time (an edit of a round with 1,000 versions: 2.4 s, on two busy cores): a version scores alone
+    as it did while the match's players stay, so only the version an edit keeps is scored."""
+    from web.matches import MatchRecord
+
+    match_id = new_match(client)
+    url = match_url(match_id)
+    revision = added(client, match_id, ROUND)["revision"]
+    for body in (BOB_KNOCKS, ROUND, BOB_KNOCKS, ROUND):
+        revision = client.put(f"{url}/rounds/1?revision={revision}", json=body).json["revision"]
+    scored = []
+    score_alone = MatchRecord._scored_alone
+    monkeypatch.setattr(
+        MatchRecord, "_scored_alone", lambda record, kept: scored.append(kept.id) or score_alone(record, kept)
+    )
+    answer = client.put(f"{url}/rounds/1?revision={revision}", json={"draw": True}).json
+    assert len(answer["earlier_versions"]) == 5 and answer["earlier_versions"][0]["points"] == {"Ann": 18, "Bob": 0}
+    assert scored == [answer["earlier_versions"][0]["id"]]
+    assert client.get(url).json == answer and len(scored) == 1
+
+
+def test_a_match_keeps_its_newest_versions_and_its_file_opens_again(client: FlaskClient, app: Flask) -> None:
+    """A script's 1,001 edits of one round kept 1,001 earlier versions, and the match's own file was then refused
+    (more than 1,000): a match keeps its newest ``MAX_EARLIER_VERSIONS``, the oldest let go as one more is kept, so
+    what its JSON link saves always opens again."""
+    match_id = new_match(client)
+    url = match_url(match_id)
+    added(client, match_id, ROUND)
+    with contextlib.closing(sqlite3.connect(app.config["DATABASE"])) as db, db:  # as many edits into a draw made
+        db.executemany(
+            "INSERT INTO earlier_versions (match_id, number, input_json, replaced_at, replaced_by, deal)"
+            " VALUES (?, 1, '{\"draw\": true}', '2026-12-05T14:02:00+00:00', 'edited', 1)",
+            [(match_id,)] * MAX_EARLIER_VERSIONS,
+        )
+        db.execute("UPDATE matches SET revision = revision + 1 WHERE id = ?", (match_id,))
+        (oldest,) = db.execute("SELECT MIN(id) FROM earlier_versions").fetchone()
+    revision = client.get(url).json["revision"]
+    edited = client.put(f"{url}/rounds/1?revision={revision}", json=BOB_KNOCKS).json
+    versions = edited["earlier_versions"]
+    assert len(versions) == MAX_EARLIER_VERSIONS and versions[0]["input"] == KNOCK.to_dict()
+    assert min(version["id"] for version in versions) == oldest + 1
+    with contextlib.closing(sqlite3.connect(app.config["DATABASE"])) as db:
+        assert db.execute("SELECT COUNT(*) FROM earlier_versions").fetchone()[0] == MAX_EARLIER_VERSIONS
+    gone = client.post(restore_url(match_id, oldest), json={"revision": edited["revision"]})
+    assert gone.status_code == 404  # the match as cached holds what is stored
+    opened = client.post("/api/matches/import", json=client.get(f"/matches/{match_id}/export.json").json)
+    assert opened.status_code == 201 and opened.json["notes"] == [], opened.json
+    copy = client.get(match_url(opened.json["id"])).json
+    assert copy["totals"] == edited["totals"] == {"Ann": 0, "Bob": 51}
+    assert [version["input"] for version in copy["earlier_versions"]] == [version["input"] for version in versions]

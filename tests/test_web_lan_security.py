@@ -146,6 +146,14 @@ def test_many_addresses_share_one_budget(pin_app: Flask) -> None:
     assert guess(pin_app, "4321", "10.9.9.9") == 200
 
 
+def test_addresses_of_one_ipv6_network_share_their_backoff(pin_app: Flask) -> None:
+    """An IPv6 device picks any address of its /64, and changes it at will: counted by address, each new one had three
+    free tries, so one device spent the hour's budget of every machine in seconds."""
+    pin_app.extensions["okgin_pin_throttle"] = PinThrottle(clock=Clock())
+    assert [guess(pin_app, "1111", f"2001:db8:0:1::{n:x}") for n in range(1, 5)] == [401, 401, 401, 429]
+    assert guess(pin_app, "1111", "2001:db8:0:2::1") == 401  # another network is another client
+
+
 def test_the_memory_of_failures_is_bounded() -> None:
     clock = Clock()
     throttle = PinThrottle(clock=clock, global_failures=10**6)

@@ -42,6 +42,17 @@ def test_detect_a_raw_jpeg_body(client: FlaskClient) -> None:
     answer = client.post("/api/detect", data=jpeg(), content_type="image/jpeg")
     assert answer.status_code == 200 and len(answer.json["cards"]) == 20
     assert (answer.json["width"], answer.json["height"]) == (1280, 720)
+    assert answer.json["notes"] == []
+
+
+def test_detect_says_a_picture_of_several_is_read_by_its_first(client: FlaskClient) -> None:
+    """A TIFF of several pages (an animated PNG or WebP alike) was read by its first page without a word."""
+    import cv2
+
+    pages = cv2.imencodemulti(".tiff", [np.full((72, 128, 3), 80, np.uint8)] * 3)[1].tobytes()
+    answer = client.post("/api/detect", data=pages, content_type="image/tiff")
+    assert answer.status_code == 200, answer.json
+    assert answer.json["notes"] == ["a TIFF of 3 pages: only its first is read"]
 
 
 @pytest.mark.parametrize(
@@ -610,3 +621,99 @@ def test_a_page_switching_to_another_camera_is_read_afresh(
     assert not any(reading["stable"] for reading in after)
     assert all({c["card"] for c in reading["zones"]["1"]} <= {"KH", "QH", "JH"} for reading in after)
     assert sorted(c["card"] for c in after[-1]["zones"]["1"]) == ["JH", "KH", "QH"]
+
+
+def one_table(app: Flask, count: int) -> list[FlaskClient]:
+    """``count`` clients of one browser session: one table, its frames posted at once as a client may."""
+    first = app.test_client()
+    post_frame(first)
+    cookie = first.get_cookie("session")
+    assert cookie is not None
+    others = [app.test_client() for _ in range(count - 1)]
+    for other in others:
+        other.set_cookie("session", cookie.value)
+    return [first, *others]
+
+
+def posted_at_once(clients: list[FlaskClient]) -> list[tuple[int, dict]]:
+    """Each client's frame, posted from a thread of its own; the answers in the order they came."""
+    import threading
+
+    answers: list[tuple[int, dict]] = []
+
+    def post(client: FlaskClient) -> None:
+        answer = client.post("/live/frame?players=2", data=jpeg(), content_type="image/jpeg")
+        answers.append((answer.status_code, answer.json))
+
+    threads = [threading.Thread(target=post, args=(client,)) for client in clients]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    return answers
+
+
+def test_a_tables_frames_are_read_one_at_a_time_and_tables_at_once(app: Flask, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two frames of one table posted at once were read at once, racing the table's pipeline (its stabiliser's cards
+    forgotten by one frame while the other voted: a 500). A table's frames take turns; two tables' frames are read
+    at once. A frame waits up to 0.5 s for a second one to be read with it: only two tables' frames meet."""
+    import threading
+
+    from scorer.vision.pipeline import TablePipeline
+
+    meetings: list[bool] = []
+    meeting = threading.Barrier(2, timeout=0.5)
+    process = TablePipeline.process
+
+    def met(pipeline: TablePipeline, *args: object) -> object:
+        if threading.current_thread() is not threading.main_thread():
+            try:
+                meeting.wait()
+                meetings.append(True)
+            except threading.BrokenBarrierError:
+                meetings.append(False)
+        return process(pipeline, *args)
+
+    monkeypatch.setattr(TablePipeline, "process", met)
+    answers = posted_at_once(one_table(app, 2))
+    assert [status for status, _ in answers] == [200, 200] and meetings == [False, False]
+    meeting.reset()
+    meetings.clear()
+    answers = posted_at_once([one_table(app, 1)[0], one_table(app, 1)[0]])
+    assert [status for status, _ in answers] == [200, 200] and meetings == [True, True]
+
+
+def test_a_third_frame_of_a_table_posted_at_once_is_503_at_once(tmp_path: Path) -> None:
+    """One frame of a table waits for the one being read; a third posted meanwhile would hold another of the
+    server's threads, and is answered 503 at once, saying why."""
+    import threading
+
+    from web import create_app
+
+    reading, release = threading.Event(), threading.Event()
+
+    class HeldDetector(FakeDetector):
+        def detect(self, image_bgr: np.ndarray) -> Detections:
+            if threading.current_thread() is not threading.main_thread():
+                reading.set()
+                release.wait(5)
+            return super().detect(image_bgr)
+
+    app = create_app({"DATA_DIR": str(tmp_path), "DETECTOR": HeldDetector(web_fixtures.table_detections())})
+    first, *others = one_table(app, 3)
+    held = threading.Thread(target=lambda: answers.extend(posted_at_once([first])))
+    answers: list[tuple[int, dict]] = []
+    held.start()
+    assert reading.wait(5)
+    waiting = threading.Thread(target=lambda: answers.extend(posted_at_once(others)))
+    waiting.start()
+    deadline = time.monotonic() + 5
+    while not answers and time.monotonic() < deadline:  # the 503 comes at once; the other waits its turn
+        time.sleep(0.01)
+    release.set()
+    held.join(10)
+    waiting.join(10)
+    statuses = sorted(status for status, _ in answers)
+    assert statuses == [200, 200, 503], answers
+    refused = next(body for status, body in answers if status == 503)
+    assert refused == {"error": "this camera's frames are read one at a time: send the next when one is answered"}

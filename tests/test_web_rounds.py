@@ -195,8 +195,11 @@ def test_many_writers_on_a_long_match_all_succeed_without_replaying_under_the_lo
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 11: 32 writers on one 1,000-round match got "database is locked" (each replayed under the lock). Here
-    they fill a long match up to the most rounds a match holds (``MAX_ROUNDS``)."""
-    app = create_app({"TESTING": True, "DATA_DIR": str(tmp_path)})
+    they fill a long match up to the most rounds a match holds (``MAX_ROUNDS``). The wait for a turn is bounded by
+    three busy timeouts (15 s by default, tested apart): on a busy machine the last of the 16 writers waited past it
+    and was answered 503 (seen in a full run beside a browser), so here the timeout is long enough not to be what is
+    measured."""
+    app = create_app({"TESTING": True, "DATA_DIR": str(tmp_path), "DATABASE_TIMEOUT": 30})
     match_id = new_match(app.test_client(), options={"target": 10_000})  # the most allowed; Ann ends on 9,432
     writers, each = 16, 3
     fill_rounds(app, match_id, MAX_ROUNDS - writers * each)

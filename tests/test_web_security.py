@@ -135,3 +135,23 @@ def test_the_secret_key_is_generated_once_and_kept(tmp_path: Path) -> None:
     second = create_app({"DATA_DIR": str(tmp_path)}).config["SECRET_KEY"]
     assert first == second and len(first) >= 32
     assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
+
+
+def form_of(fields: int) -> str:
+    """A URL-encoded set-up form of two players and ``fields`` fields in all."""
+    return "&".join(["player=Ann", "player=Bob", *["unread=1"] * (fields - 2)])
+
+
+def test_a_form_of_more_fields_than_okgin_reads_is_refused_before_it_is_parsed(pin_app: Flask) -> None:
+    """Werkzeug bounds a multipart form's parts, not a URL-encoded form's fields: 10 MB of ``x=1&x=1...`` took 20 s and
+    400 MB to parse, and the PIN page parses its form for any machine on the LAN."""
+    limit = pin_app.config["MAX_FORM_PARTS"]
+    local, remote = pin_app.test_client(), pin_app.test_client()
+    form = {"content_type": "application/x-www-form-urlencoded", "headers": {"X-Requested-With": "test"}}
+    too_many = f"{form_of(limit + 1)}&pin=4321"
+    for client, path, extra in [(remote, "/pin", REMOTE), (local, "/matches", {})]:
+        answer = client.post(path, data=too_many, environ_base=extra, **form)  # type: ignore[arg-type]
+        assert answer.status_code == 413, path
+        assert f"the form has too many fields: okgin reads up to {limit}" in answer.get_data(as_text=True)
+    made = local.post("/matches", data=form_of(limit), **form)  # type: ignore[arg-type]
+    assert made.status_code == 303 and made.headers["Location"].endswith("/matches/1")

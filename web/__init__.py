@@ -94,6 +94,7 @@ def create_app(test_config: Mapping[str, Any] | None = None) -> Flask:
         MAX_FORM_MEMORY_SIZE=MAX_UPLOAD_BYTES,
         DETECT_QUEUE=16,
         STREAM_LIMIT=4,
+        WRITE_WAITERS=4,
         DETECTOR=None,
         MODEL_DIR=None,
         LAYOUT=None,

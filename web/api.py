@@ -19,6 +19,7 @@ from web import fields, matches, once
 from web.detection import detections_json, reading_json, service, table_layout
 from web.errors import ApiError
 from web.laydown import score_as_read
+from web.request_json import MAX_JSON_VALUES
 from web.request_json import json_object as json_body
 from web.sheet import keep_arrival_notice
 
@@ -51,12 +52,13 @@ def uploaded_image() -> bytes:
     return data
 
 
-def decode(data: bytes) -> Any:
-    """Decode an uploaded image, answering 400 for anything that is not one (413 too large, 503 decoders busy)."""
+def decode(data: bytes, notes: list[str] | None = None) -> Any:
+    """Decode an uploaded image, answering 400 for anything that is not one (413 too large, 503 decoders busy);
+    ``notes`` as ``scorer.vision.images.decode_image`` takes them (only an animation's first frame read)."""
     from scorer.vision.images import DecodersBusyError, ImageError, ImageTooLargeError, decode_image
 
     try:
-        return decode_image(data)
+        return decode_image(data, notes=notes)
     except ImageTooLargeError as error:
         raise ApiError(413, str(error)) from error
     except DecodersBusyError as error:
@@ -78,11 +80,11 @@ def stand_alone_rules(body: dict[str, Any]) -> Rules | int:
     return fields.parse_rules(body.get("rules", "oklahoma"), body.get("options"))
 
 
-def made_once(make: Callable[[once.KeepPost | None], int]) -> int:
-    """The match a request makes, made once per ``Idempotency-Key`` (``web.once``): the same request sent again
-    with the same key answers the match the first made. "The same" is the same JSON, whatever its keys' order
+def made_once(body: dict[str, Any], make: Callable[[once.KeepPost | None], int]) -> int:
+    """The match a request of ``body`` makes, made once per ``Idempotency-Key`` (``web.once``): the same request sent
+    again with the same key answers the match the first made. "The same" is the same JSON, whatever its keys' order
     (two phones send a rematch from a match they read apart)."""
-    asked = json.dumps(json_body(), sort_keys=True, separators=(",", ":"))
+    asked = json.dumps(body, sort_keys=True, separators=(",", ":"))
     return once.made(request.headers.get(once.HEADER), asked.encode(), make)
 
 
@@ -92,7 +94,7 @@ def create_match() -> tuple[Response, int]:
     players = fields.parse_players(body.get("players"))
     rules = fields.parse_rules(body.get("rules", "oklahoma"), body.get("options"))
     dealer = fields.parse_dealer(body.get("dealer"), players)
-    match_id = made_once(lambda keep_post: matches.create_match(players, rules, dealer, keep_post))
+    match_id = made_once(body, lambda keep_post: matches.create_match(players, rules, dealer, keep_post))
     return jsonify(id=match_id), 201
 
 
@@ -144,8 +146,9 @@ def list_matches() -> Response:
 def import_match() -> tuple[Response, int]:
     """A match file (the JSON ``/matches/<id>/export.json`` writes) stored as a new match, its rounds scored again
     (``web.transfer``): ``201 {"id", "notes"}``, notes saying where the file's totals differ from the rescored."""
-    imported = matches.read_imported(json_body())
-    match_id = made_once(lambda keep_post: matches.store_imported(imported, keep_post))
+    body = json_body(max_values=MAX_JSON_VALUES)  # a file of a long match: its values are read once, here
+    imported = matches.read_imported(body)
+    match_id = made_once(body, lambda keep_post: matches.store_imported(imported, keep_post))
     return jsonify(id=match_id, notes=list(imported.notes)), 201
 
 
@@ -318,9 +321,12 @@ def cards() -> Response:
 
 @bp.post("/detect")
 def detect() -> Response:
-    """Recognise the cards in one image: each card once, the seat zones, and any conflicts."""
+    """Recognise the cards in one image: each card once, the seat zones, any conflicts, and what the caller should be
+    told of how the picture was read (``notes``: an animated picture was read by its first frame without a word, as
+    ``okgin detect`` says it)."""
     players = players_arg()
-    image = decode(uploaded_image())
+    notes: list[str] = []
+    image = decode(uploaded_image(), notes)
     detections = service().detect(image)
     reading = table_layout(players).assign(detections)
     zones = reading_json(reading)
@@ -330,4 +336,5 @@ def detect() -> Response:
         conflicts=zones["conflicts"],  # the reading carries the detector's conflicts and adds the layout's
         width=detections.width,
         height=detections.height,
+        notes=notes,
     )

@@ -81,7 +81,10 @@ def _players_layout(value: str | None) -> tuple[int, dict[str, Any] | None]:
     default=ServerLimits.threads,
     show_default=True,
     type=click.IntRange(4, 64),
-    help="Request threads; a quarter may serve camera streams and a quarter wait for the detector.",
+    help=(
+        "Request threads; a quarter may serve camera streams, a quarter wait for the detector, "
+        "a quarter wait for a database another program holds."
+    ),
 )
 def serve(
     host: str,
@@ -120,6 +123,7 @@ def serve(
                 "SESSION_COOKIE_SECURE": use_https,
                 "STREAM_LIMIT": max(1, threads // 4),
                 "DETECT_QUEUE": max(1, threads // 4),
+                "WRITE_WAITERS": max(1, threads // 4),
             }
         )
     except OSError as error:

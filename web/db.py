@@ -8,11 +8,14 @@ WAL journaling with ``synchronous=FULL`` makes a committed round survive the ser
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import sqlite3
 import stat
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -212,8 +215,7 @@ def refuse_foreign_database(database: Path) -> None:
 def get_db() -> sqlite3.Connection:
     """This request's connection, opened on first use and closed on teardown."""
     if "db" not in g:
-        timeout = current_app.config.get("DATABASE_TIMEOUT", BUSY_TIMEOUT_SECONDS)
-        g.db = connect(current_app.config["DATABASE"], timeout, create=False)
+        g.db = connect(current_app.config["DATABASE"], busy_timeout(), create=False)
     connection: sqlite3.Connection = g.db
     return connection
 
@@ -227,7 +229,76 @@ def close_db(_error: BaseException | None = None) -> None:
 def init_app(app: Flask) -> None:
     """Register teardown and bring the database schema up to date before the first request."""
     app.teardown_appcontext(close_db)
+    app.extensions["okgin_lock_waits"] = LockWaits()
     init_db(app.config["DATABASE"])
+
+
+class LockWaits:
+    """The writers waiting for the database, in the order they came: for their turn at a match, or for the write lock.
+
+    okgin holds the write lock for a few statements. While another program holds it (the sqlite3 shell inside a
+    transaction, a backup, a second server), every writer waited out the busy timeout or more, each holding a worker
+    thread: 24 writers at once took all 16, and every reader, who needs no lock, waited 15 s for one. So once a writer
+    has waited a fifth of the busy timeout (1 s) for the lock itself, the lock is held elsewhere: the first ``room``
+    waiting writers wait on, to take it when it comes free, and any later one gives up, giving its thread back. A turn
+    waited for long says nothing of the sort: 16 writers of a long match take turns for seconds.
+
+    >>> clock = [0.0]
+    >>> waits = LockWaits(clock=lambda: clock[0])
+    >>> with waits.waiting(for_lock=False) as first, waits.waiting(for_lock=False) as second:
+    ...     with waits.waiting(for_lock=False) as third:
+    ...         clock[0] = 60.0
+    ...         waits.give_up(third, busy_timeout=5.0, room=2)
+    ...     with waits.waiting(for_lock=True) as holder:
+    ...         clock[0] = 62.0
+    ...         [waits.give_up(waiter, busy_timeout=5.0, room=2) for waiter in (first, second, holder)]
+    False
+    [False, False, True]
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock_since: dict[object, float | None] = {}  # in the order they came; None: waiting for a turn
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def waiting(self, for_lock: bool) -> Iterator[object]:
+        """Count the caller as waiting while in the block (``for_lock``: for the write lock, else for its turn);
+        yields who it is, for ``give_up``."""
+        waiter = object()
+        with self._lock:
+            self._lock_since[waiter] = self._clock() if for_lock else None
+        try:
+            yield waiter
+        finally:
+            with self._lock:
+                del self._lock_since[waiter]
+
+    def give_up(self, waiter: object, busy_timeout: float, room: int) -> bool:
+        """Whether ``waiter`` should stop waiting: a writer has waited longer than a fifth of ``busy_timeout`` for the
+        lock, and ``room`` writers came before ``waiter``."""
+        now = self._clock()
+        with self._lock:
+            held = any(since is not None and now - since > busy_timeout / 5 for since in self._lock_since.values())
+            before = sum(1 for _ in itertools.takewhile(lambda other: other is not waiter, self._lock_since))
+            return held and before >= room
+
+
+def lock_waits() -> LockWaits:
+    """The app's ``LockWaits``."""
+    waits: LockWaits = current_app.extensions["okgin_lock_waits"]
+    return waits
+
+
+def give_up_waiting(waiter: object) -> bool:
+    """Whether a writer waiting for the database should give up (``LockWaits.give_up``): the app lets
+    ``WRITE_WAITERS`` writers wait for a database held elsewhere (a quarter of ``okgin serve --threads``)."""
+    return lock_waits().give_up(waiter, busy_timeout(), current_app.config["WRITE_WAITERS"])
+
+
+def busy_timeout() -> float:
+    """How long a writer waits for the write lock, in seconds (``DATABASE_TIMEOUT``, else ``BUSY_TIMEOUT_SECONDS``)."""
+    return float(current_app.config.get("DATABASE_TIMEOUT", BUSY_TIMEOUT_SECONDS))
 
 
 def is_locked(error: sqlite3.Error) -> bool:
@@ -267,7 +338,7 @@ def transaction() -> Iterator[sqlite3.Connection]:
     and then both insert it.
     """
     connection = get_db()
-    connection.execute("BEGIN IMMEDIATE")
+    _begin_immediate(connection)
     try:
         yield connection
         connection.execute("COMMIT")
@@ -278,3 +349,25 @@ def transaction() -> Iterator[sqlite3.Connection]:
             with contextlib.suppress(sqlite3.Error):
                 connection.execute("ROLLBACK")
         raise
+
+
+def _begin_immediate(connection: sqlite3.Connection) -> None:
+    """``BEGIN IMMEDIATE``, waiting up to the busy timeout for the write lock, in slices: between them, a writer with
+    no room to wait for a database held elsewhere (``LockWaits``) gives up.
+
+    :raises sqlite3.OperationalError: "database is locked" when the lock did not come, or there is no room to wait.
+    """
+    timeout = busy_timeout()
+    deadline = time.monotonic() + timeout
+    with lock_waits().waiting(for_lock=True) as waiter:
+        connection.execute(f"PRAGMA busy_timeout = {max(1, round(timeout * 1000 / 20))}")
+        try:
+            while True:
+                try:
+                    connection.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as error:
+                    if not is_locked(error) or time.monotonic() >= deadline or give_up_waiting(waiter):
+                        raise
+        finally:
+            connection.execute(f"PRAGMA busy_timeout = {round(timeout * 1000)}")

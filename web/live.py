@@ -2,9 +2,9 @@
 
 Browser camera: the page posts a JPEG a few times a second (one request in flight, newest frame wins);
 each table (browser session, and the page's own ``?camera=`` id: two tabs of one browser share a session) has
-its own stabilising pipeline. Server camera (``okgin serve --camera``):
-a thread reads the camera, the vision ``LatestFrameWorker`` runs the pipeline on the newest frame only,
-and the page shows ``/live/camera.mjpg`` with the reading polled from ``/live/camera/reading``.
+its own stabilising pipeline, which reads that table's frames one at a time (``FrameTurn``). Server camera
+(``okgin serve --camera``): a thread reads the camera, the vision ``LatestFrameWorker`` runs the pipeline on the
+newest frame only, and the page shows ``/live/camera.mjpg`` with the reading polled from ``/live/camera/reading``.
 
 A camera stream holds a server thread for as long as it is watched, so at most ``STREAM_LIMIT``
 viewers stream at once (``okgin serve`` allows a quarter of its threads) and the next is answered
@@ -16,10 +16,12 @@ seconds, and the write fails) and when the camera ends, after its last frame.
 from __future__ import annotations
 
 import collections
+import contextlib
 import re
 import secrets
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, cast
 
@@ -32,7 +34,7 @@ from scorer.vision.manifest import ModelError
 from scorer.vision.types import FrameReading, StableReading
 from web import matches
 from web.api import decode, json_body, players_arg, uploaded_image
-from web.detection import detections_json, service, table_layout, unavailable
+from web.detection import QUEUE_WAIT_SECONDS, detections_json, service, table_layout, unavailable
 from web.errors import ApiError
 from web.fields import MAX_ROW_ID
 from web.laydown import name_seats
@@ -160,12 +162,59 @@ def frame() -> Response:
     data = uploaded_image()
     image = decode(data)
     table_id = camera_key(camera_id)
-    stable = service().pipeline(table_id, count, client_key(request.remote_addr)).process(image, time.monotonic())
+    pipeline = service().pipeline(table_id, count, client_key(request.remote_addr))
+    with frame_turn(pipeline).taken(float(current_app.config.get("DETECT_WAIT_SECONDS", QUEUE_WAIT_SECONDS))):
+        stable = pipeline.process(image, time.monotonic())  # timed in its turn: the pipeline sees frames in order
     height, width = image.shape[:2]
     # kept as sent (a JPEG, PNG, WEBP, BMP or TIFF file); a frame not read is not: no reading came from it to correct
     frame_id = None if stable.unread else service().remember_frame(data, width, height, table_id)
     extra = {} if players is None else {"table": table_json(stable.reading, layout, players)}
     return jsonify(frame_id=frame_id, **stable.to_dict(), **extra)
+
+
+class FrameTurn:
+    """One table's frames read one at a time, in turn: a table's pipeline (its stabiliser, its still-table check)
+    holds the state of one stream of frames, and two frames of one table read at once raced it (a client posting in
+    parallel; the page posts one at a time). At most one frame waits for the one being read, so that a table's frames
+    hold no more of the server's threads than two (a third is answered 503 at once); tables never wait for each
+    other."""
+
+    def __init__(self) -> None:
+        self._reading = threading.Lock()
+        self._waiting = threading.Lock()
+
+    @contextlib.contextmanager
+    def taken(self, timeout: float) -> Iterator[None]:
+        """This frame's turn, held for the ``with`` block, waited for at most ``timeout`` seconds.
+
+        :raises ApiError: 503 when another of the table's frames waits already, or the turn does not come in time.
+        """
+        if not self._waiting.acquire(blocking=False):
+            raise ApiError(503, "this camera's frames are read one at a time: send the next when one is answered")
+        try:
+            taken = self._reading.acquire(timeout=timeout)
+        finally:
+            self._waiting.release()
+        if not taken:
+            raise ApiError(503, "this camera's last frame is still being read; try again in a moment")
+        try:
+            yield
+        finally:
+            self._reading.release()
+
+
+_FRAME_TURNS: weakref.WeakKeyDictionary[Any, FrameTurn] = weakref.WeakKeyDictionary()
+"""Each table's turns, by its pipeline: they go with it when the table gives its place up."""
+_FRAME_TURNS_LOCK = threading.Lock()
+
+
+def frame_turn(pipeline: Any) -> FrameTurn:
+    """The turns of the table whose pipeline is ``pipeline`` (``FrameTurn``)."""
+    with _FRAME_TURNS_LOCK:
+        turn = _FRAME_TURNS.get(pipeline)
+        if turn is None:
+            turn = _FRAME_TURNS[pipeline] = FrameTurn()
+        return turn
 
 
 @bp.post("/live/place")

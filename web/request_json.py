@@ -5,7 +5,8 @@ JSON parser recurses once per nesting level, so ``[[[[...]]]]`` 1000 deep raises
 (a 500) and deeper still can exhaust the stack. ``DepthLimitedJSONProvider`` is the app's JSON
 provider, which every ``request.get_json()`` goes through whatever the route: it measures the depth
 before parsing and answers 400 for JSON nested deeper than ``MAX_JSON_DEPTH`` (no okgin request
-needs more than 4 levels).
+needs more than 4 levels), and 413 for JSON of more values than ``MAX_JSON_VALUES`` (``MAX_BODY_VALUES`` in a request
+body but a match file).
 """
 
 from __future__ import annotations
@@ -23,6 +24,15 @@ from scorer.errors import shown
 from web.errors import ApiError
 
 MAX_JSON_DEPTH = 32
+MAX_JSON_VALUES = 500_000
+"""At most this many commas and colons in a JSON text: each value after an array's or object's first takes one, so
+they bound the values to build. Python's parser holds the interpreter, every other request with it, until the whole
+text is read: 10 MB of ``1,1,1...`` (5 million values) or of 700,000 keys held it 2 to 5 s. The most an okgin request
+carries, a match file of 1,000 rounds of four players (180 to 300 each) and 1,000 earlier versions (70 each), has
+fewer than 400,000."""
+MAX_BODY_VALUES = 10_000
+"""At most this many in a request body but a match file (``json_object``): a round, a table or a correction has a few
+hundred, and 10,000 are read in milliseconds, while 500,000 held every other request 1 to 2 s on a busy machine."""
 _STRING = re.compile(rb'"(?:[^"\\]++|\\(?:.|\Z))*+(?:"|\Z)', re.DOTALL)
 """A JSON string, or an unclosed one to the end of the text. Possessive, and matching wherever a quote opens, it
 reads each byte once: a pattern that failed on an unclosed string was tried again from every later quote,
@@ -46,9 +56,11 @@ def json_depth(data: str | bytes) -> int:
 
 
 class DepthLimitedJSONProvider(DefaultJSONProvider):
-    """Flask's JSON provider, refusing JSON nested deeper than ``MAX_JSON_DEPTH`` before parsing it."""
+    """Flask's JSON provider, refusing JSON of more values than ``MAX_JSON_VALUES`` or nested deeper than
+    ``MAX_JSON_DEPTH`` before parsing it."""
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        refuse_many_values(s, MAX_JSON_VALUES)
         # fast path: fewer opening brackets than the limit cannot nest deeper than it
         opening = s.count("[") + s.count("{") if isinstance(s, str) else s.count(b"[") + s.count(b"{")
         if opening > MAX_JSON_DEPTH and json_depth(s) > MAX_JSON_DEPTH:
@@ -57,17 +69,31 @@ class DepthLimitedJSONProvider(DefaultJSONProvider):
         return super().loads(s, **kwargs)
 
 
-def json_object() -> dict[str, Any]:
-    """The request's body as a JSON object: the helper every JSON route reads its body with.
+def refuse_many_values(text: str | bytes, limit: int) -> None:
+    """Refuse a JSON text of more than ``limit`` values (commas and colons: see ``MAX_JSON_VALUES``) before it is
+    parsed. They are counted in strings too: no okgin request has thousands of commas in its text.
+
+    :raises ApiError: 413 naming the limit.
+    """
+    separators = text.count(",") + text.count(":") if isinstance(text, str) else text.count(b",") + text.count(b":")
+    if separators > limit:
+        raise ApiError(413, f"the JSON holds more than {limit:,} values; no okgin request needs so many")
+
+
+def json_object(max_values: int = MAX_BODY_VALUES) -> dict[str, Any]:
+    """The request's body as a JSON object: the helper every JSON route reads its body with; ``max_values``: how many
+    values it may hold (``MAX_JSON_VALUES`` for a match file).
 
     :raises ApiError: 400 when the body is not a JSON object (or nests too deeply), naming what it is instead;
-        415 for a compressed body.
+        413 for more values than ``max_values``; 415 for a compressed body.
     """
     if not request.is_json:
         raise ApiError(400, "the request body must be a JSON object (Content-Type: application/json)")
     if request.content_encoding not in (None, "", "identity"):
         raise ApiError(415, f"Content-Encoding {shown(request.content_encoding)} is not read: send the JSON as it is")
-    body = parse_json(request.get_data(cache=True))
+    data = request.get_data(cache=True)
+    refuse_many_values(data, max_values)
+    body = parse_json(data)
     if not isinstance(body, dict):
         raise ApiError(400, f"the request body must be a JSON object, not {type(body).__name__} {shown(body)}")
     return body

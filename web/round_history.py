@@ -29,6 +29,10 @@ from scorer.match import MatchRound, RoundInput, parse_round_input
 
 EDITED, UNDONE = "edited", "undone"
 """What replaced an earlier version: an edit of its round, or an undo of it (the last round)."""
+MAX_EARLIER_VERSIONS = 1_000
+"""The most earlier versions a match keeps: keeping one more lets the oldest go, in the same transaction. Far more
+than players make by hand, and what a match file may hold (``web.transfer``): unbounded, a script's 1,001 edits of one
+round made a match whose export was refused on import, and every answer about the match scored each version again."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,14 +108,26 @@ def keep_replaced(
     db: sqlite3.Connection, match_id: int, replaced: MatchRound, deal: int, replaced_by: str, when: str
 ) -> EarlierVersion:
     """Keep round ``replaced.number`` (deal ``deal``) as it is stored, before an edit replaces it or an undo removes
-    it: run in the change's own transaction, so the change is never committed without it."""
+    it, and let go of the match's versions older than its newest ``MAX_EARLIER_VERSIONS`` (``newest_kept``): run in
+    the change's own transaction, so the change is never committed without it."""
     cursor = db.execute(
         "INSERT INTO earlier_versions (match_id, number, input_json, replaced_at, replaced_by, deal)"
         " SELECT match_id, number, input_json, ?, ?, ? FROM rounds WHERE match_id = ? AND number = ?",
         (when, replaced_by, deal, match_id, replaced.number),
     )
     assert cursor.rowcount == 1 and cursor.lastrowid is not None, "the round replaced is stored"
+    db.execute(
+        "DELETE FROM earlier_versions WHERE match_id = ? AND id <= (SELECT id FROM earlier_versions"
+        " WHERE match_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?)",
+        (match_id, match_id, MAX_EARLIER_VERSIONS),
+    )
     return EarlierVersion(cursor.lastrowid, replaced.number, replaced.entered, when, replaced_by, deal)
+
+
+def newest_kept(versions: Sequence[EarlierVersion]) -> tuple[EarlierVersion, ...]:
+    """Of ``versions`` (newest first), those a match keeps (``MAX_EARLIER_VERSIONS``): what ``keep_replaced`` leaves
+    stored."""
+    return tuple(versions[:MAX_EARLIER_VERSIONS])
 
 
 def history_rows(db: sqlite3.Connection, match_id: int) -> list[sqlite3.Row]:

@@ -6,7 +6,7 @@ this server's address, so a page from that name could read and change scores as 
 requests carry the attacker's name in ``Host`` and are refused here.
 
 The PIN: a session that gave it holds a tag derived from the PIN and the secret key, so changing the
-PIN logs every other machine out. Wrong PINs slow down per address (three free, then a wait that
+PIN logs every other machine out. Wrong PINs slow down per address (an IPv6 one by its /64; three free, then a wait that
 doubles up to an hour) and in total (at most ``GLOBAL_PIN_FAILURES`` an hour from everyone, so many
 addresses do not multiply the rate), with a bounded memory of addresses.
 
@@ -215,7 +215,7 @@ def check_pin(app: Flask, given: str | None) -> bool:
     :raises ApiError: 429 while this address (or everyone, past the global budget) must wait.
     """
     throttle: PinThrottle = app.extensions["okgin_pin_throttle"]
-    address = request.remote_addr or "?"
+    address = client_key(request.remote_addr) or "?"  # an IPv6 device picks any address of its /64: counted as one
     wait = throttle.wait(address)
     if wait > 0:
         raise ApiError(429, f"too many wrong PINs; try again in {math.ceil(wait)} s")
@@ -284,6 +284,17 @@ def is_allowed_host(name: str, allowed: frozenset[str]) -> bool:
     return True
 
 
+def refuse_overlong_form(max_fields: int) -> None:
+    """Refuse a URL-encoded form of more than ``max_fields`` fields before it is parsed. Werkzeug bounds the parts
+    of a multipart form only; a 10 MB URL-encoded one of 2.5 million fields took 20 s and 400 MB to parse, and the PIN
+    page reads its form for any machine. okgin's forms have a few dozen fields.
+
+    :raises ApiError: 413 naming the limit.
+    """
+    if request.get_data(cache=True).count(b"&") >= max_fields:  # the form is parsed from these cached bytes
+        raise ApiError(413, f"the form has too many fields: okgin reads up to {max_fields}")
+
+
 bp = Blueprint("security", __name__)
 
 
@@ -340,6 +351,11 @@ def init_app(app: Flask) -> None:
             )
             raise ApiError(401, f"this server needs its PIN from other machines: {asked}")
         return redirect(url_for("security.pin", next=request.full_path))
+
+    @app.before_request
+    def _refuse_overlong_form() -> None:
+        if request.mimetype == "application/x-www-form-urlencoded":
+            refuse_overlong_form(app.config["MAX_FORM_PARTS"])
 
     @app.before_request
     def _require_same_site() -> None:

@@ -5,7 +5,13 @@ points or totals: a file edited by hand, or written by an older engine, cannot p
 rules do not give. Where the file's totals differ from the rescored ones, the import says so. What edits replaced
 and undos removed (``earlier_versions``) comes along, so that the copy loses nothing the original kept, and so do
 the deals they are versions of (``web.round_history``): a file without them (saved before deals were told apart)
-reads each as the deal numbered as its round, as the database does.
+reads each as the deal numbered as its round, as the database does; so does a file whose rounds were removed or added
+by hand, their deals left as they were (the import says so). A file saved by okgin's first release, whose rounds
+were written as the sheet showed them, with no ``input``, is read from what each round showed was entered.
+
+A file keeps at most the earlier versions a match keeps (``web.round_history.MAX_EARLIER_VERSIONS``): of a file
+that holds more (saved before matches kept a bounded number), the newest are kept and the import says how many older
+ones it left out; the rest are only counted, never read.
 
 The copy keeps which match it was made from (``Origin``: the file's ``origin``, or else its own ``id`` and
 ``created_at``), so that the players' records count that match once however many copies of it are opened here.
@@ -22,12 +28,10 @@ from scorer.errors import OkginError, shown
 from scorer.match import MAX_ROUNDS, Match, RoundInput, RoundInputError, parse_round_input
 from scorer.rules import Rules
 from web.fields import MAX_ROW_ID, InputError, parse_players
-from web.round_history import EDITED, UNDONE
+from web.round_history import EDITED, MAX_EARLIER_VERSIONS, UNDONE
 
 MAX_IMPORTED_ROUNDS = MAX_ROUNDS
 """The most rounds a match holds (``scorer.match.MAX_ROUNDS``): a file beyond it is not a match okgin kept."""
-MAX_IMPORTED_VERSIONS = 1_000
-"""Far more edits and undos than a match's players make by hand."""
 MAX_DEAL = 2**52
 """The largest deal id a file may name: the new deals that follow it (each the largest + 1) stay whole numbers a
 page's JavaScript reads exactly (up to 2**53 - 1) for as many rounds as a match can hold, and far below SQLite's
@@ -93,10 +97,14 @@ def read_match_file(data: object) -> MatchFile:
             match.record(entered)
         except OkginError as error:
             raise InputError(f"round {number} of the file does not score: {error}") from None
-    deals = _deals(data.get("deals"), len(match.rounds))
-    earlier = _earlier_versions(data.get("earlier_versions"))
+    stated, played = data.get("deals"), len(match.rounds)
+    deals_read = not isinstance(stated, list) or len(stated) == played
+    deals = _deals(stated if deals_read else None, played)
+    versions = data.get("earlier_versions")
+    earlier = _earlier_versions(versions, deals_read)
     _check_deals([*enumerate(deals, start=1), *((kept.number, kept.deal) for kept in earlier)])
-    return MatchFile(match, deals, earlier, _source(data), _changed_totals(data, match))
+    notes = (*_changed_totals(data, match), *_deals_not_read(stated, played), *_versions_left_out(versions))
+    return MatchFile(match, deals, earlier, _source(data), notes)
 
 
 def _first_dealer(value: object, players: list[str]) -> str:
@@ -105,31 +113,49 @@ def _first_dealer(value: object, players: list[str]) -> str:
     return value.strip()
 
 
-def _inputs(rounds: object, what: str, limit: int) -> list[RoundInput]:
-    """Each entry's ``input`` read as a round input."""
+def _inputs(rounds: object, what: str, limit: int | None) -> list[RoundInput]:
+    """Each entry's ``input`` read as a round input; with a ``limit``, a list of more entries is refused."""
     if not isinstance(rounds, list):
         raise InputError(f"the file's {what} must be a list, got {shown(rounds)}")
-    if len(rounds) > limit:
+    if limit is not None and len(rounds) > limit:
         raise InputError(f"the file has {len(rounds)} {what}: more than {limit} is not a match okgin kept")
     inputs = []
     for number, entry in enumerate(rounds, start=1):
-        if not isinstance(entry, Mapping) or "input" not in entry:
+        entered = _entered(entry)
+        if entered is None:
             raise InputError(f'entry {number} of the file\'s {what} has no "input" (what was entered)')
         try:
-            inputs.append(parse_round_input(entry["input"]))
+            inputs.append(parse_round_input(entered))
         except RoundInputError as error:
             raise InputError(f"entry {number} of the file's {what}: {error}") from None
     return inputs
 
 
-def _earlier_versions(versions: object) -> tuple[KeptVersion, ...]:
-    """The file's earlier versions (newest first, as exported), oldest first; none when the file has none."""
+def _entered(entry: object) -> object | None:
+    """What a round entry of the file says was entered: its ``input``, or in a file of okgin's first release (rounds
+    written as the sheet showed them) its ``draw``, or its ``upcard``, ``knocker`` and ``hands``, as they were
+    entered then; None for an entry that says neither."""
+    if not isinstance(entry, Mapping):
+        return None
+    if "input" in entry:
+        return entry["input"]
+    if entry.get("draw") is True:
+        return {"draw": True}
+    shown_keys = ("upcard", "knocker", "hands")
+    return {key: entry[key] for key in shown_keys} if all(key in entry for key in shown_keys) else None
+
+
+def _earlier_versions(versions: object, deals_read: bool = True) -> tuple[KeptVersion, ...]:
+    """The file's newest ``MAX_EARLIER_VERSIONS`` earlier versions (newest first, as exported), oldest first; none
+    when the file has none. Without ``deals_read``, each is read as a version of the deal numbered as its round
+    (``_deals_not_read``)."""
     if versions is None:
         return ()
-    inputs = _inputs(versions, "earlier_versions", MAX_IMPORTED_VERSIONS)
-    assert isinstance(versions, list)  # _inputs refuses anything else
+    newest = versions[:MAX_EARLIER_VERSIONS] if isinstance(versions, list) else versions
+    inputs = _inputs(newest, "earlier_versions", None)
+    assert isinstance(newest, list)  # _inputs refuses anything else
     kept = []
-    for index, (version, entered) in enumerate(zip(versions, inputs, strict=True), start=1):
+    for index, (version, entered) in enumerate(zip(newest, inputs, strict=True), start=1):
         number, replaced_at, replaced_by = (version.get(key) for key in ("number", "replaced_at", "replaced_by"))
         if type(number) is not int or not 1 <= number <= MAX_ROW_ID:
             raise InputError(f"entry {index} of the file's earlier_versions has no round number: {shown(number)}")
@@ -138,9 +164,32 @@ def _earlier_versions(versions: object) -> tuple[KeptVersion, ...]:
         when = _utc_time(replaced_at)
         if when is None:
             raise InputError(f"entry {index} of the file's earlier_versions has no time: {shown(replaced_at)}")
-        deal = _deal(version, number, index)
+        deal = _deal(version, number, index) if deals_read else number
         kept.append(KeptVersion(number, entered, when, replaced_by, deal))
     return tuple(reversed(kept))
+
+
+def _versions_left_out(versions: object) -> tuple[str, ...]:
+    """A note saying how many of the file's earlier versions were left out (``_earlier_versions``), if any."""
+    if not isinstance(versions, list) or len(versions) <= MAX_EARLIER_VERSIONS:
+        return ()
+    return (
+        f"the file keeps {len(versions):,} earlier versions and a match keeps its newest {MAX_EARLIER_VERSIONS:,}:"
+        f" the {len(versions) - MAX_EARLIER_VERSIONS:,} oldest were left out (the file still holds them)",
+    )
+
+
+def _deals_not_read(deals: object, rounds: int) -> tuple[str, ...]:
+    """A note saying the file's deals were not read, where they are a list of another length than its rounds: a
+    round removed or added by hand, its deal left as it was, and which deal is whose cannot be told. Each round and
+    earlier version is then read as the deal numbered as its round, as in a file saved before deals were told apart:
+    the rounds the file holds make the match, and no version is lost."""
+    if not isinstance(deals, list) or len(deals) == rounds:
+        return ()
+    return (
+        f"the file lists {len(deals)} deals for its {rounds} rounds (a round removed or added by hand?): each round"
+        " was read as the deal numbered as it, and each earlier version as a version of its round",
+    )
 
 
 def _deals(deals: object, rounds: int) -> tuple[int, ...]:

@@ -14,11 +14,15 @@ the table hides cards for a moment. Scoring such noise would be wrong, so:
 - a frame after a pause (a camera stopped, paused or switched), or of another size (another camera), starts
   afresh: the frames before it showed another picture, and would be voted with the new one's for a second, the
   old cards called stable at once.
+
+A stabiliser takes one frame at a time (``update`` holds its lock): two frames of one table added at once mixed their
+steps, a card voted present by one missing from the other's cards (a ``KeyError``) or left out of the reading.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter, deque
 
 from scorer.cards import Card
@@ -68,10 +72,15 @@ class Stabiliser:
         self.settle_seconds = settle_seconds
         self.enter_count = window // 2 + 1  # a majority of the window
         self.leave_count = max(1, math.ceil(window / 3))  # present cards stay while seen this often
-        self.reset()
+        self._lock = threading.Lock()
+        self._forget()
 
     def reset(self) -> None:
         """Forget every frame seen (a new round, or another camera)."""
+        with self._lock:
+            self._forget()
+
+    def _forget(self) -> None:
         self._frames: deque[tuple[dict[Key, CardDetection], tuple[Conflict, ...]]] = deque(maxlen=self.window)
         self._seats: set[str] = set()
         self._present: set[Key] = set()
@@ -87,13 +96,17 @@ class Stabiliser:
         A timestamp earlier than the previous one (a replayed video), a frame after a pause, and a frame of
         another size than the one before start afresh (see the module docstring).
         """
+        with self._lock:
+            return self._update(reading, timestamp)
+
+    def _update(self, reading: FrameReading, timestamp: float) -> StableReading:
         size = (reading.width, reading.height)
         if self._last_time is not None:
             interval = timestamp - self._last_time
             paused = interval > max(PAUSE_SECONDS, PAUSE_FACTOR * (self._interval or 0.0))
             resized = all(size) and all(self._size) and size != self._size
             if interval < 0 or paused or resized:
-                self.reset()
+                self._forget()
             self._interval = interval if interval >= 0 else None  # a pause too: the next one is judged by it
         self._last_time = timestamp
         self._size = size if all(size) else self._size
@@ -112,7 +125,9 @@ class Stabiliser:
 
     def agrees(self, reading: FrameReading) -> bool:
         """Whether ``reading`` shows exactly the cards, in their places, that the stabilised reading holds now."""
-        return set(_places(reading)) == self._present
+        places = set(_places(reading))
+        with self._lock:
+            return places == self._present
 
     def _vote(self, counts: Counter[Key]) -> set[Key]:
         kept = {key for key in self._present if counts[key] >= self.leave_count}
