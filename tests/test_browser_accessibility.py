@@ -126,6 +126,9 @@ def test_no_serious_or_critical_axe_violations_on_any_page(tmp_path: Path, brows
         add_round(page, base, match_id)
         page.reload()
         deal(page)
+        # each card's chip says whose hand it lies in: a list of the buttons read "A♣: correct it" alike in every hand
+        for name in ("A♣ in Ann's hand (typed): correct it", "A♦ in Bob's hand (typed): correct it"):
+            expect(page.get_by_role("button", name=name, exact=True)).to_have_count(1)
         page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
         page.click("#knock-1")
         expect(page.locator("#proposal .outcome")).to_contain_text("Ann scores 18. Ann discards K♦.")
@@ -192,6 +195,38 @@ def focused(page: Any) -> str:
                 + ` [${a.getAttribute('aria-label') ?? ''}]`; }"""
     )
     return where
+
+
+def said_by(page: Any, selector: str) -> list[str]:
+    """How a screen reader comes to read the element: "focus" where it has the keyboard's focus, "live" where the
+    nearest live region around it (aria-live, or an alert's or status's role) is not off. A message said both ways is
+    read twice."""
+    ways: list[str] = page.locator(selector).evaluate(
+        """(line) => {
+            const ways = line === document.activeElement ? ["focus"] : [];
+            const implied = { alert: "assertive", status: "polite", log: "polite" };
+            for (let node = line; node; node = node.parentElement) {
+                const live = node.getAttribute("aria-live") ?? implied[node.getAttribute("role")];
+                if (live) return live === "off" ? ways : [...ways, "live"];
+            }
+            return ways;
+        }"""
+    )
+    return ways
+
+
+def focus_in_view(page: Any) -> bool:
+    """Whether the focused element lies within the window, from top to bottom (a keyboard's player sees it), to the
+    pixel (scrolled to the top, its top may lie a fraction of one above the window's), and above a phone's pinned
+    totals bar, which covers the window's foot."""
+    seen: bool = page.evaluate(
+        "() => { const box = document.activeElement.getBoundingClientRect();"
+        " const bar = document.getElementById('totals-bar');"
+        " const fixed = bar && getComputedStyle(bar).position === 'fixed';"
+        " const foot = fixed ? bar.getBoundingClientRect().top : innerHeight;"
+        " return box.top > -1 && box.bottom < foot + 1; }"
+    )
+    return seen
 
 
 def tab_to(page: Any, selector: str, key: str = "Tab", most: int = 80) -> None:
@@ -421,3 +456,114 @@ def test_a_confirm_refused_puts_the_focus_on_the_error_that_says_why(base: str, 
     page.keyboard.press("Enter")
     expect(page.locator("#table-error")).to_contain_text("the database is locked")
     expect(page.locator("#table-error")).to_be_focused()
+    assert said_by(page, "#table-error") == ["focus"]  # read from the focus alone, not by a live region too
+
+
+def test_each_message_is_said_once_by_the_focus_or_by_its_live_region(base: str, browser: Any) -> None:
+    """The notice was an alert and was also focused (after Confirm, or its own Undo): a screen reader read it twice.
+    Now a message the focus goes on to is read from there, and one left where it appears (the focus kept on the button
+    pressed) by its live region. The sheet, drawn again after each change, was a live region too: its every row and
+    total was read after the notice that says what changed."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport=DESKTOP)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    created = page.request.post(f"{base}/api/matches", data={"players": ["Ann", "Bob"], "dealer": "Bob"})
+    page.goto(f"{base}/matches/{created.json()['id']}")
+    deal(page)
+    page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
+
+    page.focus("#clear-hands")
+    page.keyboard.press("Enter")
+    expect(page.locator("#notice")).to_contain_text("Table cleared")
+    expect(page.locator("#clear-hands")).to_be_focused()
+    assert said_by(page, "#notice") == ["live"]
+    page.locator("#notice button", has_text="Undo").focus()
+    page.keyboard.press("Enter")  # the cards back, the notice gone
+    expect(page.locator("#chips-1 .chip")).to_have_count(11)
+
+    page.route("**/api/score", lambda route: route.fulfill(status=503, json={"error": "the server is busy"}))
+    page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
+    page.focus("#knock-1")
+    page.keyboard.press("Enter")
+    expect(page.locator("#table-error")).to_contain_text("the server is busy")
+    expect(page.locator("#knock-1")).to_be_focused()
+    assert said_by(page, "#table-error") == ["live"]
+    page.unroute("**/api/score")
+
+    page.keyboard.press("Enter")
+    expect(page.locator("#confirm-round")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet: Ann +18.")
+    expect(page.locator("#notice")).to_be_focused()
+    assert said_by(page, "#notice") == ["focus"]
+    # the sheet drawn again with its new round is no live region: its every row and total was read after the notice
+    expect(page.locator("#sheet-body table.rounds tbody tr")).to_have_count(1)
+    assert said_by(page, "#sheet-body table.rounds") == []
+    page.locator("#notice button", has_text="Undo round 1").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#notice")).to_contain_text("Round 1 undone")
+    expect(page.locator("#notice")).to_be_focused()
+    assert said_by(page, "#notice") == ["focus"]
+    page.close()
+    assert not errors, errors
+
+
+def test_a_round_played_with_the_keyboard_alone_at_a_phones_size(base: str, browser: Any) -> None:
+    """At 390x844: the last hand's line, focused from its box, lay below the screen's edge once its cards came; a card
+    deleted in the card editor left the focus on the page's body, as did the sheet's Undo of its only round (so the
+    next Tab started over from the top of the page). Two hands holding the knocker's extra card both said "can
+    knock"."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport=PHONE)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    created = page.request.post(f"{base}/api/matches", data={"players": ["Ann", "Bob"], "dealer": "Bob"})
+    page.goto(f"{base}/matches/{created.json()['id']}")
+    page.locator("#knock-1").wait_for(state="attached")
+
+    tab_to(page, "#upcard-input")
+    page.keyboard.type("KS")
+    page.keyboard.press("Enter")
+    tab_to(page, "#hand-1")
+    page.keyboard.type(KNOCK["Ann"] + " KD")
+    page.keyboard.press("Enter")
+    page.keyboard.type(KNOCK["Bob"] + " 4H")  # a card too many: Bob's 4♥ is still to be taken back
+    page.keyboard.press("Enter")
+    expect(page.locator("#status-2")).to_contain_text(
+        "11 cards, and so does Ann: only the knocker holds 11 (before the discard), the others 10"
+    )
+    expect(page.locator("#status-2")).to_be_focused()
+    assert focus_in_view(page), "Bob's line, focused, is out of view"
+    expect(page.locator("#knock-1")).to_be_disabled()
+
+    tab_to(page, '#chips-2 .chip[data-card="4H"]', key="Shift+Tab")
+    page.keyboard.press("Enter")
+    expect(page.locator("#card-editor")).to_be_visible()
+    tab_to(page, "#editor-delete")
+    page.keyboard.press("Enter")
+    expect(page.locator("#card-editor")).to_be_hidden()
+    expect(page.locator("#chips-2 .chip").first).to_be_focused()  # the first card where the deleted one lay
+
+    page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
+    tab_to(page, "#knock-1", key="Shift+Tab")
+    page.keyboard.press("Enter")
+    expect(page.locator("#confirm-round")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#notice")).to_contain_text("Round 1 is on the sheet: Ann +18.")
+    expect(page.locator("#notice")).to_be_focused()
+
+    tab_to(page, "#sheet-body [data-undo-round]")
+    assert focus_in_view(page), "the sheet's Undo, focused, is under the totals bar"
+    page.keyboard.press("Enter")  # the sheet's only round: its Undo goes with it
+    expect(page.locator("#notice")).to_contain_text("Round 1 undone")
+    expect(page.locator("#notice")).to_be_focused()
+    assert said_by(page, "#notice") == ["focus"]
+    assert focus_in_view(page)
+    page.keyboard.press("Tab")
+    expect(page.locator("#notice button").first).to_have_text("Bring back round 1")
+    expect(page.locator("#notice button").first).to_be_focused()
+    page.close()
+    assert not errors, errors

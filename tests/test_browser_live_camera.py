@@ -11,9 +11,18 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from browser_support import BROWSER_TESTS, DESKTOP, ScaledDetector, camera_table, set_page_hidden
+from browser_support import (
+    BROWSER_TESTS,
+    DESKTOP,
+    MIN_TAP_PX,
+    PHONE,
+    ScaledDetector,
+    camera_table,
+    no_sideways_scroll,
+    set_page_hidden,
+)
 
-from scorer.cards import Card
+from scorer.cards import Card, parse_cards
 from scorer.vision.sharpness import BLURRED
 from scorer.vision.types import CardDetection, Detections, FrameNotRead
 
@@ -30,9 +39,10 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Any]]:
         yield base, browser
 
 
-def new_match(page: Any, base: str) -> str:
+def new_match(page: Any, base: str, players: tuple[str, ...] = ("Ann", "Bob")) -> str:
+    rules = "oklahoma-multi" if len(players) > 2 else "oklahoma"
     created = page.request.post(
-        f"{base}/api/matches", data={"players": ["Ann", "Bob"], "rules": "oklahoma", "dealer": "Bob"}
+        f"{base}/api/matches", data={"players": list(players), "rules": rules, "dealer": players[-1]}
     )
     assert created.status == 201, created.text()
     return f"{base}/matches/{created.json()['id']}"
@@ -231,7 +241,6 @@ def test_a_box_drawn_on_the_live_picture_stays_in_view_while_frames_come(served:
 def test_two_fingers_pan_the_zoomed_picture_on_a_phone(served: tuple[str, Any]) -> None:
     """Zoomed on a phone, the picture showed its top left corner only: it takes no touch gestures (one finger draws a
     missed card), so a swipe to reach the cards drew a box and asked for a card instead. Two fingers now pan it."""
-    from browser_support import PHONE
     from playwright.sync_api import expect
 
     base, browser = served
@@ -387,3 +396,143 @@ def test_a_blurred_frame_says_so_and_keeps_the_cards(tmp_path: Path) -> None:
         camera.moving = False
         expect(status).to_have_text(STABLE)
         assert not errors, errors
+
+
+def test_a_press_on_a_box_dragged_away_and_back_is_a_box_drawn_never_a_tap_as_well(served: tuple[str, Any]) -> None:
+    """The picture's taps and its drawn boxes each followed the pointers on their own: a press on a box dragged away
+    (drawing a box from there) and brought back before it lifted was a box drawn, too small to keep, and a tap as well,
+    opening the card under it. One gesture now: once drawing, it is no tap (``PictureGesture``, tests/js)."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    camera_on(page, new_match(page, base))
+    page.focus("#upcard-input")  # pauses the picture: its boxes stay where they are measured
+    expect(page.locator("#camera-status")).to_contain_text("Paused")
+    box = page.locator('#overlay g.box[data-card="2D"] rect.outline').bounding_box()
+    assert box is not None
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 40, y + 30, steps=4)
+    expect(page.locator("#overlay rect.ghost")).to_have_count(1)
+    page.mouse.move(x + 4, y + 3, steps=4)
+    page.mouse.up()
+    page.wait_for_timeout(300)
+    expect(page.locator("#card-editor")).to_be_hidden()
+    expect(page.locator("#overlay rect.ghost")).to_have_count(0)
+    page.mouse.click(x, y)  # a tap still opens its card
+    expect(page.locator("#editor-title")).to_have_text("Correct 2♦")
+    assert not errors, errors
+
+
+def sideways(cards: str, x: int, top: int) -> list[CardDetection]:
+    """A side player's cards lying sideways, one under the next, from ``top`` down (a 1280 x 720 picture)."""
+    found = parse_cards(cards)
+    return [CardDetection(card, (x, top + 70 * i, x + 120, top + 70 * i + 65), 0.95) for i, card in enumerate(found)]
+
+
+def in_a_row(cards: str, y: int) -> list[CardDetection]:
+    """A player's cards side by side at height ``y``, from x = 300 on (a 1280 x 720 picture)."""
+    found = parse_cards(cards)
+    return [CardDetection(card, (300 + 90 * i, y, 385 + 90 * i, y + 120), 0.95) for i, card in enumerate(found)]
+
+
+FOUR_HANDS = [
+    *in_a_row("7C 7D 7H 7S 8S 9S 2C", 580),  # Ann, at the bottom
+    *sideways("QS 6S KH 3D 5H AD JC", 10, 115),  # Bob, at the left
+    *in_a_row("4C 5C 6C KD 9D 2D 3H", 10),  # Cat, at the top
+    *sideways("AS 2H 3C 4S 5D 6H 8C", 1150, 115),  # Dan, at the right: A♠ in the picture's top right corner
+]
+COVERED_LABELS = """() => [...document.querySelectorAll('#overlay text.label')].filter((label) => {
+        const r = label.getBoundingClientRect();
+        const spots = [[r.left + 2, r.top + 2], [r.right - 2, r.top + 2], [r.left + 2, r.bottom - 2],
+                       [r.right - 2, r.bottom - 2], [(r.left + r.right) / 2, (r.top + r.bottom) / 2]];
+        return spots.some(([x, y]) => !document.elementFromPoint(x, y)?.closest('#overlay'));
+    }).map((label) => label.textContent)"""
+"""The labels on the picture that something else is drawn over at one of their corners or their middle."""
+UNCOVERED_IN_VIEW = """(selector) => {
+        const control = document.querySelector(selector);
+        const r = control.getBoundingClientRect();
+        const middle = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+        return r.top >= 0 && r.bottom <= innerHeight && middle === control;
+    }"""
+"""Whether the control is in the window, nothing drawn over its middle (a phone's pinned totals)."""
+
+
+def four_players_on_camera(page: Any, base: str) -> None:
+    page.goto(new_match(page, base, ("Ann", "Bob", "Cat", "Dan")))
+    page.wait_for_selector("body[data-ready=true]")
+    page.click("#camera-start")
+    page.wait_for_function(
+        f"() => document.querySelectorAll('#overlay g.box').length === {len(FOUR_HANDS)}", timeout=30_000
+    )
+
+
+def test_no_control_covers_a_cards_label_with_four_players(tmp_path: Path) -> None:
+    """With four players at 390 px the Zoom button, drawn over the picture's top right corner, covered the labels of
+    Dan's top cards (A♠, 2♥ at the right edge). It is above the picture now, at every width, in view when zoomed."""
+    from playwright.sync_api import expect
+
+    with camera_table(tmp_path, ScaledDetector(FOUR_HANDS)) as (base, browser):
+        errors: list[str] = []
+        for viewport in (PHONE, DESKTOP):
+            page = browser.new_context(viewport=viewport, has_touch=viewport == PHONE).new_page()
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            four_players_on_camera(page, base)
+            labels = page.locator("#overlay text.label")
+            expect(labels.filter(has_text="A♠")).to_have_count(1)  # Dan's top card's label is drawn
+            assert page.evaluate(COVERED_LABELS) == [], viewport
+            page.locator("#zoom").click()
+            expect(page.locator("#zoom")).to_have_text("Zoom 2×")
+            assert page.evaluate(UNCOVERED_IN_VIEW, "#zoom"), "the picture grown by the zoom hid its button"
+            page.context.close()
+        assert not errors, errors
+
+
+SIDEWAYS_PHONE = {"width": PHONE["height"], "height": PHONE["width"]}
+PICTURE_IN_VIEW = """() => {
+    const view = document.querySelector('.stage-scroll').getBoundingClientRect();
+    const svg = document.getElementById('overlay').getBoundingClientRect();
+    const box = document.querySelector('#overlay g.box rect.outline').getBoundingClientRect();
+    const hit = document.querySelector('#overlay rect.hit').getBoundingClientRect();
+    const video = document.getElementById('video');
+    return {
+        whole: svg.top >= view.top - 0.5 && svg.bottom <= view.bottom + 0.5,
+        boxInView: box.top >= view.top && box.bottom <= view.bottom && box.left >= view.left && box.right <= view.right,
+        tapTarget: Math.min(hit.width, hit.height),
+        shape: svg.width / svg.height,
+        picture: video.videoWidth / video.videoHeight,
+    };
+}"""
+"""Whether the picture is whole in its scroll box (one finger draws on it: it cannot be scrolled to what is hidden),
+the card's box in view, its tap target's smaller side, and the shapes of what is drawn over and of the picture."""
+
+
+def test_a_phone_turned_sideways_shows_the_whole_picture_with_full_size_tap_targets(served: tuple[str, Any]) -> None:
+    """A phone turned sideways (844 x 390) showed the picture full width in a box 75% of the screen tall: its lower
+    part, where the first player's cards lie, was cut off, and one finger on it draws, so it could not be scrolled
+    into view. The picture now fits that height, as narrow as it makes it (the bars beside it scroll the page), its
+    tap targets still 32 px."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True).new_page()
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    camera_on(page, new_match(page, base))
+    for viewport in (SIDEWAYS_PHONE, PHONE):  # turned sideways, then back
+        page.set_viewport_size(viewport)
+        page.wait_for_timeout(500)  # the boxes drawn again for the new size
+        shown = page.evaluate(PICTURE_IN_VIEW)
+        assert shown["whole"] and shown["boxInView"], (viewport, shown)
+        assert shown["tapTarget"] >= MIN_TAP_PX - 0.5, (viewport, shown)
+        assert shown["shape"] == pytest.approx(shown["picture"], rel=0.02), "drawn over the picture, no bars beside"
+        no_sideways_scroll(page, f"the camera at {viewport}")
+    page.focus("#upcard-input")  # paused: the box stays where it is measured
+    box = page.locator("#overlay g.box rect.outline").bounding_box()
+    assert box is not None
+    page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    expect(page.locator("#editor-title")).to_have_text("Correct 2♦")
+    assert not errors, errors

@@ -188,8 +188,35 @@ test("wrong card counts are flagged as the server says", () => {
   const status = handStatus(state, 0);
   assert.equal(status.wrongCount, true);
   assert.equal(status.canKnock, false);
-  assert.equal(status.text, `${problem} · deadwood 5`);
+  assert.equal(status.text, problem, "what is wrong, not a deadwood to score");
+  assert.equal(status.whyNot, problem);
   assert.equal(handStatus(state, 1).wrongCount, false, "an empty hand is not flagged, nor may it knock");
+});
+
+test("two hands holding the knocker's extra card both say so, not that they can knock", () => {
+  const three = { ...match, players: ["Ann", "Bob", "Cat"], hand_size: 7 };
+  const cat = "2C 3C 4C 5D 6D 7D 8D".split(" ");
+  let state = initialState(three, seating);
+  state = setPlace(setPlace(setPlace(state, 0, ANN.slice(0, 8)), 1, BOB.slice(0, 8)), 2, cat);
+  const answer = { knock_limit: 10, players: {
+    Ann: { can_knock: true, deadwood_points: 4, discard: "2D", problem: null },
+    Bob: { can_knock: true, deadwood_points: 10, discard: "7S", problem: null },
+    Cat: { can_knock: false, deadwood_points: 26, problem: null },
+  } };
+  state = { ...state, arrangement: { key: tableKey(state), answer } };
+  const said = "only the knocker holds 8 (before the discard), the others 7";
+  assert.deepEqual(handStatus(state, 0), { text: `8 cards, and so does Bob: ${said}`, wrongCount: true, canKnock: false, whyNot: `8 cards, and so does Bob: ${said}` });
+  assert.equal(handStatus(state, 1).text, `8 cards, and so does Ann: ${said}`);
+  assert.equal(handStatus(state, 2).text, "7 cards · deadwood 26 · over the knock limit 10", "a hand of the dealt size keeps its line");
+  // Cat's hand an eighth card too: each of the three names the other two
+  state = setPlace(state, 2, [...cat, "KH"]);
+  state = { ...state, arrangement: { key: tableKey(state), answer } };
+  assert.equal(handStatus(state, 2).text, `8 cards, and so do Ann and Bob: ${said}`);
+  // Bob's eighth card gone back: Ann is the knocker, her line as before
+  state = setPlace(setPlace(state, 1, BOB.slice(0, 7)), 2, cat);
+  state = { ...state, arrangement: { key: tableKey(state), answer } };
+  assert.equal(handStatus(state, 0).text, "8 cards · deadwood 4 · discards 2♦ · can knock");
+  assert.equal(handStatus(state, 0).canKnock, true);
 });
 
 test("the knocker's line says the discard and deadwood the proposed knock is scored with", () => {

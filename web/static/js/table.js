@@ -9,8 +9,8 @@ import { pretty } from "./cards.js";
 import { CardEditor, CardGrid, RenameDialog, RoundEditor } from "./table/dialogs.js";
 import { LiveTable } from "./table/live.js";
 import { groupsFor } from "./laydown.js";
-import { enableDrawing, enableTaps } from "./table/overlay.js";
-import { buildHands, focusLine, render } from "./table/render.js";
+import { enablePicture } from "./table/overlay.js";
+import { buildHands, focusLine, focusLost, render } from "./table/render.js";
 import { STALE, Sequencer, Store } from "./table/sequence.js";
 import {
   OUT,
@@ -80,28 +80,33 @@ const setError = (message) => {
 // A notice: its text and its buttons, the last one OK (`dismiss`), which only closes it.
 const noticeOf = (text, extra = []) =>
   ({ text, actions: [...extra, { label: "OK", dismiss: true, action: () => update((s) => ({ ...s, notice: null })) }] });
-/** Say `text` in the notice (with buttons `extra`), brought into view unless `unasked` (news no tap here asked for). */
+/**
+ * Say `text` in the notice (with buttons `extra`), brought into view unless `unasked` (news no tap here asked for: it
+ * never takes the focus either, `renderNotice`).
+ */
 const notify = (text, extra = [], { unasked = false } = {}) => {
-  update((state) => ({ ...state, notice: noticeOf(text, extra) }));
+  update((state) => ({ ...state, notice: { ...noticeOf(text, extra), unasked } }));
   if (!unasked) reveal($("notice"));
 };
 
 /**
- * Say a change of the sheet made on another device (`match`, the sheet now). A notice still offering something (an
+ * Say a change of the sheet made on another device (`said`; `match`, the sheet now), as news no tap here asked for
+ * (`unasked`: its live region reads it, the focus stays where it is). A notice still offering something (an
  * Undo just offered, a question about the cards) is not replaced: the news follows its text and its buttons stay,
  * since the players may still want them, but for a way back the change elsewhere has made impossible (`holds`: an
  * Undo of a round no longer the last, a version to put back into a sheet that changed), which would only be refused.
  * Later news replaces the earlier news there, not the offer.
  */
-function tell(news, match) {
+function tell(said, match) {
   update((state) => {
     const shown = state.notice?.offer ?? state.notice; // the notice as it was before any news followed it
-    if (!shown?.actions.some((action) => !action.dismiss)) return { ...state, notice: noticeOf(news) };
+    const news = { ...noticeOf(said), unasked: true };
+    if (!shown?.actions.some((action) => !action.dismiss)) return { ...state, notice: news };
     const offer = { ...shown, actions: shown.actions.filter((action) => !action.holds || action.holds(match)) };
     // an offer the change elsewhere has made impossible goes with its words ("Round 2 is on the sheet: Ann +18.
     // On another device: round 2 undone" said both)
-    if (!offer.actions.some((action) => !action.dismiss)) return { ...state, notice: noticeOf(news) };
-    return { ...state, notice: { ...offer, text: `${shown.text} ${news}`, offer } };
+    if (!offer.actions.some((action) => !action.dismiss)) return { ...state, notice: news };
+    return { ...state, notice: { ...offer, text: `${shown.text} ${said}`, offer, unasked: true } };
   });
 }
 
@@ -318,15 +323,6 @@ async function arrange() {
 function typing() {
   const active = document.activeElement;
   return active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement || Boolean(active?.isContentEditable);
-}
-
-/**
- * Whether the keyboard's focus was taken away by what its button did (the button hidden, disabled or drawn anew): the
- * browser leaves it on the page's body, unseen, and a keyboard's next Tab starts over from the top of the page.
- */
-function focusLost() {
-  const active = document.activeElement;
-  return !active || active === document.body || !active.isConnected || active.disabled || !active.getClientRects().length;
 }
 
 /** The focus, where it was lost, on the first of `targets` shown with something to say (the notice, an error line). */
@@ -619,6 +615,9 @@ async function undoRound(number) {
  */
 function sayUndone(before, match, number, more = "") {
   update((state) => ({ ...withNewerMatch(state, match), confirmed: null, error: "" }));
+  // the sheet's Undo, pressed on its only round, goes with it (the sheet drawn anew has no round to undo): the focus
+  // goes on to the notice that says so, with its Bring back, not to the page's body once the sheet is drawn
+  if (!match.rounds.length && document.activeElement?.matches("#sheet-body [data-undo-round]")) document.activeElement.blur();
   sayChange({ how: "undone", number }, before, match, more);
 }
 
@@ -851,10 +850,10 @@ function init() {
   render(store.state, null, actions);
   const kept = typedCardsKept();
   if (kept.cards.length || Object.keys(kept.unread).length) update((state) => ({ ...withIds(state, kept.cards), unread: kept.unread }));
-  if (data.notices.length) notify(data.notices.join(" ")); // what the page that sent the players here had to say
+  // what the page that sent the players here had to say: read by its live region, the focus left at the page's top
+  if (data.notices.length) notify(data.notices.join(" "), [], { unasked: true });
   scheduleArrange();
-  enableDrawing(() => store.state, drawnBox);
-  enableTaps(actions.openEditor);
+  enablePicture(() => store.state, { onCard: actions.openEditor, onBox: drawnBox });
   $("upcard-input").addEventListener("focus", () => live.freeze());
   $("upcard-input").addEventListener("change", (event) => typeCards(UPCARD, event.target.value));
   $("upcard-input").addEventListener("keydown", (event) => {

@@ -6,7 +6,7 @@ import { DECK, RANKS, SUITS, SUIT_SYMBOLS, parseCard, pretty } from "../cards.js
 import { describeLayDown, givenLayDown } from "../laydown.js";
 import { byName } from "../names.js";
 import { el } from "../sheet.js";
-import { placeLabel } from "./render.js";
+import { focusLine, placeLabel } from "./render.js";
 import { OUT, UPCARD, cardsAt, findCard, placeName, players, upcardOf } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
@@ -21,6 +21,7 @@ export class CardEditor {
     this.fresh = null;
     this.confirmedMove = null; // the card the player agreed to move out of another hand
     this.opener = null; // what had the focus when the editor opened
+    this.home = null; // where the opener lies: a row of chips, or the picture (`restoreFocus`)
     const text = $("editor-text");
     const setPart = (part, value) => {
       const current = parseCard(text.value) ?? "";
@@ -52,17 +53,19 @@ export class CardEditor {
    * Back to the card that was being corrected. The browser returns the focus to the chip or box that opened the
    * editor, but that one is drawn anew when its card is selected or changed: the focus was left on nothing, and a
    * keyboard's next Tab started over from the top of the page. Now it goes to the card as drawn now (wherever it
-   * was moved), else to the first card where it was.
+   * was moved), else to the first card where it was, else (its hand left without a card) to the hand's line. Where it
+   * was is found as the editor opens: a card deleted is gone from its row, which a chip drawn apart no longer names.
    */
   restoreFocus() {
-    const { opener, entryId } = this;
+    const { opener, home, entryId } = this;
     this.opener = null;
+    this.home = null;
     const lost = document.activeElement === document.body || $("card-editor").contains(document.activeElement);
     if (!opener || opener.isConnected || !lost) return;
     const card = (scope, id = "") => scope?.querySelector(`button.chip[data-id${id}], g.box[data-id${id}]`);
-    const home = opener.closest(".chips, #overlay"); // a row of chips, or the picture: never drawn anew
     const target = (entryId !== null && card(document, `="${entryId}"`)) || card(home);
-    target?.focus({ preventScroll: true });
+    if (target) target.focus({ preventScroll: true });
+    else focusLine(home?.closest(".hand")?.querySelector(".status"));
   }
 
   highlight() {
@@ -80,6 +83,7 @@ export class CardEditor {
     this.entryId = entry?.id ?? null;
     this.fresh = entry ? null : fresh;
     this.opener = document.activeElement;
+    this.home = this.opener?.closest(".chips, #overlay") ?? null; // never drawn anew
     const places = [...players(state).map((_, index) => index), UPCARD, OUT];
     $("editor-seat").replaceChildren(...places.map((place) => el("option", { value: String(place), text: placeLabel(state, place) })));
     $("editor-title").textContent = entry ? `Correct ${pretty(entry.card)}` : "Add a missed card";

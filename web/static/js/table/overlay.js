@@ -85,6 +85,15 @@ export function nearestBox(point, targets) {
   return best?.id ?? null;
 }
 
+/**
+ * Frame pixels per CSS pixel of the picture as shown. The SVG fits the frame in its box as the picture does when its
+ * height is capped (preserveAspectRatio "meet", object-fit: contain): by the width alone, labels and tap targets of a
+ * picture narrower than its box (a phone turned sideways) came out smaller than they are meant to be.
+ */
+function frameScale(svg, { width, height }) {
+  return Math.max(width / Math.max(1, svg.clientWidth || width), height / Math.max(1, svg.clientHeight || height));
+}
+
 /** Draw every card's box over the picture (the SVG's viewBox is the frame's pixel size). */
 export function drawOverlay(state) {
   const svg = document.getElementById("overlay");
@@ -94,7 +103,8 @@ export function drawOverlay(state) {
   }
   const { width, height } = state.frame;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
-  const scale = width / Math.max(1, svg.clientWidth || width); // frame pixels per CSS pixel
+  svg.parentElement.style.setProperty("--picture-aspect", `${width} / ${height}`); // the stage as wide as the picture
+  const scale = frameScale(svg, state.frame);
   const stroke = Math.max(2, 2 * scale);
   const boxed = state.cards.filter((entry) => entry.box);
   const fontSize = LABEL_PX * scale;
@@ -124,7 +134,7 @@ export function drawOverlay(state) {
   });
   const selected = boxes.filter((group) => Number(group.dataset.id) === state.selected);
   const outlines = groupOutlines(state.groups, SVG_NS, stroke);
-  // a box being drawn (`enableDrawing`) stays on top: the live camera redraws the boxes with every frame, mid-drag
+  // a box being drawn (`enablePicture`) stays on top: the live camera redraws the boxes with every frame, mid-drag
   const drawing = svg.querySelector("rect.ghost");
   svg.replaceChildren(...outlines, ...hits, ...boxes.filter((group) => !selected.includes(group)), ...selected, ...texts,
     ...(drawing ? [drawing] : []));
@@ -147,13 +157,117 @@ function swallowTheTapsClick(x, y) {
 }
 
 /**
- * Taps and keys on the boxes open the editor for that card (one listener for the whole overlay). The live camera
- * redraws the boxes with every frame (a few a second), and a box replaced while the finger is down gets no click:
- * so a tap is the box it went down on, taken when the finger (or the main mouse button) lifts near where it went
- * down, and the click that may follow it is that tap's. A click with no press before it (a keyboard, a screen
- * reader) opens its box too.
+ * One gesture on the picture at a time, followed from its pointers' events: the fingers on it are counted once, for
+ * taps, drawn boxes and the two-finger pan alike (counted twice, a pointer's end taken by one count and missed by the
+ * other left a tap or a pan stuck). A pointer pressed alone (a finger, the main mouse button) on a card's box is a tap
+ * of it until it moves further than one, when it draws a box from where it went down (in a fan a missed card's strip
+ * lies within its neighbour's box); pressed off every box, it draws at once. A second finger makes the gesture a pan of
+ * the two: the tap or the box begun is no more, and nothing starts again until every finger has lifted.
+ *
+ * `act` does what the gesture means: `tap(box, pointer)`, `draw(from, pointer)` (a box begun at `from`, the press's
+ * picture point), `drawTo(pointer)`, `drawn(pointer)` (let go: the box is made), `undraw()` (the box begun is no box),
+ * `pan(dx, dy)` (scroll by the fingers' midpoint's move). Pointers are the events' {pointerId, pointerType, isPrimary,
+ * clientX, clientY, button, buttons}.
  */
-export function enableTaps(onCard) {
+export class PictureGesture {
+  constructor(act) {
+    this.act = act;
+    this.touches = new Map(); // pointerId -> {x, y}: the fingers on the picture
+    this.press = null; // {pointer, x, y, box, from, drawing}: the one pointer pressed
+    this.pan = null; // {x, y}: the two fingers' midpoint, as last scrolled to
+  }
+
+  /** `box`: the id of the card's box it went down on, or null; `from`: where on the picture (null: no picture, so
+   * no box to draw). */
+  down(pointer, { box, from }) {
+    if (pointer.pointerType === "touch") {
+      if (pointer.isPrimary) this.touches.clear(); // the only finger on the screen: one still counted lifted unseen
+      this.touches.set(pointer.pointerId, { x: pointer.clientX, y: pointer.clientY });
+    }
+    this.endPress(); // a press left over (let go outside the window) starts nothing more
+    if (this.touches.size >= 2) {
+      this.pan = this.midpoint();
+      return;
+    }
+    if (pointer.button !== 0 || (box === null && from === null)) return;
+    this.press = { pointer: pointer.pointerId, x: pointer.clientX, y: pointer.clientY, box, from, drawing: false };
+    if (box === null) this.startDrawing(pointer);
+  }
+
+  move(pointer) {
+    if (this.touches.has(pointer.pointerId)) this.touches.set(pointer.pointerId, { x: pointer.clientX, y: pointer.clientY });
+    if (this.pan) {
+      if (this.touches.size < 2) return;
+      const now = this.midpoint();
+      this.act.pan(this.pan.x - now.x, this.pan.y - now.y);
+      this.pan = now;
+      return;
+    }
+    const press = this.press;
+    if (press?.pointer !== pointer.pointerId) return;
+    if (!press.drawing) {
+      if (!(pointer.buttons & 1)) { // let go outside the picture: no drag to come
+        this.press = null;
+        return;
+      }
+      if (Math.hypot(pointer.clientX - press.x, pointer.clientY - press.y) <= TAP_SLOP_PX) return;
+      if (press.from === null) { // moved off the box with no picture to draw on: no tap either
+        this.press = null;
+        return;
+      }
+      this.startDrawing(pointer);
+    }
+    this.act.drawTo(pointer);
+  }
+
+  up(pointer) {
+    this.lift(pointer);
+    const press = this.press;
+    if (press?.pointer !== pointer.pointerId) return;
+    this.press = null;
+    if (press.drawing) this.act.drawn(pointer);
+    else if (Math.hypot(pointer.clientX - press.x, pointer.clientY - press.y) <= TAP_SLOP_PX) this.act.tap(press.box, pointer);
+  }
+
+  /** The browser took the pointer back (a system gesture, a palm): whatever it was doing is undone. */
+  cancel(pointer) {
+    this.lift(pointer);
+    if (this.press?.pointer === pointer.pointerId) this.endPress();
+  }
+
+  lift(pointer) {
+    this.touches.delete(pointer.pointerId);
+    if (this.pan) this.pan = this.touches.size >= 2 ? this.midpoint() : null; // a third finger lifted: the two left pan
+  }
+
+  startDrawing(pointer) {
+    this.press.drawing = true;
+    this.act.draw(this.press.from, pointer);
+  }
+
+  endPress() {
+    if (this.press?.drawing) this.act.undraw();
+    this.press = null;
+  }
+
+  midpoint() {
+    const [a, b] = this.touches.values();
+    return { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+  }
+}
+
+/**
+ * The picture's boxes answer taps, keys and drags, and two fingers pan it zoomed (it takes no touch gestures of its own,
+ * css touch-action: one finger draws, and on a phone the zoomed picture was stuck at its top left).
+ *
+ * A tap or a key on a box opens its card (`onCard(id)`). The live camera redraws the boxes with every frame (a few a
+ * second), and a box replaced while the finger is down gets no click: so a tap is the box it went down on, taken when
+ * the finger (or the main mouse button) lifts near where it went down, and the click that may follow it is that
+ * tap's. A click with no press before it (a keyboard, a screen reader) opens its box too. A drag draws a box around a
+ * card the detector missed: `onBox(box)` gets it in frame pixels. A pointer's move, lift and cancel are followed on
+ * the window: the box it went down on may be gone from the picture (redrawn), and the finger lifted off the picture.
+ */
+export function enablePicture(getState, { onCard, onBox }) {
   const svg = document.getElementById("overlay");
   const idOf = (event) => {
     if (!event.target.matches?.("rect.hit")) return Number(event.target.closest("[data-id]")?.dataset.id ?? NaN);
@@ -166,27 +280,52 @@ export function enableTaps(onCard) {
     });
     return nearestBox(point, targets) ?? Number(event.target.dataset.id);
   };
-  let pressed = null; // {id, pointer, x, y}: the box the finger or the main button went down on
-  const fingers = new Set(); // the fingers on the picture: two pan it (`enableDrawing`), and tap nothing
+  const toFrame = (event) => new DOMPoint(event.clientX, event.clientY).matrixTransform(svg.getScreenCTM().inverse());
+  let ghost = null; // the box being drawn
+  let start = null; // where it was begun, in frame pixels
+  const undraw = () => {
+    ghost?.remove();
+    ghost = null;
+    start = null;
+  };
+  const gesture = new PictureGesture({
+    tap(id, pointer) {
+      swallowTheTapsClick(pointer.clientX, pointer.clientY);
+      onCard(id);
+    },
+    draw(from, pointer) {
+      start = from;
+      ghost = svgNode("rect", { class: "ghost" });
+      svg.append(ghost);
+      svg.setPointerCapture(pointer.pointerId);
+    },
+    drawTo(pointer) {
+      const point = toFrame(pointer);
+      ghost.setAttribute("x", Math.min(start.x, point.x));
+      ghost.setAttribute("y", Math.min(start.y, point.y));
+      ghost.setAttribute("width", Math.abs(point.x - start.x));
+      ghost.setAttribute("height", Math.abs(point.y - start.y));
+    },
+    drawn(pointer) {
+      const point = toFrame(pointer);
+      const box = [Math.min(start.x, point.x), Math.min(start.y, point.y), Math.max(start.x, point.x), Math.max(start.y, point.y)];
+      undraw();
+      const frame = getState().frame;
+      if (!frame) return; // the camera stopped (or ended) while the box was drawn: no picture to add it to
+      const least = MIN_DRAWN_PX * frameScale(svg, frame);
+      if (box[2] - box[0] < least || box[3] - box[1] < least) return;
+      onBox(box.map((v) => Math.round(v)));
+    },
+    undraw,
+    pan: (dx, dy) => svg.closest(".stage-scroll")?.scrollBy(dx, dy),
+  });
   svg.addEventListener("pointerdown", (event) => {
-    if (event.pointerType === "touch") fingers.add(event.pointerId);
     const id = idOf(event);
-    pressed = event.button === 0 && fingers.size < 2 && !Number.isNaN(id)
-      ? { id, pointer: event.pointerId, x: event.clientX, y: event.clientY } : null;
+    gesture.down(event, { box: Number.isNaN(id) ? null : id, from: getState().frame ? toFrame(event) : null });
   });
-  svg.addEventListener("pointerup", (event) => {
-    fingers.delete(event.pointerId);
-    const press = pressed;
-    pressed = null;
-    if (!press || press.pointer !== event.pointerId) return;
-    if (Math.hypot(event.clientX - press.x, event.clientY - press.y) > TAP_SLOP_PX) return;
-    swallowTheTapsClick(event.clientX, event.clientY);
-    onCard(press.id);
-  });
-  svg.addEventListener("pointercancel", (event) => {
-    fingers.delete(event.pointerId);
-    pressed = null;
-  });
+  window.addEventListener("pointermove", (event) => gesture.move(event));
+  window.addEventListener("pointerup", (event) => gesture.up(event));
+  window.addEventListener("pointercancel", (event) => gesture.cancel(event));
   svg.addEventListener("click", (event) => {
     const id = idOf(event);
     if (!Number.isNaN(id)) onCard(id);
@@ -197,100 +336,5 @@ export function enableTaps(onCard) {
       event.preventDefault();
       onCard(id);
     }
-  });
-}
-
-/**
- * Drag on the picture to draw a box around a card the detector missed; `onBox(box)` gets it in frame pixels. A drag
- * may start on another card's box (in a fan a missed card's strip lies within its neighbour's box): a press there is a
- * tap (`enableTaps`) unless it moves further than one, when it draws from where it went down. Two fingers pan the
- * zoomed picture: it takes no touch gestures of its own (one finger draws), and on a phone it was stuck at its top left.
- */
-export function enableDrawing(getState, onBox) {
-  const svg = document.getElementById("overlay");
-  let start = null;
-  let ghost = null;
-  let pressed = null; // {point, x, y}: a press on a box, a tap or the start of a drawn box
-  let drawer = null; // the pointer (mouse, pen or finger) pressed or drawing
-  // Two fingers pan the zoomed picture (one draws: the picture takes no touch gestures of its own, css touch-action)
-  const fingers = new Map(); // pointerId -> {x, y}: the fingers on the picture
-  let pan = null; // {x, y}: the two fingers' midpoint, as last scrolled to
-  const midpoint = () => {
-    const [a, b] = fingers.values();
-    return { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
-  };
-  const drop = () => {
-    pressed = null;
-    ghost?.remove();
-    start = null;
-    drawer = null;
-  };
-  const toFrame = (event) => {
-    const point = svg.createSVGPoint();
-    point.x = event.clientX;
-    point.y = event.clientY;
-    return point.matrixTransform(svg.getScreenCTM().inverse());
-  };
-  const begin = (event, point) => {
-    start = point;
-    ghost = svgNode("rect", { class: "ghost" });
-    svg.append(ghost);
-    svg.setPointerCapture(event.pointerId);
-  };
-  svg.addEventListener("pointerdown", (event) => {
-    if (event.pointerType === "touch") fingers.set(event.pointerId, { x: event.clientX, y: event.clientY });
-    if (fingers.size >= 2) { // a second finger: the two pan the picture, and the box begun is no box
-      drop();
-      pan = midpoint();
-      return;
-    }
-    if (!getState().frame) return;
-    drawer = event.pointerId;
-    if (event.target.closest("[data-id]")) pressed = { point: toFrame(event), x: event.clientX, y: event.clientY };
-    else begin(event, toFrame(event));
-  });
-  svg.addEventListener("pointercancel", (event) => {
-    fingers.delete(event.pointerId);
-    if (fingers.size < 2) pan = null;
-    drop();
-  });
-  svg.addEventListener("pointermove", (event) => {
-    if (fingers.has(event.pointerId)) fingers.set(event.pointerId, { x: event.clientX, y: event.clientY });
-    if (pan) {
-      if (fingers.size < 2) return;
-      const now = midpoint();
-      svg.closest(".stage-scroll")?.scrollBy(pan.x - now.x, pan.y - now.y);
-      pan = now;
-      return;
-    }
-    if (event.pointerId !== drawer) return;
-    if (pressed && !(event.buttons & 1)) pressed = null; // let go outside the picture: no drag to come
-    if (pressed && Math.hypot(event.clientX - pressed.x, event.clientY - pressed.y) > TAP_SLOP_PX) {
-      begin(event, pressed.point);
-      pressed = null;
-    }
-    if (!start) return;
-    const point = toFrame(event);
-    ghost.setAttribute("x", Math.min(start.x, point.x));
-    ghost.setAttribute("y", Math.min(start.y, point.y));
-    ghost.setAttribute("width", Math.abs(point.x - start.x));
-    ghost.setAttribute("height", Math.abs(point.y - start.y));
-  });
-  svg.addEventListener("pointerup", (event) => {
-    fingers.delete(event.pointerId);
-    if (fingers.size < 2) pan = null;
-    if (event.pointerId !== drawer) return;
-    drawer = null;
-    pressed = null;
-    if (!start) return;
-    const point = toFrame(event);
-    const box = [Math.min(start.x, point.x), Math.min(start.y, point.y), Math.max(start.x, point.x), Math.max(start.y, point.y)];
-    ghost.remove();
-    start = null;
-    const frame = getState().frame;
-    if (!frame) return; // the camera stopped (or ended) while the box was drawn: no picture to add it to
-    const scale = frame.width / Math.max(1, svg.clientWidth);
-    if (box[2] - box[0] < MIN_DRAWN_PX * scale || box[3] - box[1] < MIN_DRAWN_PX * scale) return;
-    onBox(box.map((v) => Math.round(v)));
   });
 }

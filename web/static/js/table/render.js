@@ -6,7 +6,7 @@ import { layDownPanel } from "../laydown.js";
 import { byName } from "../names.js";
 import { dressSheet, el, renderSheet } from "../sheet.js";
 import { drawOverlay } from "./overlay.js";
-import { OUT, UPCARD, cardsAt, handStatus, players, tableKey, upcardOf } from "./state.js";
+import { OUT, UPCARD, cardsAt, handStatus, placeName, players, tableKey, upcardOf } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
 const MELD_CLASSES = ["meld-0", "meld-1", "meld-2", "meld-3"];
@@ -39,10 +39,34 @@ function tableColours(state) {
  * The focus put on a line that says what the cards make (a hand's, the upcard's), once the box above it is left with
  * Enter or a button that had it is gone: blurred, it was left on the page's body, unseen, and a keyboard's next Tab
  * started over from the top of the page. A line, not a box (a phone's keyboard would rise) nor a button (the next Enter
- * would press it); Tab goes on from there.
+ * would press it); Tab goes on from there. Brought into view where it is out of it, no further: the last hand's line,
+ * focused from its box at a phone's size, lay below the screen's edge.
  */
 export function focusLine(line) {
-  line?.focus({ preventScroll: true });
+  if (!line) return;
+  line.focus({ preventScroll: true });
+  line.scrollIntoView({ block: "nearest" });
+}
+
+/**
+ * Whether the keyboard's focus was taken away by what its button did (the button hidden, disabled or drawn anew): the
+ * browser leaves it on the page's body, unseen, and a keyboard's next Tab starts over from the top of the page.
+ */
+export function focusLost() {
+  const active = document.activeElement;
+  return !active || active === document.body || !active.isConnected || active.disabled || !active.getClientRects().length;
+}
+
+/**
+ * A message (the notice, the table's error line) drawn by `draw` in `line` and said once. Where the focus goes on to it
+ * (`takes`: the button pressed is gone, or the line had the focus), a screen reader reads it from there, and the live
+ * region around it (`region`) is quiet for it; else the region reads it as it appears (`live`: "polite", "assertive").
+ * Both, and it was read twice: the notice was an alert, and focused.
+ */
+function sayOnce({ region, line, live, takes }, draw) {
+  region.setAttribute("aria-live", takes ? "off" : live);
+  draw();
+  if (takes) focusLine(line);
 }
 
 /** Each hand's box, chips and buttons, by seat; their players' names are drawn by `renderNames`. */
@@ -124,6 +148,7 @@ function renderHands(state, actions) {
   const over = Boolean(state.match.finished);
   const waiting = Boolean(state.arrangement) && state.arrangement.key !== tableKey(state); // arrange() asks again
   $("hands").setAttribute("aria-busy", String(waiting));
+  let redrawn = false; // a hand's chips or line drawn anew: the hands below moved
   players(state).forEach((name, index) => {
     const n = index + 1;
     const entries = cardsAt(state, index);
@@ -132,16 +157,22 @@ function renderHands(state, actions) {
       const asked = state.notice?.typed?.place === index ? state.notice.typed.text : undefined;
       input.value = state.unread[index] ?? state.refused?.[index]?.text ?? asked ?? entries.map((e) => e.card).join(" ");
     }
-    renderChips($(`chips-${n}`), entries, state, colours, actions);
+    redrawn = renderChips($(`chips-${n}`), entries, state, colours, actions) || redrawn;
     const status = handStatus(state, index);
     const line = $(`status-${n}`);
+    const said = line.textContent;
     setLine(line, status.text, waiting);
+    redrawn ||= line.textContent !== said;
     line.classList.toggle("wrong-count", status.wrongCount);
     const knock = $(`knock-${n}`);
     knock.disabled = over || state.saving || !status.canKnock;
     knock.title = status.canKnock || over ? "" : status.whyNot;
     knock.classList.toggle("primary", status.canKnock && !over);
   });
+  // a hand's line with the keyboard's focus (its box left with Enter) kept in view as the answer comes: the chips and
+  // lines drawn above it then pushed it below a phone's screen
+  const focused = document.activeElement;
+  if (redrawn && focused?.matches("#hands .status")) focused.scrollIntoView({ block: "nearest" });
   const input = $("upcard-input");
   const up = upcardOf(state);
   const refused = state.refused?.[UPCARD]; // typed, and no card (or two): the box keeps it, its line says why
@@ -157,25 +188,28 @@ function renderHands(state, actions) {
   renderChips($("out-chips"), outCards, state, colours, actions);
 }
 
-/** Puts a row's chips in only when they differ from those it last put in: the camera's every frame renders the
- * page, and a chip drawn anew under a finger loses the tap (down on one button, up on its replacement). A chip's
- * markup is all it shows, its entry's id included, so the markup as drawn is what is compared. */
+/** Puts a row's chips in only when they differ from those it last put in (answers whether they did): the camera's
+ * every frame renders the page, and a chip drawn anew under a finger loses the tap (down on one button, up on its
+ * replacement). A chip's markup is all it shows, its entry's id included, so the markup as drawn is what is compared. */
 function renderChips(container, entries, state, colours, actions) {
   const chips = entries.map((entry) => chipButton(state, entry, colours, actions));
   const drawn = chips.map((chip) => chip.outerHTML).join("");
-  if (container.dataset.drawn === drawn) return;
+  if (container.dataset.drawn === drawn) return false;
   container.dataset.drawn = drawn;
   // A chip with the keyboard's focus (its colour changes when the table's answer comes): the same card keeps it.
   const focused = container.contains(document.activeElement) ? document.activeElement.dataset.id : null;
   container.replaceChildren(...chips);
   if (focused) chips.find((chip) => chip.dataset.id === focused)?.focus({ preventScroll: true });
+  return true;
 }
 
 function chipButton(state, entry, colours, actions) {
   const chip = cardChip(entry.card, colours.get(entry.card) ?? "", "button");
   chip.type = "button";
   chip.dataset.id = String(entry.id);
-  chip.setAttribute("aria-label", `${pretty(entry.card)}${entry.box ? "" : " (typed)"}: correct it`);
+  // whose it is, said with the card: a list of the page's buttons read "7♥: correct it" alike in every hand
+  const where = entry.place === OUT ? "out of play" : `in ${placeName(state, entry.place)}`;
+  chip.setAttribute("aria-label", `${pretty(entry.card)} ${where}${entry.box ? "" : " (typed)"}: correct it`);
   if (entry.id === state.selected) chip.classList.add("selected");
   chip.addEventListener("click", () => actions.openEditor(entry.id));
   return chip;
@@ -297,20 +331,38 @@ function renderTotals(state) {
   el("span", { class: "bar-target", text: limit ? `${match.goal} · tied: play on` : match.goal }));
 }
 
+/**
+ * The notice, drawn only when it changes (a tap in progress stays). It takes the focus where a button pressed here is
+ * gone (Confirm, Record a draw: `focusLost`) or one of its own was pressed (Undo, OK), and once gone leaves the focus on
+ * the upcard's line; news no tap here asked for (`unasked`: another device's change) leaves the focus where it is.
+ */
 function renderNotice(state, before) {
-  if (before && before.notice === state.notice) return; // redrawn only when it changes: a tap in progress stays
+  if (before && before.notice === state.notice) return;
   const box = $("notice");
-  // its button pressed (Undo, OK) and the notice drawn anew or gone: the focus stays on it, or goes to the upcard's line
   const had = box.contains(document.activeElement);
   box.hidden = !state.notice;
-  if (had) focusLine(state.notice ? box : $("knock-limit"));
-  if (!state.notice) return box.replaceChildren();
+  if (!state.notice) {
+    box.replaceChildren();
+    if (had) focusLine($("knock-limit"));
+    return;
+  }
   const buttons = state.notice.actions.map(({ label, action, primary }) => {
     const button = el("button", { type: "button", class: `button small${primary ? " primary" : ""}`, text: label });
     button.addEventListener("click", action);
     return button;
   });
-  box.replaceChildren(el("span", { text: state.notice.text }), ...buttons);
+  const takes = had || (!state.notice.unasked && focusLost());
+  sayOnce({ region: $("notice-said"), line: box, live: "polite", takes },
+    () => box.replaceChildren(el("span", { text: state.notice.text }), ...buttons));
+}
+
+/** The table's error line, drawn only when it changes: it takes the focus where a button pressed here is gone (a
+ * Confirm the server refused), else its live region says it. */
+function renderError(state, before) {
+  if (before && before.error === state.error) return;
+  const line = $("table-error");
+  const takes = Boolean(state.error) && (document.activeElement === line || focusLost());
+  sayOnce({ region: line, line, live: "assertive", takes }, () => { line.textContent = state.error; });
 }
 
 function renderCamera(state) {
@@ -347,7 +399,7 @@ export function render(state, before, actions) {
   renderProposal(state, actions);
   renderMatchOver(state);
   renderNotice(state, before);
-  $("table-error").textContent = state.error;
+  renderError(state, before);
   if (!before || before.match !== state.match) {
     const sheetActions = { onUndo: actions.undoRound, onEdit: actions.openRoundEditor, onRestore: actions.restoreVersion };
     if (before) renderSheet($("sheet-body"), state.match, sheetActions).then(sayWinner);

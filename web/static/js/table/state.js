@@ -520,7 +520,31 @@ export function restoredAlready(match, version) {
   return sameInput(match.rounds[version.number - 1]?.input, version.input);
 }
 
-/** A hand's line under its chips: card count (with the server's word when the count is wrong), deadwood, knock. */
+/** "Bob", "Bob and Cat", "Bob, Cat and Dan". */
+const namesSaid = (names) => (names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`);
+
+/**
+ * What is wrong with the number of cards in hand `index` (`info`: the server's word on it), in words, or null. The
+ * server says it of a hand alone (fewer cards than dealt, more than a knocker's); the page adds what no hand alone
+ * shows: the knocker alone holds one card more than dealt (before the discard), and two hands of that size both said
+ * "can knock", one of them holding a card that is not its own.
+ */
+function countProblem(state, index, info) {
+  const count = cardsAt(state, index).length;
+  if (!count) return null;
+  if (info?.problem) return info.problem;
+  const size = state.match.hand_size;
+  if (count !== size + 1) return null;
+  const others = players(state).filter((_, other) => other !== index && cardsAt(state, other).length === count);
+  if (!others.length) return null;
+  const does = others.length === 1 ? "does" : "do";
+  return `${count} cards, and so ${does} ${namesSaid(others)}: only the knocker holds ${count} (before the discard), the others ${size}`;
+}
+
+/**
+ * A hand's line under its chips: card count, deadwood, knock. A hand of the wrong size says only what is wrong with
+ * it (how many cards it holds, how many it should): its deadwood and knock read as scorable, and are not.
+ */
 export function handStatus(state, index) {
   const count = cardsAt(state, index).length;
   const answer = state.arrangement?.key === tableKey(state) ? state.arrangement.answer : null;
@@ -531,7 +555,6 @@ export function handStatus(state, index) {
   const scored = state.proposal?.result?.knocker === name ? state.proposal.result : null;
   const deadwood = scored ? byName(scored.players, name)?.deadwood_points : info?.deadwood_points;
   const discard = scored ? scored.discard : info?.discard;
-  const wrongCount = Boolean(info?.problem && count > 0);
   // what was typed there but not read (the server could not be reached) stays said under the box until it is read
   // cards typed there wait for the notice's question (move a card from another hand, or keep it there)
   if (state.notice?.typed?.place === index) {
@@ -543,7 +566,9 @@ export function handStatus(state, index) {
   if (!count && state.unread?.[index] !== undefined) {
     return { text: "typed, not read yet: press Enter in the box to read it", wrongCount: false, canKnock: false, whyNot: "" };
   }
-  const parts = [wrongCount ? info.problem : `${count} card${count === 1 ? "" : "s"}`];
+  const problem = countProblem(state, index, info);
+  if (problem) return { text: problem, wrongCount: true, canKnock: false, whyNot: problem };
+  const parts = [`${count} card${count === 1 ? "" : "s"}`];
   if (count && deadwood !== null && deadwood !== undefined) parts.push(`deadwood ${deadwood}`);
   if (discard) parts.push(`discards ${pretty(discard)}`); // as the chips and the proposal write it
   // why a hand may not knock is said in words (a disabled button's tooltip is never seen on a phone)
@@ -551,6 +576,6 @@ export function handStatus(state, index) {
   if (state.match.finished) {
     if (count) parts.push("the match is over"); // no knock: why the button is grey
   } else if (info?.can_knock) parts.push(info.deadwood_points === 0 ? "can knock: gin" : "can knock");
-  else if (!wrongCount && count && Number.isInteger(limit) && info?.deadwood_points > limit) parts.push(limit === 0 ? "only gin may knock" : `over the knock limit ${limit}`);
-  return { text: parts.join(" · "), wrongCount, canKnock: Boolean(info?.can_knock), whyNot: info?.problem ?? "" };
+  else if (count && Number.isInteger(limit) && info?.deadwood_points > limit) parts.push(limit === 0 ? "only gin may knock" : `over the knock limit ${limit}`);
+  return { text: parts.join(" · "), wrongCount: false, canKnock: Boolean(info?.can_knock), whyNot: "" };
 }
