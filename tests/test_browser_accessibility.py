@@ -187,6 +187,17 @@ def test_no_serious_or_critical_axe_violations_on_any_page(tmp_path: Path, brows
     assert not errors, errors
 
 
+def new_table(browser: Any, base: str, viewport: dict) -> tuple[Any, list[str]]:
+    """A page of ``viewport`` at the table of a new match of Ann and Bob (Bob deals), its hands' boxes drawn, and
+    the list its script errors go to."""
+    page = browser.new_page(viewport=viewport)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{base}/matches/{new_match(page, base)}")
+    page.locator("#knock-1").wait_for(state="attached")
+    return page, errors
+
+
 def focused(page: Any) -> str:
     """The focused element, as `tag#id.class 'text' [aria-label]`."""
     where: str = page.evaluate(
@@ -328,12 +339,7 @@ def test_the_focus_follows_every_action_at_the_table(base: str, browser: Any) ->
     not be moved with the keyboard (a row is no button)."""
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport=DESKTOP)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    created = page.request.post(f"{base}/api/matches", data={"players": ["Ann", "Bob"], "dealer": "Bob"})
-    page.goto(f"{base}/matches/{created.json()['id']}")
-    page.locator("#knock-1").wait_for(state="attached")
+    page, errors = new_table(browser, base, DESKTOP)
 
     tab_to(page, "#upcard-input")
     page.keyboard.type("KS")
@@ -404,11 +410,7 @@ def test_the_card_grid_is_one_tab_stop_its_arrow_keys_moving_between_the_cards(b
     card, its arrow keys moving between the cards as they lie (Up and Down a row of the grid as wrapped)."""
     from playwright.sync_api import expect
 
-    errors: list[str] = []
-    page = browser.new_page(viewport=PHONE)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    created = page.request.post(f"{base}/api/matches", data={"players": ["Ann", "Bob"], "dealer": "Bob"})
-    page.goto(f"{base}/matches/{created.json()['id']}")
+    page, errors = new_table(browser, base, PHONE)
     page.fill("#hand-1", KNOCK["Ann"])
     page.press("#hand-1", "Enter")
     page.locator("#chips-1 .chip").nth(9).wait_for()
@@ -466,11 +468,7 @@ def test_each_message_is_said_once_by_the_focus_or_by_its_live_region(base: str,
     total was read after the notice that says what changed."""
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport=DESKTOP)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    created = page.request.post(f"{base}/api/matches", data={"players": ["Ann", "Bob"], "dealer": "Bob"})
-    page.goto(f"{base}/matches/{created.json()['id']}")
+    page, errors = new_table(browser, base, DESKTOP)
     deal(page)
     page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
 
@@ -517,12 +515,7 @@ def test_a_round_played_with_the_keyboard_alone_at_a_phones_size(base: str, brow
     knock"."""
     from playwright.sync_api import expect
 
-    page = browser.new_page(viewport=PHONE)
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    created = page.request.post(f"{base}/api/matches", data={"players": ["Ann", "Bob"], "dealer": "Bob"})
-    page.goto(f"{base}/matches/{created.json()['id']}")
-    page.locator("#knock-1").wait_for(state="attached")
+    page, errors = new_table(browser, base, PHONE)
 
     tab_to(page, "#upcard-input")
     page.keyboard.type("KS")

@@ -7,6 +7,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,26 @@ from web import create_app, database_path_from_url
 from web.db import DatabaseError, connect, init_db, make_private, migrate, migrations, schema_version
 
 app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
+
+
+@contextlib.contextmanager
+def held_elsewhere(app: Flask, begin: str = "BEGIN EXCLUSIVE") -> Iterator[None]:
+    """The app's database held by another program (the sqlite3 shell inside a transaction) for the block."""
+    holder = sqlite3.connect(app.config["DATABASE"], isolation_level=None)
+    holder.execute(begin)
+    try:
+        yield
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def run_all(threads: list[threading.Thread]) -> None:
+    """Start every thread, then wait for every one."""
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def test_a_new_database_gets_the_newest_schema(app: Flask) -> None:
@@ -62,14 +83,9 @@ def test_a_locked_database_answers_503_and_loses_nothing(tmp_path: Path) -> None
     app = create_app({"DATA_DIR": str(tmp_path), "DATABASE_TIMEOUT": 0.05})
     client = app.test_client()
     match_id = new_match(client)
-    holder = sqlite3.connect(app.config["DATABASE"], isolation_level=None)
-    holder.execute("BEGIN EXCLUSIVE")
-    try:
+    with held_elsewhere(app):
         answer = client.post(f"/api/matches/{match_id}/rounds", json=ROUND)
         assert (answer.status_code, answer.json) == (503, {"error": "database is locked, try again"})
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
     assert client.post(f"/api/matches/{match_id}/rounds", json=ROUND).status_code == 201
     assert client.get(f"/api/matches/{match_id}").json["totals"] == {"Ann": 18, "Bob": 0}
 
@@ -87,17 +103,8 @@ def test_writers_of_a_locked_database_wait_a_bounded_while(tmp_path: Path) -> No
         answer = app.test_client().post(f"/api/matches/{match_id}/rounds", json=ROUND)
         answers.append((answer.status_code, time.monotonic() - began))
 
-    holder = sqlite3.connect(app.config["DATABASE"], isolation_level=None)
-    holder.execute("BEGIN EXCLUSIVE")
-    try:
-        writers = [threading.Thread(target=post) for _ in range(12)]
-        for writer in writers:
-            writer.start()
-        for writer in writers:
-            writer.join()
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
+    with held_elsewhere(app):
+        run_all([threading.Thread(target=post) for _ in range(12)])
     assert [status for status, _ in answers] == [503] * 12
     assert max(took for _, took in answers) < 8 * timeout  # a turn (three timeouts at most), then one: not twelve
     assert app.test_client().get(f"/api/matches/{match_id}").json["rounds"] == []
@@ -282,17 +289,8 @@ def test_writers_of_a_database_held_elsewhere_give_back_their_threads(tmp_path: 
 
     rounds = [(f"/api/matches/{match_id}/rounds", ROUND)] * 8
     matches = [("/api/matches", {"players": ["Ann", "Bob"]})] * 4
-    writers = [threading.Thread(target=write, args=writer) for writer in [*rounds, *matches]]
-    holder = sqlite3.connect(app.config["DATABASE"], isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
-        for writer in writers:
-            writer.start()
-        for writer in writers:
-            writer.join()
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
+    with held_elsewhere(app, "BEGIN IMMEDIATE"):
+        run_all([threading.Thread(target=write, args=writer) for writer in [*rounds, *matches]])
     assert statuses == [503] * 12
     given_back = sorted(took)[: len(took) - app.config["WRITE_WAITERS"]]
     assert max(given_back) < 0.6 * timeout  # each waited a timeout or more; now a fifth of it and a slice
