@@ -1452,14 +1452,16 @@ def test_the_buttons_below_the_hands_stay_put_while_the_table_is_scored_again(ba
     page = phone(browser, errors)
     page.goto(new_match(page, base))
     deal(page, KNOCK, "KS")
-    where = page.locator("#clear-hands").bounding_box()
+    # where the button lies on the page, not in the window: the line focused by Enter is brought into view, a scroll
+    on_page = "(node) => { const box = node.getBoundingClientRect(); return [box.left + scrollX, box.top + scrollY]; }"
+    where = page.locator("#clear-hands").evaluate(on_page)
     page.route("**/api/arrange", lambda route: (page.wait_for_timeout(1500), route.continue_()))
     page.fill("#hand-2", KNOCK["Bob"].replace("7D", "6D"))
     page.press("#hand-2", "Enter")
     expect(page.locator("#chips-2 .chip").last).to_have_text("6♦")
     expect(page.locator("#hands")).to_have_attribute("aria-busy", "true")
     expect(page.locator("#status-2")).not_to_contain_text("deadwood")  # no figure for the cards it no longer holds
-    assert page.locator("#clear-hands").bounding_box() == where
+    assert page.locator("#clear-hands").evaluate(on_page) == where
     expect(page.locator("#hands")).to_have_attribute("aria-busy", "false", timeout=10_000)
     expect(page.locator("#status-2")).to_contain_text("deadwood")
     page.unroute_all(behavior="ignoreErrors")
