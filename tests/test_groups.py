@@ -118,6 +118,40 @@ def test_a_row_spread_from_the_right_under_a_card_larger_than_measured_is_one_gr
 
 
 @pytest.mark.parametrize("seat", [1, 2, 3, 4])
+@pytest.mark.parametrize(
+    "top",
+    [
+        (0, 0, 74, 76),  # turned a little, as in a fan: wider than a card's shape (seed 573 of the reversed tables)
+        (0, 0, 66, 62),  # far from the camera: shorter than 0.8 of the card size measured (seed 515)
+    ],
+)
+def test_a_row_spread_from_the_right_under_a_top_card_not_card_shaped_is_one_group(
+    top: tuple[float, float, float, float], seat: int
+) -> None:
+    # 5S lies on top, its box not card-shaped, so it was not taken for a card seen whole and 6S, 7S and 8S, showing
+    # their bottom-right index level with its bottom, were never turned under it. It spans most of a card both
+    # ways: a card seen whole.
+    right, bottom = top[2], top[3]
+    covered = [
+        seen(c, (right + 5 + 15 * k, bottom - 22, right + 13 + 15 * k, bottom - 2), seat)
+        for k, c in enumerate(["6S", "7S", "8S"])
+    ]
+    usual = row("JD QD KD", 150, 0, seat)
+    cards = [seen("5S", top, seat), *covered, *usual]
+    assert texts(group_cards(cards, SEAT_TURNS[seat], CARD)) == ["5S 6S 7S 8S", "JD QD KD"]
+
+
+@pytest.mark.parametrize("seat", [1, 2, 3, 4])
+def test_a_lone_card_beside_a_fans_top_card_is_not_turned_under_it(seat: int) -> None:
+    # A fan laid from the left ends in 7C, its box 74 x 76, wider than a card's shape; KD lies alone beside it,
+    # only a strip of it read. Turned up and left, KD would lie level on 7C and join the fan (seed 514 of the hard
+    # bench tables, once 7C is seen whole): a lone index is turned onto card-shaped cards only.
+    fan = [seen("3S", (2, 2, 10, 22), seat), seen("9C", (17, 2, 25, 22), seat), seen("7C", (30, 0, 104, 76), seat)]
+    lone = seen("KD", (108, 4, 133, 76), seat)
+    assert texts(group_cards([*fan, lone], SEAT_TURNS[seat], CARD)) == ["3S 9C 7C", "KD"]
+
+
+@pytest.mark.parametrize("seat", [1, 2, 3, 4])
 def test_indices_whose_bottoms_reach_only_a_strays_edge_are_not_turned_onto_it(seat: int) -> None:
     # A squeezed, tilted picture (seed 138 of the hard bench tables): 2H and 6H show their top-left index, their
     # top card 8S lies partly under 9H, a stray seen whole, and JD lies alone, its card running out of the picture.

@@ -51,6 +51,11 @@ SEEN_WHOLE = 0.8
 """A card's box at least this share of a card's height long (and card-shaped) spans the card: it lies where
 its box is. A cascade's covered card shows a strip a card wide but not a card tall."""
 
+SPANS_A_CARD = 0.7
+"""A box at least this share of a card both ways, though not card-shaped, spans a card too (no more than ``ASKEW``
+cards): a fan's top card, turned, has a box wider than a card's shape, and a card far from the camera in a tilted
+picture is smaller than the size measured over the whole picture. A covered card shows a strip, short one way."""
+
 CARD_ASPECT = (0.45, 0.95)
 """Short over long side of a card seen whole (63 x 88 mm cards: 0.72; less after the index insets and a
 slight tilt, and in a picture squeezed along one axis, as photos resized to a square are: 0.45 is a card
@@ -193,10 +198,21 @@ def _looks_whole(short: float, long: float, longest: float) -> bool:
     return long >= WHOLE_CARD_SHARE * longest and CARD_ASPECT[0] <= short / max(long, 1e-9) <= CARD_ASPECT[1]
 
 
-def _seen_whole(box: Box, card_height: float) -> bool:
-    """Whether a card's box spans the card: card-shaped and nearly a card long (a covered card's strip is not)."""
-    short, long = sorted((box[2] - box[0], box[3] - box[1]))
-    return long >= SEEN_WHOLE * card_height and _looks_whole(short, long, card_height)
+def _card_shaped(box: Box, size: tuple[float, float]) -> bool:
+    """Whether a card's box is card-shaped and nearly a card long (a covered card's strip is not)."""
+    short, long = sorted(_sides(box))
+    return long >= SEEN_WHOLE * size[1] and _looks_whole(short, long, size[1])
+
+
+def _seen_whole(box: Box, size: tuple[float, float]) -> bool:
+    """Whether a card's box spans the card: card-shaped, or nearly a card both ways short of askew (``SPANS_A_CARD``).
+
+    Spread from the right, a row's top card is the one it is turned onto (``_turned_over``): a fan's top card
+    whose box was wider than a card's shape left its row grown the wrong way."""
+    if _card_shaped(box, size):
+        return True
+    wide, tall = _sides(box)
+    return min(wide / size[0], tall / size[1]) >= SPANS_A_CARD and not _askew(box, size)
 
 
 def _grown(box: Box, size: tuple[float, float], corner: str = "top-left") -> Box:
@@ -239,7 +255,7 @@ def _placed(upright: Sequence[Box], size: tuple[float, float]) -> list[Box]:
     beside a group). Rows of covered cards, edge strips too, are turned together
     (``_chains_turned``).
     """
-    whole = [_seen_whole(box, size[1]) for box in upright]
+    whole = [_seen_whole(box, size) for box in upright]
     askew = [not seen and _askew(box, size) for box, seen in zip(upright, whole, strict=True)]
     first = [box if seen or skew else _grown(box, size) for box, seen, skew in zip(upright, whole, askew, strict=True)]
     placed = list(first)
@@ -307,7 +323,9 @@ def _turned_over(
     indices' and the card's box alike, where the row's tops, grown from there, follow from the card size, which
     errs (a card near the camera is larger than the size measured over the picture; down a tilted row the grown
     tops drift off the top card's). A lone index keeps to its top, as ``_placed`` places one: it may as well be a
-    top-left index whose card runs out of the picture."""
+    top-left index whose card runs out of the picture; and it is turned onto card-shaped cards only, not onto a box
+    that only spans a card (``SPANS_A_CARD``), as a fan's top card does: a lone card beside a fan was so turned
+    onto it."""
     width = size[0]
     others = [j for j in range(len(footprints)) if j not in members]
     along_x = _spread(upright, members, 0) >= _spread(upright, members, 1)
@@ -316,7 +334,9 @@ def _turned_over(
 
     turned = {i: _grown(upright[i], size, "bottom-right") for i in members}
     touched = {i: _overlapped(turned[i], footprints, others, width) for i in members}
-    if not any(touched.values()) or not all(whole[j] for found in touched.values() for j in found):
+    onto = [j for found in touched.values() for j in found]
+    shaped = whole if len(members) > 1 else [_card_shaped(box, size) for box in upright]
+    if not onto or not all(shaped[j] for j in onto):
         return {}
     edges = (axis, axis + 2) if len(members) > 1 else (axis,)  # the near edges (tops or left edges), the far ones
 
