@@ -84,7 +84,17 @@ class Knock:
 
     @property
     def hands_by_name(self) -> dict[str, tuple[Card, ...]]:
-        return dict(self.hands)
+        """The hands by player. A player holds one hand: two for a name were scored as the second alone (the first
+        dropped unseen), and the table counted a player short ("Oklahoma Gin is for 2 players, not 1").
+
+        :raises InvalidHandError: naming the player given two hands.
+        """
+        by_name = dict(self.hands)
+        if len(by_name) != len(self.hands):
+            names = [name for name, _ in self.hands]
+            twice = next(name for index, name in enumerate(names) if name in names[:index])
+            raise InvalidHandError(f"{shown(twice)} is given two hands: each player holds one")
+        return by_name
 
     def score(self, rules: Rules) -> RoundResult:
         """The round scored under ``rules``, as laid where the lay-down is given (``score_round``).

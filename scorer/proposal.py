@@ -2,7 +2,9 @@
 
 One policy for every screen (the web page and ``okgin watch`` both show what this says): a knock is
 proposed on its own only when the table could be scored as it lies (an upcard, every other hand of
-the dealt size) and exactly one player may knock. With two who may, the players say who knocked.
+the dealt size) and exactly one player may knock. With two who may, the players say who knocked; but two
+hands each one card over the dealt size are no table at all (only the knocker holds the card he drew), and the
+reason says so.
 
 >>> ann, bob = parse_cards("8C 9C 10C JC 9H 10H JH 2S 2D AC"), parse_cards("QS QC QH 10S JS 3D 5H 7S AD 7D")
 >>> status = table_status(Rules(), Card.parse("KS"), {"Ann": ann, "Bob": bob})
@@ -84,7 +86,7 @@ def table_status(
 
     A player may knock holding the dealt number of cards (after the discard) or one more, with
     the least deadwood (after the best discard) within the knock limit. Once a match has a ``winner``,
-    nothing is proposed.
+    nothing is proposed; nor when two hands hold one card more than dealt, which no table can.
 
     ``upcard`` and the hands may be cards or card text, as ``score_round`` takes them.
 
@@ -98,14 +100,20 @@ def table_status(
     limit = None if upcard is None else rules.knock_limit_for(upcard)
     statuses = {name: _hand_status(rules, cards, size, limit) for name, cards in held.items()}
     knockers = [name for name, status in statuses.items() if status.can_knock]
+    drawn = [name for name, cards in held.items() if len(cards) == size + 1]
     if winner is not None:
         reason: str | None = f"the match is over: {winner} won"
+    elif len(drawn) > 1:  # only the knocker holds the card he drew: one of these hands has a card too many
+        reason = (
+            f"{_in_words(drawn)} each hold {card_count(size + 1)}: "
+            f"only the knocker holds one more than the {size} dealt"
+        )
     elif upcard is None:
         reason = "no upcard yet"
     elif not knockers:
         reason = "nobody may knock yet"
     elif len(knockers) > 1:
-        reason = f"{' and '.join(knockers)} may each knock: say who knocked"
+        reason = f"{_in_words(knockers)} may each knock: say who knocked"
     elif wrong := [
         f"{name} holds {card_count(len(status.cards))}, not {size}"
         for name, status in statuses.items()
@@ -115,6 +123,15 @@ def table_status(
     else:
         reason = None
     return TableStatus(upcard, limit, statuses, knockers[0] if reason is None else None, reason)
+
+
+def _in_words(names: Sequence[str]) -> str:
+    """Names as a sentence lists them: "Ann", "Ann and Bob", "Ann, Bob and Cy".
+
+    >>> _in_words(["Ann", "Bob", "Cy"])
+    'Ann, Bob and Cy'
+    """
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _hand_status(rules: Rules, cards: tuple[Card, ...], size: int, limit: int | None) -> HandStatus:

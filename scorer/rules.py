@@ -491,7 +491,7 @@ def _validated_hands(
     """The hands as tuples (``held_cards``), after checking the players, the knocker and the hands' sizes."""
     checked = held_cards(hands)
     size = rules.hand_size(len(checked))
-    if knocker not in checked:
+    if not isinstance(knocker, str) or knocker not in checked:  # a list is no name, and no key to look up
         raise InvalidHandError(f"knocker must be one of {', '.join(checked)}; got {shown(knocker)}")
     for name, hand in checked.items():
         if name == knocker and len(hand) not in (size, size + 1):

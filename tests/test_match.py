@@ -153,6 +153,14 @@ def test_bad_rounds_are_refused_and_leave_the_match_unchanged() -> None:
     assert match.rounds == []
 
 
+def test_a_knock_naming_a_player_twice_is_refused_by_name() -> None:
+    """Hands given twice for Ann were scored as her second hand alone: "Oklahoma Gin is for 2 players, not 1", or in
+    a match "hands are missing for Bob"."""
+    twice = (("Ann", tuple(ANN_KNOCKS["Ann"])), ("Ann", tuple(ANN_KNOCKS["Bob"])))
+    with pytest.raises(InvalidHandError, match="'Ann' is given two hands: each player holds one"):
+        Match(["Ann", "Bob"]).record(Knock(C("KS"), twice, "Ann"))
+
+
 @pytest.mark.parametrize(
     ("players", "dealer", "message"),
     [

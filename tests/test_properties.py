@@ -1,11 +1,13 @@
-"""Property tests: the fast engine agrees with the brute-force reference in tests/reference.py."""
+"""Property tests: the fast engine agrees with the brute-force reference in tests/reference.py (and, for whole
+rounds under every option, tests/reference_match.py); impossible tables are refused by okgin's own errors.
+``OKGIN_MATCH_EXAMPLES=5000`` runs each property that takes ``examples`` that many times."""
 
 from __future__ import annotations
 
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from reference import (
     best_families,
@@ -17,11 +19,16 @@ from reference import (
     score_laid,
     score_two_player,
 )
+from reference_match import IllegalKnock, Round, knock_limit, round_scores, scored_by_name
+from test_match_reference import examples, random_rules
 
 from scorer.cards import DECK, Card
 from scorer.deadwood import all_best_arrangements, best_arrangement, best_discard
-from scorer.layoffs import Layoff, resolve_knock
+from scorer.errors import OkginError
+from scorer.layoffs import IllegalLayoffError, Layoff, resolve_knock
+from scorer.match import Match, parse_round_input
 from scorer.melds import MELD_BY_MASK, Meld
+from scorer.proposal import table_status
 from scorer.rules import IllegalKnockError, Rules, score_round
 
 # A narrow band of ranks in all four suits makes sets, runs, ties and layoffs common.
@@ -265,3 +272,202 @@ def test_every_least_deadwood_laydown_is_the_result_or_an_alternative(deal: tupl
         points = {"K": 25 + o, "O": 0} if k == 0 else {"K": o - k, "O": 0} if k < o else {"K": 0, "O": 10 + k - o}
         if k == least or points["K"] > result.points["K"] or points["O"] < result.points["O"]:
             assert points in listed, f"{sorted(map(sorted, family))} scores {points}, not listed"
+
+
+# --- before a knock: who may knock, and the knock proposed (scorer.proposal)
+
+
+def _table(rng: random.Random, size: int, players: int) -> dict[str, list[Card]]:
+    """Hands mostly of melds and low cards, each the dealt size, a card over or under it, or two over."""
+    band = [card for card in DECK if card.rank <= 9]
+    table: dict[str, list[Card]] = {}
+    for seat in range(players):
+        free = [card for card in DECK if all(card not in hand for hand in table.values())]
+        count = size + rng.choice([-1, 0, 0, 0, 1, 1, 2])
+        low = [card for card in free if card.rank <= 3]
+        filler = low if len(low) >= count else free
+        table[f"P{seat}"] = _meldy_hand(rng, [card for card in band if card in free], count, filler)
+    return table
+
+
+@examples(100)
+@given(st.integers(0, 2**32 - 1), st.sampled_from([2, 2, 3, 4]))
+def test_who_may_knock_and_the_knock_proposed_are_the_references(seed: int, players: int) -> None:
+    """Each hand's least deadwood (after its best discard, one card over), whether it may knock, and the one knock
+    proposed: only with an upcard, exactly one who may knock, every other hand of the dealt size."""
+    rng = random.Random(seed)
+    rules = random_rules(rng, players)
+    size = 10 if players == 2 else 7
+    table = _table(rng, size, players)
+    upcard = None if rng.random() < 0.1 else rng.choice(DECK)
+    status = table_status(rules, upcard, table)
+    limit = None if upcard is None else knock_limit(rules.to_dict(), upcard)
+    assert status.knock_limit == limit
+    may_knock = []
+    for name, hand in table.items():
+        cards = frozenset(hand)
+        if len(hand) > size + 1:
+            points = None  # more than a knocker holds: not arranged at all
+        elif len(hand) == size + 1:
+            points = min(min_deadwood(cards - {card}) for card in cards)
+        else:
+            points = min_deadwood(cards)
+        assert status.hands[name].deadwood_points == points, name
+        if limit is not None and len(hand) >= size and points is not None and points <= limit:
+            may_knock.append(name)
+    assert [name for name, hand in status.hands.items() if hand.can_knock] == may_knock
+    one_over = [name for name, hand in table.items() if len(hand) == size + 1]
+    scorable = len(may_knock) == 1 and all(len(table[name]) == size for name in table if name not in may_knock)
+    expected = may_knock[0] if upcard is not None and len(one_over) <= 1 and scorable else None
+    assert status.proposed_knocker == expected
+    assert (status.reason is None) == (expected is not None)
+    if len(one_over) > 1:
+        assert status.reason is not None and "only the knocker holds one more" in status.reason
+
+
+# --- rounds at the ends of the ranks: ace low, king high, under every rule option
+
+EDGE = [card for card in DECK if card.rank <= 4 or card.rank >= 10]
+"""Aces, kings and their neighbours: A-2-3 runs, J-Q-K runs, and the Q-K-A and K-A-2 that are no runs."""
+EDGE_MELDS = [meld for meld in MELD_BY_MASK.values() if set(meld.cards) <= set(EDGE) and len(meld.cards) <= 5]
+
+
+def _edge_hand(rng: random.Random, free: list[Card], size: int, melded: int, low: bool) -> list[Card]:
+    """``size`` cards of ``free``: disjoint edge melds of ``melded`` cards (or a few less), the rest at random,
+    of the lowest ranks where ``low`` (a knock then is mostly legal)."""
+    hand: set[Card] = set()
+    for _ in range(10):  # melds that fill exactly ``melded`` cards are found in a few tries
+        tried: set[Card] = set()
+        for meld in rng.sample(EDGE_MELDS, len(EDGE_MELDS)):
+            if len(tried) + len(meld.cards) <= melded and set(meld.cards) <= set(free) - tried:
+                tried |= set(meld.cards)
+        hand = max(hand, tried, key=len)
+        if len(hand) == melded:
+            break
+    pool = [card for card in free if card not in hand]
+    near = [card for card in pool if card.rank <= 2] if low else [card for card in pool if card in EDGE]
+    hand |= set(rng.sample(near if len(near) >= size - len(hand) else pool, size - len(hand)))
+    return rng.sample(sorted(hand), size)
+
+
+def _edge_round(rng: random.Random) -> tuple[Rules, Round]:
+    """Random options (``random_rules``), an upcard, and hands at the ends of the ranks: the knocker's mostly
+    melds (all eleven of his cards at times: a gin whatever he discards), the others' tempting layoffs."""
+    players = rng.choice([2, 2, 3, 4])
+    rules = random_rules(rng, players)
+    size = 10 if players == 2 else 7
+    names = ["Ann", "Bob", "Cat", "Dan"][:players]
+    knocker = rng.choice(names)
+    held = size + (rng.random() < 0.4)
+    hands: dict[str, list[Card]] = {}
+    free = list(DECK)
+    for name in [knocker, *(name for name in names if name != knocker)]:
+        count = held if name == knocker else size
+        melded = rng.choice([count, count - 1, count - 2, count - 3]) if name == knocker else rng.randint(0, count)
+        hands[name] = _edge_hand(rng, free, count, melded, low=name == knocker)
+        free = [card for card in free if card not in hands[name]]
+    upcard = rng.choice(free + hands[rng.choice(names)])  # a player may have taken the upcard
+    return rules, Round(upcard, tuple((name, tuple(hands[name])) for name in names), knocker)
+
+
+@examples(80)
+@given(st.integers(0, 2**32 - 1))
+def test_rounds_at_the_ends_of_the_ranks_score_as_the_rules_page_says(seed: int) -> None:
+    """Aces low, kings high, big gin (eleven cards in melds), every option: the engine's outcome, winner and points
+    are the brute-force reference's (``reference_match``), or refused as it refuses them."""
+    rules, round_ = _edge_round(random.Random(seed))
+    options = rules.to_dict()
+    hands = dict(round_.hands)
+    try:
+        scores = round_scores(options, round_)
+    except IllegalKnock:
+        with pytest.raises(IllegalKnockError):
+            score_round(rules, round_.upcard, hands, round_.knocker)
+        return
+    result = score_round(rules, round_.upcard, hands, round_.knocker)
+    seats = [name for name, _ in round_.hands]
+    start = seats.index(round_.knocker)
+    mine = tuple(result.points[name] for name in [*seats[start:], *seats[:start]])
+    assert mine in scores, f"{mine} is not among the scores the rules allow: {sorted(scores)}"
+    assert scores[mine].outcome == result.outcome
+    if rules.scoring == "standard":
+        assert (result.outcome, result.winner, result.points) == scored_by_name(options, round_)
+    elif len(seats) == 2:  # the knocker lays for his most points; with more players they may hang on the others
+        assert mine[0] == max(points[0] for points in scores)
+
+
+# --- tables that cannot exist are refused by the library's own errors, naming the problem
+
+JUNK = st.one_of(st.none(), st.integers(-2, 60), st.text(max_size=6), st.lists(st.text(max_size=3), max_size=3))
+"""What a client may send where a name, a card or a hand belongs."""
+
+
+def _corrupted(rng: random.Random, junk: object) -> tuple[Rules, list[str], object, dict[object, object], object, str]:
+    """A legal-looking deal spoiled one way: (rules, the players dealt, upcard, hands, knocker, what every refusal
+    must name)."""
+    players = rng.choice([2, 2, 3, 4])
+    rules = Rules.preset_named("oklahoma-multi") if players > 2 or rng.random() < 0.3 else Rules()
+    size = 10 if players == 2 else 7
+    deck = rng.sample(DECK, len(DECK))
+    names = ["Ann", "Bob", "Cat", "Dan"][:players]
+    dealt = {name: [deck.pop() for _ in range(size)] for name in names}
+    upcard: object = deck.pop()
+    knocker: object = rng.choice(names)
+    spoil = rng.choice(["shared card", "card twice", "no cards", "five players", "junk hand", "junk name", "junk up"])
+    victim = rng.choice(names)
+    named = ""
+    if spoil == "shared card":
+        card = rng.choice(dealt[rng.choice([name for name in names if name != victim])])
+        dealt[victim] = [*dealt[victim][1:], card]
+        named = str(card)
+    elif spoil == "card twice":
+        dealt[victim] = [*dealt[victim], dealt[victim][0]]
+        named = str(dealt[victim][0])
+    elif spoil == "no cards":
+        dealt[victim] = []
+        named = victim
+    elif spoil == "five players":
+        dealt |= {name: [deck.pop() for _ in range(7)] for name in ["Cat", "Dan", "Eve"]}
+        named = "5"
+    hands: dict[object, object] = {name: cards for name, cards in dealt.items()}
+    if spoil == "junk hand":
+        hands[victim] = junk
+    elif spoil == "junk name":
+        hands[junk if isinstance(junk, str | int | None) else str(junk)] = hands.pop(victim)
+        knocker = rng.choice([knocker, junk])
+    elif spoil == "junk up":
+        upcard = junk
+    return rules, names, upcard, hands, knocker, named
+
+
+def _as_json(value: object) -> object:
+    """Cards as text, the rest as it is: what a client sends."""
+    if isinstance(value, Card):
+        return str(value)
+    if isinstance(value, dict):
+        return {name: _as_json(cards) for name, cards in value.items()}
+    return [_as_json(card) for card in value] if isinstance(value, list) else value
+
+
+@examples(200)
+@given(st.integers(0, 2**32 - 1), JUNK)
+def test_impossible_tables_raise_the_librarys_own_error_naming_the_problem(seed: int, junk: object) -> None:
+    """A card in two hands or twice in one, a hand of no cards, five players, junk for a hand, a name or the
+    upcard: ``score_round``, ``table_status`` and a match's round refuse each with an ``OkginError`` (never a
+    ``KeyError``, ``TypeError`` or plain ``ValueError``) naming the problem, or score it if it is after all legal."""
+    rules, players, upcard, hands, knocker, named = _corrupted(random.Random(seed), junk)
+    note(f"{upcard!r} {hands!r} knocker {knocker!r}")
+    calls = [
+        lambda: score_round(rules, upcard, hands, knocker),  # type: ignore[arg-type]
+        lambda: table_status(rules, upcard, hands),  # type: ignore[arg-type]
+        lambda: Match(players, rules).record(
+            parse_round_input(_as_json(dict(upcard=upcard, hands=hands, knocker=knocker)))
+        ),
+    ]
+    for call in calls:
+        try:
+            call()
+        except (IllegalKnockError, IllegalLayoffError):
+            pass  # a hand spoiled into one that may not knock: the rules, not the table, refuse it
+        except OkginError as error:
+            assert named in str(error)

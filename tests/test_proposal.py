@@ -42,6 +42,36 @@ def test_no_knock_is_proposed_unless_the_table_can_be_scored_as_it_lies(
     assert (status.proposed_knocker, status.reason) == (None, reason)
 
 
+ELEVEN_EACH = "Ann and Bob each hold 11 cards: only the knocker holds one more than the 10 dealt"
+
+
+@pytest.mark.parametrize(
+    ("rules", "table", "reason"),
+    [
+        (Rules(), {"Ann": ANN + " KH", "Bob": "3S 4S 5S 4D 4H 4C 7H 7D 7S KD QD"}, ELEVEN_EACH),  # both under 10
+        (Rules(), {"Ann": ANN + " KH", "Bob": BOB + " KD"}, ELEVEN_EACH),  # only Ann under 10
+        (
+            MULTI,
+            {"Ann": "AC 2C 3C 4D 4H 4S 9D 5S", "Bob": "KS QS JS 10H 9H 2D 3S 6S", "Cy": "5C 6C 7C 8D 8H 8S KD 2H"},
+            "Ann, Bob and Cy each hold 8 cards: only the knocker holds one more than the 7 dealt",
+        ),
+    ],
+)
+def test_more_than_one_hand_a_card_over_the_deal_is_said_to_be_impossible(
+    rules: Rules, table: dict[str, str], reason: str
+) -> None:
+    """Only the player who just drew holds a card more than dealt: the table said "Ann and Bob may each knock: say
+    who knocked" for two 11-card hands, or named one of them as of the wrong size."""
+    status = table_status(rules, C("KS"), hands(**table))
+    assert (status.proposed_knocker, status.reason) == (None, reason)
+
+
+def test_three_who_may_knock_are_named_as_a_sentence_names_them() -> None:
+    table = hands(Ann="AC 2C 3C 4D 4H 4S 9D", Bob="5H 6H 7H 8C 8D 8S 2D", Cy="JC QC KC 10D 10H 10S 3H")
+    status = table_status(MULTI, C("KS"), table)
+    assert (status.proposed_knocker, status.reason) == (None, "Ann, Bob and Cy may each knock: say who knocked")
+
+
 def test_an_empty_or_short_hand_never_may_knock() -> None:
     status = table_status(Rules(), C("KS"), hands(Ann="", Bob="AS 2S 3S"))
     assert [(s.can_knock, s.problem) for s in status.hands.values()] == [

@@ -421,6 +421,13 @@ def test_hands_that_are_not_cards_are_refused_naming_the_player() -> None:
         score_round(Rules(), "KS", {"Ann": ANN, "Bob": BOB.replace("AD", "7D")}, "Ann")  # type: ignore[dict-item]
 
 
+def test_a_knocker_that_is_no_name_is_refused_naming_the_players() -> None:
+    """A knocker given as a list raised TypeError (unhashable type: 'list'); found by the property test of
+    impossible tables (tests/test_properties.py)."""
+    with pytest.raises(InvalidHandError, match=r"knocker must be one of Ann, Bob; got \[\]"):
+        score_round(Rules(), "KS", {"Ann": ANN, "Bob": BOB}, [])  # type: ignore[arg-type]
+
+
 def test_rules_options_that_cannot_be_names_are_refused_as_options() -> None:
     """``Rules(preset=[])`` raised TypeError (unhashable) and ``Rules.from_dict({"preset": ..., 1: 2})`` TypeError
     (keywords must be strings)."""
