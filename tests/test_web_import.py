@@ -199,8 +199,22 @@ def test_the_files_totals_are_told_apart_by_the_players_totals_only(client: Flas
     assert client.post("/api/matches/import", json=original).json["notes"] == []
     original["totals"] = {"Ann": 18}  # Bob's left out: that differs
     assert client.post("/api/matches/import", json=original).json["notes"] == [
-        "the file's totals (Ann 18, Bob null) were scored again by these rules: Ann 18, Bob 182"
+        "the file's totals (Ann 18; none for Bob) were scored again by these rules: Ann 18, Bob 182"
     ]
+
+
+def test_a_player_renamed_in_the_rounds_but_not_in_the_totals_is_said_so(client: FlaskClient) -> None:
+    """Ann renamed Anna everywhere but in the file's totals: the note said "Anna null", a total the file never gave."""
+    renamed = json.loads(json.dumps(exported(client, played_match(client))).replace('"Ann"', '"Anna"'))
+    renamed["totals"] = {"Ann": 18, "Bob": 182}
+    answer = client.post("/api/matches/import", json=renamed)
+    assert (answer.status_code, answer.json["notes"]) == (
+        201,
+        [
+            "the file's totals (Bob 182; none for Anna; 'Ann' 18, of no player) were scored again by these rules:"
+            " Anna 18, Bob 182"
+        ],
+    )
 
 
 def test_a_file_that_is_not_a_match_is_refused_naming_why_and_nothing_is_stored(client: FlaskClient) -> None:

@@ -4,11 +4,15 @@ are not atomic with their rows. One test per reproduction."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import io
 import json
 import os
 import re
 import sqlite3
 import ssl
+import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +25,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from web_fixtures import jpeg
 
-from web.security import PinThrottle, machine_names
+from web.security import FREE_PIN_TRIES, NEW_MATCHES_PER_HOUR, PinThrottle, machine_names
 
 app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
 
@@ -154,12 +158,74 @@ def test_addresses_of_one_ipv6_network_share_their_backoff(pin_app: Flask) -> No
     assert guess(pin_app, "1111", "2001:db8:0:2::1") == 401  # another network is another client
 
 
+def test_parallel_wrong_pins_from_one_address_get_only_the_free_tries(pin_app: Flask) -> None:
+    """The wait, the compare and the count of a wrong PIN were three steps: guesses sent at once all passed the wait
+    before any was counted, and each was compared. A clock that is slow to read (the thread switches there) opens
+    that gap wide; now each guess is either compared and counted, or told to wait."""
+
+    def slow_clock() -> float:
+        time.sleep(0.02)
+        return 1000.0
+
+    pin_app.extensions["okgin_pin_throttle"] = throttle = PinThrottle(clock=slow_clock)
+    guesses = 30
+    start = threading.Barrier(guesses)
+
+    def parallel_guess(_: int) -> int:
+        start.wait()
+        return guess(pin_app, "1111")
+
+    with concurrent.futures.ThreadPoolExecutor(guesses) as pool:
+        answers = sorted(pool.map(parallel_guess, range(guesses)))
+    assert answers == [401] * FREE_PIN_TRIES + [429] * (guesses - FREE_PIN_TRIES)
+    assert throttle._failures["192.168.1.20"][0] == FREE_PIN_TRIES  # every guess compared was counted
+
+
 def test_the_memory_of_failures_is_bounded() -> None:
     clock = Clock()
     throttle = PinThrottle(clock=clock, global_failures=10**6)
     for n in range(5000):
-        throttle.record(f"fd00::{n:x}", ok=False)
+        assert throttle.attempt(f"fd00::{n:x}", ok=False) == 0.0
     assert len(throttle._failures) == 1024 and len(throttle._recent) == 5000
+
+
+def test_one_machine_starts_a_bounded_number_of_matches_an_hour(client: FlaskClient) -> None:
+    """Each match is kept on disk (1 KB begun, far more opened from a file), and any machine allowed in could start
+    them without end, until the disk was full."""
+    for _ in range(NEW_MATCHES_PER_HOUR):
+        assert client.post("/api/matches", json=PLAYERS, environ_base=REMOTE).status_code == 201
+    exported = client.get("/matches/1/export.json").json
+    for refused in (
+        client.post("/api/matches", json=PLAYERS, environ_base=REMOTE),
+        client.post("/api/matches/import", json=exported, environ_base=REMOTE),
+    ):
+        assert (refused.status_code, refused.json["error"]) == (
+            429,
+            f"this machine has started {NEW_MATCHES_PER_HOUR} matches in the last hour, the most okgin lets one"
+            " machine start (each is kept on disk); try again in 60 min, or start it on the server",
+        )
+    assert client.post("/api/matches", json=PLAYERS, environ_base={"REMOTE_ADDR": "192.168.1.21"}).status_code == 201
+    assert client.post("/api/matches/import", json=exported).status_code == 201  # this machine is not counted
+    assert len(client.get("/api/matches").json["matches"]) == NEW_MATCHES_PER_HOUR + 2
+
+
+def test_the_start_pages_forms_past_the_hours_matches_say_so_and_keep_what_was_sent(client: FlaskClient) -> None:
+    """The set-up form comes back as it was filled in (as after any error), and both forms answer 429, not 400."""
+    for _ in range(NEW_MATCHES_PER_HOUR):
+        assert client.post("/api/matches", json=PLAYERS, environ_base=REMOTE).status_code == 201
+    start = client.get("/", environ_base=REMOTE).get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([^"]+)"', start)
+    assert token
+    form = {"csrf_token": token.group(1), "player": ["Ann", "Zebedee", "", ""], "preset": "oklahoma"}
+    refused = client.post("/matches", data=form, environ_base=REMOTE)
+    page = refused.get_data(as_text=True)
+    assert refused.status_code == 429 and 'value="Zebedee"' in page
+    assert f"this machine has started {NEW_MATCHES_PER_HOUR} matches in the last hour" in page
+    exported = json.dumps(client.get("/matches/1/export.json").json).encode()
+    upload = {"csrf_token": token.group(1), "file": (io.BytesIO(exported), "match.json")}
+    refused = client.post("/matches/import", data=upload, environ_base=REMOTE, content_type="multipart/form-data")
+    assert refused.status_code == 429
+    assert "matches in the last hour" in refused.get_data(as_text=True)
 
 
 @pytest.mark.parametrize("target", ["/%09/evil.com", "/%0a/evil.com", "/%5cevil.com", "//evil.com", "https://evil.com"])

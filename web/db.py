@@ -213,9 +213,11 @@ def refuse_foreign_database(database: Path) -> None:
 
 
 def get_db() -> sqlite3.Connection:
-    """This request's connection, opened on first use and closed on teardown."""
+    """This request's connection, opened on first use and closed on teardown. Its busy timeout is a slice of
+    ``busy_timeout()``: a writer waits for the lock slice by slice (``_begin_immediate``), and in WAL mode a reader
+    never waits for a writer."""
     if "db" not in g:
-        g.db = connect(current_app.config["DATABASE"], busy_timeout(), create=False)
+        g.db = connect(current_app.config["DATABASE"], _lock_wait_slice(busy_timeout()), create=False)
     connection: sqlite3.Connection = g.db
     return connection
 
@@ -351,23 +353,29 @@ def transaction() -> Iterator[sqlite3.Connection]:
         raise
 
 
+def _lock_wait_slice(timeout: float) -> float:
+    """How long a request's connection waits for the write lock at a time: a twentieth of the busy timeout, 1 ms at
+    least (SQLite counts whole milliseconds).
+
+    >>> _lock_wait_slice(5.0), _lock_wait_slice(0.0)
+    (0.25, 0.001)
+    """
+    return max(0.001, timeout / 20)
+
+
 def _begin_immediate(connection: sqlite3.Connection) -> None:
-    """``BEGIN IMMEDIATE``, waiting up to the busy timeout for the write lock, in slices: between them, a writer with
-    no room to wait for a database held elsewhere (``LockWaits``) gives up.
+    """``BEGIN IMMEDIATE``, waiting up to the busy timeout for the write lock, in slices (the request connection's own
+    busy timeout, ``get_db``): between them, a writer with no room to wait for a database held elsewhere
+    (``LockWaits``) gives up.
 
     :raises sqlite3.OperationalError: "database is locked" when the lock did not come, or there is no room to wait.
     """
-    timeout = busy_timeout()
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + busy_timeout()
     with lock_waits().waiting(for_lock=True) as waiter:
-        connection.execute(f"PRAGMA busy_timeout = {max(1, round(timeout * 1000 / 20))}")
-        try:
-            while True:
-                try:
-                    connection.execute("BEGIN IMMEDIATE")
-                    return
-                except sqlite3.OperationalError as error:
-                    if not is_locked(error) or time.monotonic() >= deadline or give_up_waiting(waiter):
-                        raise
-        finally:
-            connection.execute(f"PRAGMA busy_timeout = {round(timeout * 1000)}")
+        while True:
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as error:
+                if not is_locked(error) or time.monotonic() >= deadline or give_up_waiting(waiter):
+                    raise

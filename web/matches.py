@@ -175,8 +175,7 @@ class _WorkedOut(Generic[Kept]):
             return self
         kept = record.__dict__.get(self.name, _MISSING)
         if kept is _MISSING:
-            # dict.setdefault is atomic: every reader finds the one lock; reentrant, as one value may need another
-            with record.__dict__.setdefault("_worked_out_lock", threading.RLock()):
+            with _lock_of(record):
                 kept = record.__dict__.get(self.name, _MISSING)
                 if kept is _MISSING:
                     kept = record.__dict__[self.name] = self.work(record)  # past the frozen dataclass's __setattr__
@@ -184,7 +183,7 @@ class _WorkedOut(Generic[Kept]):
 
     def keep(self, record: object, value: Kept) -> None:
         """Give ``record`` its value, worked out elsewhere, unless its readers have worked it out already."""
-        with record.__dict__.setdefault("_worked_out_lock", threading.RLock()):
+        with _lock_of(record):
             record.__dict__.setdefault(self.name, value)
 
     def kept(self, record: object) -> Kept | None:
@@ -194,6 +193,13 @@ class _WorkedOut(Generic[Kept]):
 
 
 _MISSING = object()
+
+
+def _lock_of(record: object) -> threading.RLock:
+    """The lock of ``record``'s worked-out values, made by whoever asks first: ``dict.setdefault`` is atomic, so every
+    reader finds the one lock; reentrant, as one value may need another."""
+    lock: threading.RLock = record.__dict__.setdefault("_worked_out_lock", threading.RLock())
+    return lock
 
 
 @dataclasses.dataclass(frozen=True)
@@ -483,16 +489,26 @@ def _cache() -> MatchCache:
     return cache
 
 
+def _count_new_match() -> None:
+    """``web.security.count_new_match``, imported when called: ``web.security`` imports ``web.errors``, which imports
+    this module's errors."""
+    from web.security import count_new_match
+
+    count_new_match()
+
+
 def create_match(players: list[str], rules: Rules, dealer: str | None, keep_post: KeepPost | None = None) -> int:
     """Store a new match; the first dealer is drawn at random when ``dealer`` is None. ``keep_post`` keeps the
     one-time key of the post that made it, in the same transaction (``web.once``).
 
     :raises InputError: when the rules refuse this many players.
+    :raises ApiError: 429 past the matches a client may start in an hour (``web.security.count_new_match``).
     """
     try:
         match = Match(players, rules, dealer=dealer)
     except (InvalidPlayersError, InvalidHandError) as error:  # InvalidHandError: a count the rules refuse
         raise InputError(str(error)) from error
+    _count_new_match()
     with transaction() as db:
         cursor = db.execute(
             "INSERT INTO matches (created_at, rules_json, first_dealer, outline_json, outline_revision)"
@@ -842,7 +858,11 @@ def store_imported(imported: MatchFile, keep_post: KeepPost | None = None) -> in
     """Store a match read from a file (``web.transfer``) as a new match, its rounds and earlier versions with it,
     in one transaction: an import is stored whole or not at all. It is a copy of the match the file was saved from:
     of that match's origin when that match is stored here and is itself a copy. Returns the new match's id.
-    ``keep_post`` keeps the one-time key of the post that made it, in the same transaction (``web.once``)."""
+    ``keep_post`` keeps the one-time key of the post that made it, in the same transaction (``web.once``).
+
+    :raises ApiError: 429 past the matches a client may start in an hour (``web.security.count_new_match``).
+    """
+    _count_new_match()
     match, now, source = imported.match, _now(), imported.source
     with transaction() as db:
         origin = source

@@ -56,11 +56,11 @@ def json_depth(data: str | bytes) -> int:
 
 
 class DepthLimitedJSONProvider(DefaultJSONProvider):
-    """Flask's JSON provider, refusing JSON of more values than ``MAX_JSON_VALUES`` or nested deeper than
-    ``MAX_JSON_DEPTH`` before parsing it."""
+    """Flask's JSON provider, refusing JSON of more values than ``max_values`` (the caller's limit, by default
+    ``MAX_JSON_VALUES``) or nested deeper than ``MAX_JSON_DEPTH`` before parsing it."""
 
-    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
-        refuse_many_values(s, MAX_JSON_VALUES)
+    def loads(self, s: str | bytes, *, max_values: int = MAX_JSON_VALUES, **kwargs: Any) -> Any:
+        refuse_many_values(s, max_values)
         # fast path: fewer opening brackets than the limit cannot nest deeper than it
         opening = s.count("[") + s.count("{") if isinstance(s, str) else s.count(b"[") + s.count(b"{")
         if opening > MAX_JSON_DEPTH and json_depth(s) > MAX_JSON_DEPTH:
@@ -91,21 +91,20 @@ def json_object(max_values: int = MAX_BODY_VALUES) -> dict[str, Any]:
         raise ApiError(400, "the request body must be a JSON object (Content-Type: application/json)")
     if request.content_encoding not in (None, "", "identity"):
         raise ApiError(415, f"Content-Encoding {shown(request.content_encoding)} is not read: send the JSON as it is")
-    data = request.get_data(cache=True)
-    refuse_many_values(data, max_values)
-    body = parse_json(data)
+    body = parse_json(request.get_data(cache=True), max_values=max_values)
     if not isinstance(body, dict):
         raise ApiError(400, f"the request body must be a JSON object, not {type(body).__name__} {shown(body)}")
     return body
 
 
-def parse_json(data: bytes, what: str = "the request body") -> Any:
-    """JSON text read by the app's provider (``DepthLimitedJSONProvider``), a body or an uploaded file (``what``).
+def parse_json(data: bytes, what: str = "the request body", max_values: int = MAX_JSON_VALUES) -> Any:
+    """JSON text read by the app's provider (``DepthLimitedJSONProvider``), a body or an uploaded file (``what``), of at
+    most ``max_values`` values, counted once, there.
 
-    :raises ApiError: 400 naming where the text is not JSON, or that it nests too deeply.
+    :raises ApiError: 400 naming where the text is not JSON, or that it nests too deeply; 413 for more values.
     """
     try:
-        return current_app.json.loads(data)
+        return current_app.json.loads(data, max_values=max_values)
     except json.JSONDecodeError as error:
         where = f"line {error.lineno} column {error.colno}"
         raise ApiError(400, f"{what} is not valid JSON: {error.msg} at {where}") from None

@@ -50,6 +50,12 @@ MAX_PIN_WAIT_SECONDS = 3600.0
 GLOBAL_PIN_FAILURES = 30
 GLOBAL_PIN_WINDOW_SECONDS = 3600.0
 TRACKED_ADDRESSES = 1024
+NEW_MATCHES_PER_HOUR = 30
+"""The matches one client address may start in an hour (a set-up, a rematch, a match file opened): a table starts one
+every quarter of an hour at most, while each is kept on disk (under 1 KB begun, some 200 bytes more a round of two
+players opened from a file), so a machine that started them without end would fill it. This machine (loopback) is not
+counted, as it needs no PIN; an IPv6 device counts by its /64 (``client_key``)."""
+NEW_MATCH_WINDOW_SECONDS = 3600.0
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
 
 
@@ -150,13 +156,11 @@ class PinThrottle:
 
     >>> clock = [0.0]
     >>> throttle = PinThrottle(clock=lambda: clock[0])
-    >>> for _ in range(5):
-    ...     throttle.record("10.0.0.9", ok=False)
-    >>> throttle.wait("10.0.0.9"), throttle.wait("10.0.0.10")  # 3 free tries, then 2 s, 4 s, 8 s ...
-    (8.0, 0.0)
-    >>> clock[0] = 8.0
-    >>> throttle.wait("10.0.0.9")
-    0.0
+    >>> [throttle.attempt("10.0.0.9", ok=False) for _ in range(4)], throttle.wait("10.0.0.10")  # 3 free, then 2 s
+    ([0.0, 0.0, 0.0, 2.0], 0.0)
+    >>> clock[0] = 2.0
+    >>> throttle.attempt("10.0.0.9", ok=False), throttle.wait("10.0.0.9")  # counted: then 4 s, 8 s ...
+    (0.0, 4.0)
     """
 
     def __init__(
@@ -180,27 +184,103 @@ class PinThrottle:
 
     def wait(self, address: str) -> float:
         """Seconds before ``address`` may try a PIN again (0: now)."""
-        now = self._clock()
         with self._lock:
-            waits = [0.0]
-            if len(self._recent) == self._recent.maxlen:
-                waits.append(self._recent[0] + self._global_window - now)
-            count, last = self._failures.get(address, (0, 0.0))
-            if count >= self._free_tries:
-                waits.append(last + min(2.0 ** (count - self._free_tries + 1), self._max_wait) - now)
-            return max(waits)
+            return self._wait(address, self._clock())
 
-    def record(self, address: str, ok: bool) -> None:
-        now = self._clock()
+    def attempt(self, address: str, ok: bool) -> float:
+        """A PIN from ``address``, right or not (``ok``), counted unless it must wait: the seconds to wait (0: counted).
+        One step: checked and counted apart, guesses sent at once all passed the wait before any was counted."""
         with self._lock:
-            if ok:
-                self._failures.pop(address, None)
-                return
-            count, _ = self._failures.pop(address, (0, 0.0))
-            self._failures[address] = (count + 1, now)
-            while len(self._failures) > self._tracked:
-                self._failures.popitem(last=False)  # forgetting one address never lifts the global budget
-            self._recent.append(now)
+            now = self._clock()
+            wait = self._wait(address, now)
+            if wait <= 0:
+                self._record(address, ok, now)
+            return wait
+
+    def _wait(self, address: str, now: float) -> float:
+        """``wait`` at ``now``, the lock held."""
+        waits = [0.0]
+        if len(self._recent) == self._recent.maxlen:
+            waits.append(self._recent[0] + self._global_window - now)
+        count, last = self._failures.get(address, (0, 0.0))
+        if count >= self._free_tries:
+            waits.append(last + min(2.0 ** (count - self._free_tries + 1), self._max_wait) - now)
+        return max(waits)
+
+    def _record(self, address: str, ok: bool, now: float) -> None:
+        """Count a right (``ok``) or wrong PIN at ``now``, the lock held."""
+        if ok:
+            self._failures.pop(address, None)
+            return
+        count, _ = self._failures.pop(address, (0, 0.0))
+        self._failures[address] = (count + 1, now)
+        while len(self._failures) > self._tracked:
+            self._failures.popitem(last=False)  # forgetting one address never lifts the global budget
+        self._recent.append(now)
+
+
+class NewMatchLimit:
+    """Counts the matches each client address starts, refusing more than ``per_hour`` in any hour. It remembers the
+    ``tracked`` addresses that started one last: one forgotten may start ``per_hour`` more.
+
+    >>> clock = [0.0]
+    >>> limit = NewMatchLimit(clock=lambda: clock[0], per_hour=2)
+    >>> [limit.take("10.0.0.9") for _ in range(3)], limit.take("10.0.0.10")
+    ([0.0, 0.0, 3600.0], 0.0)
+    >>> clock[0] = 1800.0
+    >>> limit.take("10.0.0.9"), limit.take("10.0.0.9")  # an hour after the first two, two more
+    (1800.0, 1800.0)
+    >>> clock[0] = 3600.0
+    >>> [limit.take("10.0.0.9") for _ in range(3)]
+    [0.0, 0.0, 3600.0]
+    """
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        per_hour: int = NEW_MATCHES_PER_HOUR,
+        window: float = NEW_MATCH_WINDOW_SECONDS,
+        tracked: int = TRACKED_ADDRESSES,
+    ) -> None:
+        self._clock = clock
+        self.per_hour = per_hour
+        self._window = window
+        self._tracked = tracked
+        # address -> when its last ``per_hour`` matches were started; least recently starting first
+        self._started: collections.OrderedDict[str, collections.deque[float]] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, address: str) -> float:
+        """Count a match ``address`` starts, unless it started ``per_hour`` in the last hour: the seconds until it
+        may start one (0: counted)."""
+        with self._lock:
+            now = self._clock()
+            started = self._started.pop(address, None) or collections.deque(maxlen=self.per_hour)
+            self._started[address] = started
+            if len(started) == started.maxlen and started[0] + self._window > now:
+                return started[0] + self._window - now
+            started.append(now)
+            while len(self._started) > self._tracked:
+                self._started.popitem(last=False)
+            return 0.0
+
+
+def count_new_match() -> None:
+    """Count a match this request's client is about to start (``NewMatchLimit``); this machine's are not counted.
+
+    :raises ApiError: 429 while the client has started ``NEW_MATCHES_PER_HOUR`` matches in the last hour.
+    """
+    address = client_key(request.remote_addr)
+    if address is None:
+        return
+    limit: NewMatchLimit = current_app.extensions["okgin_new_matches"]
+    wait = limit.take(address)
+    if wait > 0:
+        raise ApiError(
+            429,
+            f"this machine has started {limit.per_hour} matches in the last hour, the most okgin lets one machine"
+            f" start (each is kept on disk); try again in {math.ceil(wait / 60)} min, or start it on the server",
+        )
 
 
 def pin_tag(app: Flask) -> str:
@@ -216,11 +296,10 @@ def check_pin(app: Flask, given: str | None) -> bool:
     """
     throttle: PinThrottle = app.extensions["okgin_pin_throttle"]
     address = client_key(request.remote_addr) or "?"  # an IPv6 device picks any address of its /64: counted as one
-    wait = throttle.wait(address)
+    ok = given is not None and hmac.compare_digest(given.encode(), str(app.config["PIN"]).encode())
+    wait = throttle.attempt(address, ok)
     if wait > 0:
         raise ApiError(429, f"too many wrong PINs; try again in {math.ceil(wait)} s")
-    ok = given is not None and hmac.compare_digest(given.encode(), str(app.config["PIN"]).encode())
-    throttle.record(address, ok)
     return ok
 
 
@@ -317,6 +396,7 @@ def pin() -> Response | str | tuple[str, int]:
 def init_app(app: Flask) -> None:
     """Install the guards as ``before_request`` hooks."""
     app.extensions["okgin_pin_throttle"] = PinThrottle()
+    app.extensions["okgin_new_matches"] = NewMatchLimit()
     app.jinja_env.globals["csrf_token"] = csrf_token
     app.register_blueprint(bp)
     hosts = allowed_hosts(app.config.get("ALLOWED_HOSTS") or ())

@@ -171,6 +171,8 @@ def create() -> BaseResponse | tuple[str, int]:
         )
     except fields.InputError as error:
         return setup_page(form, in_form_words(str(error))), 400
+    except ApiError as error:  # past the matches one machine may start in an hour: the form comes back as sent
+        return setup_page(form, error.message), error.status
     return redirect(url_for("live.table", match_id=match_id), code=303)
 
 
@@ -207,7 +209,7 @@ def import_file() -> BaseResponse | str | tuple[str, int]:
             request.form.get(once.FIELD), content, lambda keep_post: matches.store_imported(imported, keep_post)
         )
     except (fields.InputError, ApiError) as error:
-        return setup_page(import_error=str(error)), 400
+        return setup_page(import_error=str(error)), error.status if isinstance(error, ApiError) else 400
     if imported.notes:
         return setup_page(imported=(match_id, imported.notes))
     # nothing to report on the start page: the table says, on arrival, that this match is a copy from a file

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scorer.errors import OkginError, shown
@@ -36,6 +36,8 @@ MAX_DEAL = 2**52
 """The largest deal id a file may name: the new deals that follow it (each the largest + 1) stay whole numbers a
 page's JavaScript reads exactly (up to 2**53 - 1) for as many rounds as a match can hold, and far below SQLite's
 largest integer."""
+OTHER_TOTALS_SHOWN = 3
+"""How many of the file's totals of names that are no player's its totals note lists (a file may hold thousands)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -276,13 +278,34 @@ def _utc_time(value: object) -> str | None:
 
 
 def _changed_totals(data: Mapping[str, Any], match: Match) -> tuple[str, ...]:
-    """Where the file's totals are not the rescored ones, a note saying both: the players' totals compared, as the
-    note lists them (a key of no player's made a note that said the same totals twice)."""
+    """Where the file's totals are not the rescored ones, a note saying both: the players' totals compared, the file's
+    as it gives them (a key of no player's made a note that said the same totals twice; a player it gives no total,
+    renamed in the rounds but not in the totals, was said to have ``null``)."""
     stated = data.get("totals")
     if not isinstance(stated, Mapping) or all(stated.get(name) == match.totals[name] for name in match.players):
         return ()
+    rescored = ", ".join(f"{name} {match.totals[name]}" for name in match.players)
+    return (
+        f"the file's totals ({_stated_totals(stated, match.players)}) were scored again by these rules: {rescored}",
+    )
 
-    def listed(totals: Mapping[str, Any]) -> str:
-        return ", ".join(f"{name} {shown(totals.get(name))}" for name in match.players)
 
-    return (f"the file's totals ({listed(stated)}) were scored again by these rules: {listed(match.totals)}",)
+def _stated_totals(stated: Mapping[str, Any], players: Sequence[str]) -> str:
+    """The file's totals as it gives them: each player's, the players it gives none, and (the first few of) its totals
+    of names that are no player's.
+
+    >>> _stated_totals({"Ann": 18, "Bob": None}, ["Anna", "Bob"])
+    "Bob null; none for Anna; 'Ann' 18, of no player"
+    """
+    given = ", ".join(f"{name} {shown(stated[name])}" for name in players if name in stated)
+    missing = [name for name in players if name not in stated]
+    others = [name for name in stated if name not in players]
+    listed = [f"{shown(name)} {shown(stated[name])}" for name in others[:OTHER_TOTALS_SHOWN]]
+    if len(others) > OTHER_TOTALS_SHOWN:
+        listed.append(f"{len(others) - OTHER_TOTALS_SHOWN:,} more")
+    parts = (
+        given,
+        f"none for {' or '.join(missing)}" if missing else "",
+        f"{', '.join(listed)}, of no player" if others else "",
+    )
+    return "; ".join(part for part in parts if part)
