@@ -22,8 +22,12 @@ InvalidCardError
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypeVar
 
-__all__ = ["OkginError", "shown"]
+__all__ = ["OkginError", "by_name", "shown"]
+
+Value = TypeVar("Value")
 
 
 class _JsonWords(reprlib.Repr):
@@ -57,3 +61,26 @@ def shown(value: object) -> str:
     '100000000000000000...0000000000000000000'
     """
     return _SHORT_REPR.repr(value)
+
+
+def by_name(
+    pairs: Mapping[str, Value] | Iterable[tuple[str, Value]], given_twice: Callable[[str], OkginError]
+) -> dict[str, Value]:
+    """``(name, value)`` pairs (or a mapping) by name, refusing a name given twice with ``given_twice(name)``: a
+    ``dict`` keeps the last unseen (a player's second hand scored alone, the table a player short).
+
+    >>> by_name([("Ann", 1), ("Bob", 2)], OkginError)
+    {'Ann': 1, 'Bob': 2}
+    >>> by_name([("Ann", 1), ("Ann", 2)], lambda name: OkginError(f"{shown(name)} twice"))
+    Traceback (most recent call last):
+    ...
+    scorer.errors.OkginError: 'Ann' twice
+    """
+    if isinstance(pairs, Mapping):
+        return dict(pairs)
+    found: dict[str, Value] = {}
+    for name, value in pairs:
+        if name in found:
+            raise given_twice(name)
+        found[name] = value
+    return found

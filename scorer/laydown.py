@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scorer.cards import Card
+from scorer.errors import by_name, shown
 from scorer.layoffs import IllegalLayoffError, Layoff, format_layoffs, parse_layoffs
 from scorer.melds import Meld, format_melds, parse_melds  # noqa: F401 (doctests)
 
@@ -59,8 +60,14 @@ class LayDown:
 
     @property
     def layoffs_by_player(self) -> dict[str, tuple[Layoff, ...]]:
-        """The layoffs given, by player."""
-        return dict(self.layoffs)
+        """The layoffs given, by player.
+
+        :raises IllegalLayoffError: naming a player given layoffs twice (the first were dropped unseen).
+        """
+        return by_name(
+            self.layoffs,
+            lambda name: IllegalLayoffError(f"{shown(name)} is given layoffs twice: list each player's once"),
+        )
 
     def arguments(self) -> dict[str, Any]:
         """The lay-down as ``score_round``'s (and ``Match.record_round``'s) keyword arguments.

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence, Sized
 from typing import Any
 
 from scorer.cards import Card, DuplicateCardError, InvalidCardError, TooManyCardsError, parse_cards
-from scorer.errors import OkginError, shown
+from scorer.errors import OkginError, by_name, shown
 from scorer.laydown import LayDown
 from scorer.layoffs import Layoff
 from scorer.melds import Meld
@@ -89,12 +89,9 @@ class Knock:
 
         :raises InvalidHandError: naming the player given two hands.
         """
-        by_name = dict(self.hands)
-        if len(by_name) != len(self.hands):
-            names = [name for name, _ in self.hands]
-            twice = next(name for index, name in enumerate(names) if name in names[:index])
-            raise InvalidHandError(f"{shown(twice)} is given two hands: each player holds one")
-        return by_name
+        return by_name(
+            self.hands, lambda name: InvalidHandError(f"{shown(name)} is given two hands: each player holds one")
+        )
 
     def score(self, rules: Rules) -> RoundResult:
         """The round scored under ``rules``, as laid where the lay-down is given (``score_round``).

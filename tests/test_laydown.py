@@ -238,3 +238,10 @@ def test_a_name_that_only_folds_to_two_players_is_refused_as_ambiguous() -> None
     with pytest.raises(IllegalLayoffError, match="layoffs name 'BOB', which may be Bob or bob"):
         parse_layoffs_by_player("BOB: none", ["Bob", "bob"])
     assert parse_layoffs_by_player("BOB: none", ["Bob", "Cat"]) == {"Bob": ()}  # case alone still folds
+
+
+def test_a_player_given_layoffs_twice_is_refused_by_name() -> None:
+    """Bob's first layoffs were dropped unseen, and the round scored as if he had made only his second."""
+    twice = LayDown(layoffs=(("Bob", tuple(parse_layoffs("10S onto JS QS KS"))), ("Bob", ())))
+    with pytest.raises(IllegalLayoffError, match="'Bob' is given layoffs twice: list each player's once"):
+        twice.arguments()
