@@ -141,6 +141,59 @@ def test_a_row_spread_from_the_right_under_a_top_card_not_card_shaped_is_one_gro
     assert texts(group_cards(cards, SEAT_TURNS[seat], CARD)) == ["5S 6S 7S 8S", "JD QD KD"]
 
 
+PICTURE = (640, 480)  # width, height of the picture in these hand-made readings
+
+
+def picture_in_view(seat: int) -> tuple[float, float, float, float]:
+    """The picture's box (0, 0, width, height) in the view of the player at ``seat``."""
+    return turned_box((0, 0, *PICTURE), SEAT_TURNS[seat])
+
+
+@pytest.mark.parametrize("seat", [1, 2, 3, 4])
+def test_a_row_spread_from_the_right_under_a_card_running_out_of_the_picture_is_one_group(seat: int) -> None:
+    # 5S lies on top at the picture's edge, in a picture squeezed across: its box, 0.8 of a card wide and 1.3 tall,
+    # is neither card-shaped nor short of askew, so 6S, 7S and 8S, showing their bottom-right index level with its
+    # bottom, were never turned under it (seed 570 seat 3 of the reversed bench tables). It touches the edge and
+    # spans a card along it: a card running out of the picture, seen whole.
+    left, _, _, bottom = picture_in_view(seat)
+    top = seen("5S", (left + 10, bottom - 111, left + 58, bottom), seat)
+    covered = [
+        seen(card, (left + 63 + 15 * k, bottom - 22, left + 71 + 15 * k, bottom - 1), seat)
+        for k, card in enumerate(["6S", "7S", "8S"])
+    ]
+    usual = row("JD QD KD", left + 160, bottom - 90, seat)
+    reading = FrameReading({seat: (top, *covered, *usual)}, width=PICTURE[0], height=PICTURE[1])
+    assert texts(group_reading(reading)[seat]) == ["5S 6S 7S 8S", "JD QD KD"]
+
+
+@pytest.mark.parametrize("seat", [1, 2, 3, 4])
+def test_a_row_spread_from_the_right_under_a_card_cut_by_the_pictures_edge_is_one_group(seat: int) -> None:
+    # 5S lies on top, its left half cut off by the picture's edge: its box, a card tall but half a card wide, was
+    # grown a card wide, and 6S, 7S and 8S, grown down from their bottom-right indices, reached JD's row beside
+    # them: one group of seven. Touching the edge and spanning a card along it, 5S is a card seen whole.
+    left, _, _, bottom = picture_in_view(seat)
+    top = seen("5S", (left, bottom - 100, left + 32, bottom - 16), seat)
+    covered = [
+        seen(card, (left + 37 + 15 * k, bottom - 38, left + 45 + 15 * k, bottom - 18), seat)
+        for k, card in enumerate(["6S", "7S", "8S"])
+    ]
+    usual = row("JD QD KD", left + 100, bottom - 100, seat)
+    groups = group_cards([top, *covered, *usual], SEAT_TURNS[seat], CARD, PICTURE)
+    assert texts(groups) == ["5S 6S 7S 8S", "JD QD KD"]
+
+
+@pytest.mark.parametrize("seat", [1, 2, 3, 4])
+def test_a_cascades_covered_strip_at_the_pictures_edge_is_no_card_seen_whole(seat: int) -> None:
+    # The cascade's first covered card shows a strip a card wide along the picture's edge, under half a card tall:
+    # taken for a card seen whole, it lay where its strip is, apart from the next card, grown down from its index.
+    left, top, _, _ = picture_in_view(seat)
+    strips = [
+        seen(card, (left, top + 22 * k, left + 60, top + 22 * k + 18), seat) for k, card in enumerate(["4H", "5H"])
+    ]
+    cascade = [*strips, seen("6H", (left, top + 44, left + 60, top + 128), seat)]
+    assert texts(group_cards(cascade, SEAT_TURNS[seat], CARD, PICTURE)) == ["4H 5H 6H"]
+
+
 @pytest.mark.parametrize("seat", [1, 2, 3, 4])
 def test_a_lone_card_beside_a_fans_top_card_is_not_turned_under_it(seat: int) -> None:
     # A fan laid from the left ends in 7C, its box 74 x 76, wider than a card's shape; KD lies alone beside it,

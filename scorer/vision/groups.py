@@ -56,6 +56,13 @@ SPANS_A_CARD = 0.7
 cards): a fan's top card, turned, has a box wider than a card's shape, and a card far from the camera in a tilted
 picture is smaller than the size measured over the whole picture. A covered card shows a strip, short one way."""
 
+AT_THE_EDGE = 0.1
+"""A box within this share of a card of the picture's edge touches it (the index insets keep a card's box a little
+inside the card). One that spans a card along that edge (``SPANS_A_CARD``, short of ``ASKEW``) and at least
+``LARGEST_STEP`` of one the other way is a card running out of the picture, seen whole: the edge cuts it short, or,
+however long, the card size measured errs (a squeezed picture). A covered card's strip along the edge, a cascade's,
+shows less than a step (0.13-0.36 of a card at seeds 100-139 and 500-579 of the bench tables)."""
+
 CARD_ASPECT = (0.45, 0.95)
 """Short over long side of a card seen whole (63 x 88 mm cards: 0.72; less after the index insets and a
 slight tilt, and in a picture squeezed along one axis, as photos resized to a square are: 0.45 is a card
@@ -204,15 +211,31 @@ def _card_shaped(box: Box, size: tuple[float, float]) -> bool:
     return long >= SEEN_WHOLE * size[1] and _looks_whole(short, long, size[1])
 
 
-def _seen_whole(box: Box, size: tuple[float, float]) -> bool:
+def _seen_whole(box: Box, size: tuple[float, float], picture_box: Box | None = None) -> bool:
     """Whether a card's box spans the card: card-shaped, or nearly a card both ways short of askew (``SPANS_A_CARD``).
 
     Spread from the right, a row's top card is the one it is turned onto (``_turned_over``): a fan's top card
-    whose box was wider than a card's shape left its row grown the wrong way."""
+    whose box was wider than a card's shape left its row grown the wrong way, as did a card running out of the
+    picture (``picture_box``, upright as the box: ``AT_THE_EDGE``)."""
     if _card_shaped(box, size):
         return True
     wide, tall = _sides(box)
-    return min(wide / size[0], tall / size[1]) >= SPANS_A_CARD and not _askew(box, size)
+    if min(wide / size[0], tall / size[1]) >= SPANS_A_CARD and not _askew(box, size):
+        return True
+    return picture_box is not None and _runs_out(box, size, picture_box)
+
+
+def _runs_out(box: Box, size: tuple[float, float], picture_box: Box) -> bool:
+    """Whether a box touching the picture's edge (``picture_box``, upright as the box) is a card running out of it
+    (``AT_THE_EDGE``): spanning a card along that edge, and half a card or more the other way."""
+    sides = _sides(box)
+    for along in (0, 1):  # 0: the box spans a card across, so it touches the picture's top or bottom
+        cut = 1 - along
+        gap = min(box[cut] - picture_box[cut], picture_box[cut + 2] - box[cut + 2])
+        spans = SPANS_A_CARD * size[along] <= sides[along] <= ASKEW * size[along]
+        if gap <= AT_THE_EDGE * size[cut] and spans and sides[cut] >= LARGEST_STEP * size[cut]:
+            return True
+    return False
 
 
 def _grown(box: Box, size: tuple[float, float], corner: str = "top-left") -> Box:
@@ -244,7 +267,7 @@ def _touching(footprint: Box, others: Sequence[Box], size: tuple[float, float]) 
     return bool(overlapped), any(_level(footprint, other, size) for other in overlapped)
 
 
-def _placed(upright: Sequence[Box], size: tuple[float, float]) -> list[Box]:
+def _placed(upright: Sequence[Box], size: tuple[float, float], picture_box: Box | None = None) -> list[Box]:
     """Each card's footprint, upright: its box if seen whole or askew, else grown to a card from a corner.
 
     A lone corner index is taken for a top-left one (grown right and down) unless, so
@@ -255,7 +278,7 @@ def _placed(upright: Sequence[Box], size: tuple[float, float]) -> list[Box]:
     beside a group). Rows of covered cards, edge strips too, are turned together
     (``_chains_turned``).
     """
-    whole = [_seen_whole(box, size) for box in upright]
+    whole = [_seen_whole(box, size, picture_box) for box in upright]
     askew = [not seen and _askew(box, size) for box, seen in zip(upright, whole, strict=True)]
     first = [box if seen or skew else _grown(box, size) for box, seen, skew in zip(upright, whole, askew, strict=True)]
     placed = list(first)
@@ -420,15 +443,18 @@ def _joined(count: int, links: Sequence[tuple[int, int]]) -> list[list[int]]:
     return list(members.values())
 
 
-def group_cards(cards: Sequence[CardDetection], turn: int, size: tuple[float, float]) -> tuple[LaidGroup, ...]:
+def group_cards(
+    cards: Sequence[CardDetection], turn: int, size: tuple[float, float], picture: tuple[float, float] | None = None
+) -> tuple[LaidGroup, ...]:
     """Group one player's cards by position: cards whose footprints overlap lie in one group.
 
     ``turn`` is how his cards are turned in the picture (``SEAT_TURNS``), ``size`` a card's
     upright (width, height) (``card_size``). A card seen whole lies where its box is; any
     other is grown from the top-left of its box (its visible index) to a card's size, or
     from its bottom-right where only that lies level with its neighbours (``_placed``), as is
-    a row of them spread from the right (``_chains_turned``). Groups come in the player's
-    left-to-right order.
+    a row of them spread from the right (``_chains_turned``). ``picture``, the picture's
+    (width, height) (None: unknown), tells a card running out of it, seen whole
+    (``AT_THE_EDGE``). Groups come in the player's left-to-right order.
 
     >>> row = [CardDetection(Card.parse(c), (x, 0, x + 10, 20), 0.9) for c, x in (("5S", 0), ("6S", 15), ("7S", 30))]
     >>> apart = CardDetection(Card.parse("KD"), (200, 0, 260, 84), 0.9)
@@ -437,7 +463,8 @@ def group_cards(cards: Sequence[CardDetection], turn: int, size: tuple[float, fl
     """
     width, height = size
     upright = [turned_box(card.box, turn) for card in cards]
-    footprints = _placed(upright, size)
+    picture_box = None if picture is None else turned_box((0, 0, *picture), turn)
+    footprints = _placed(upright, size, picture_box)
     groups = []
     for indices in _components(footprints, width):
         box = union_box([footprints[i] for i in indices])
@@ -462,7 +489,8 @@ def group_reading(reading: FrameReading) -> dict[int, tuple[LaidGroup, ...]]:
     groups = {}
     for seat, cards in reading.by_player.items():
         turn = SEAT_TURNS.get(seat, 0)
-        groups[seat] = group_cards(cards, turn, size if measured else spaced_card_size(cards, turn, size))
+        seat_size = size if measured else spaced_card_size(cards, turn, size)
+        groups[seat] = group_cards(cards, turn, seat_size, (reading.width, reading.height) if frame else None)
     return groups
 
 
