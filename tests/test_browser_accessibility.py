@@ -249,6 +249,14 @@ def tab_to(page: Any, selector: str, key: str = "Tab", most: int = 80) -> None:
     raise AssertionError(f"{key} never reached {selector}; the focus is on {focused(page)}")
 
 
+def arrow_to_chip(page: Any, seat: int, card: str) -> None:
+    """Shift+Tab to hand ``seat``'s chips (one Tab stop), then the arrow keys along them to ``card``'s chip."""
+    tab_to(page, f"#chips-{seat} .chip", key="Shift+Tab")
+    page.keyboard.press("Home")
+    if not page.evaluate("(card) => document.activeElement.dataset.card === card", card):
+        tab_to(page, f'#chips-{seat} .chip[data-card="{card}"]', key="ArrowRight", most=12)
+
+
 def test_a_match_set_up_and_a_round_played_with_the_keyboard_alone(tmp_path: Path, browser: Any) -> None:
     """Tab, Space, Enter and typing only: the set-up form filled in, a round typed, a card corrected, the knock and
     the confirmation, a past round edited. Before, the focus was lost (left on nothing, so the next Tab started over
@@ -295,7 +303,7 @@ def test_a_match_set_up_and_a_round_played_with_the_keyboard_alone(tmp_path: Pat
         page.locator("#chips-2 .chip").nth(9).wait_for()
 
         # Ann's A♥ was the A♣: corrected in the card editor, opened from its chip.
-        tab_to(page, '#chips-1 .chip[data-card="AH"]', key="Shift+Tab")
+        arrow_to_chip(page, 1, "AH")
         page.keyboard.press("Enter")
         expect(page.locator("#card-editor")).to_be_visible()
         page.keyboard.type("AC")  # the editor's box has the focus, its text selected
@@ -532,13 +540,13 @@ def test_a_round_played_with_the_keyboard_alone_at_a_phones_size(base: str, brow
     assert focus_in_view(page), "Bob's line, focused, is out of view"
     expect(page.locator("#knock-1")).to_be_disabled()
 
-    tab_to(page, '#chips-2 .chip[data-card="4H"]', key="Shift+Tab")
+    arrow_to_chip(page, 2, "4H")
     page.keyboard.press("Enter")
     expect(page.locator("#card-editor")).to_be_visible()
     tab_to(page, "#editor-delete")
     page.keyboard.press("Enter")
     expect(page.locator("#card-editor")).to_be_hidden()
-    expect(page.locator("#chips-2 .chip").first).to_be_focused()  # the first card where the deleted one lay
+    expect(page.locator("#chips-2 .chip").last).to_be_focused()  # the deleted card's neighbour (it was the last)
 
     page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
     tab_to(page, "#knock-1", key="Shift+Tab")
@@ -558,5 +566,136 @@ def test_a_round_played_with_the_keyboard_alone_at_a_phones_size(base: str, brow
     page.keyboard.press("Tab")
     expect(page.locator("#notice button").first).to_have_text("Bring back round 1")
     expect(page.locator("#notice button").first).to_be_focused()
+    page.close()
+    assert not errors, errors
+
+
+def test_each_hands_chips_are_one_tab_stop_its_arrow_keys_moving_between_them(base: str, browser: Any) -> None:
+    """At 390x844, every card's chip was a Tab stop of its own: 21 Tab presses crossed two hands' chips to the
+    buttons below them. A hand's chips are one stop now (a toolbar named for the hand), entered on the chip last
+    focused there, the arrow keys moving along them; a chip deleted in the editor it opens leaves the focus on its
+    neighbour."""
+    from playwright.sync_api import expect
+
+    page, errors = new_table(browser, base, PHONE)
+    deal(page)
+    page.wait_for_function("() => !document.getElementById('knock-1').disabled", timeout=10_000)
+    page.focus("#hand-1")
+    stops = []
+    while not page.evaluate("() => document.activeElement.id === 'record-draw'") and len(stops) < 40:
+        page.keyboard.press("Tab")
+        stops.append(focused(page))
+    chip_stops = [stop for stop in stops if stop.startswith("button#.chip")]
+    assert len(chip_stops) == 2, stops  # one per hand
+    assert len(stops) <= 8, stops
+
+    chips = page.locator("#chips-2 .chip")
+    expect(page.locator("#chips-2")).to_have_role("toolbar")
+    expect(page.locator("#chips-2")).to_have_accessible_name("Bob's cards: tap one to correct it")
+    tab_to(page, "#chips-2 .chip", key="Shift+Tab")
+    expect(chips.first).to_be_focused()
+    expect(chips.first).to_have_accessible_name("Q♠ in Bob's hand (typed): correct it")  # whose hand, said with it
+    page.keyboard.press("ArrowRight")
+    expect(chips.nth(1)).to_be_focused()
+    page.keyboard.press("End")
+    expect(chips.last).to_be_focused()
+    page.keyboard.press("ArrowRight")  # the row's end: the focus stays
+    expect(chips.last).to_be_focused()
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowDown")  # the row wraps on a phone: down is the next chip too
+    page.keyboard.press("ArrowRight")
+    expect(chips.nth(2)).to_be_focused()
+    third, shown = chips.nth(2).get_attribute("data-card"), chips.nth(2).inner_text()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Shift+Tab")  # back into the row: on the chip last focused there
+    expect(chips.nth(2)).to_be_focused()
+    assert page.locator('#chips-2 .chip[tabindex="0"]').count() == 1
+
+    page.keyboard.press("Enter")  # the chip's button: its card in the editor, as before
+    expect(page.locator("#editor-title")).to_have_text(f"Correct {shown}")
+    tab_to(page, "#editor-delete")
+    page.keyboard.press("Enter")
+    expect(page.locator("#card-editor")).to_be_hidden()
+    expect(chips).to_have_count(9)
+    expect(page.locator(f'#chips-2 .chip[data-card="{third}"]')).to_have_count(0)
+    expect(chips.nth(2)).to_be_focused()  # the neighbour now in its place, not the page's body nor the first chip
+    expect(chips.nth(2)).to_have_attribute("tabindex", "0")
+    page.close()
+    assert not errors, errors
+
+
+def test_delete_or_backspace_on_a_chip_deletes_its_card_the_focus_going_on_to_its_neighbour(
+    base: str, browser: Any
+) -> None:
+    """At 390x844, Delete and Backspace on a focused chip did nothing: a card read wrongly, or twice, took Enter, a Tab
+    to the editor's Delete and Enter. Either key deletes the chip's card now, as the editor's Delete does, and the
+    focus goes on to the chip now in its place (the one before, where it was the last), the hand's box without it."""
+    from playwright.sync_api import expect
+
+    page, errors = new_table(browser, base, PHONE)
+    deal(page)
+    chips = page.locator("#chips-2 .chip")
+    arrow_to_chip(page, 2, chips.nth(3).get_attribute("data-card") or "")
+    gone, after = chips.nth(3).get_attribute("data-card"), chips.nth(4).get_attribute("data-card")
+    page.keyboard.press("Delete")
+    expect(chips).to_have_count(9)
+    expect(page.locator(f'#chips-2 .chip[data-card="{gone}"]')).to_have_count(0)
+    expect(chips.nth(3)).to_be_focused()  # its neighbour, now in its place
+    expect(chips.nth(3)).to_have_attribute("data-card", after or "")
+    assert gone not in page.input_value("#hand-2").split()
+
+    page.keyboard.press("End")
+    last, before = chips.last.get_attribute("data-card"), chips.nth(7).get_attribute("data-card")
+    page.keyboard.press("Backspace")
+    expect(chips).to_have_count(8)
+    expect(page.locator(f'#chips-2 .chip[data-card="{last}"]')).to_have_count(0)
+    expect(chips.last).to_be_focused()  # the last deleted: the one before it
+    expect(chips.last).to_have_attribute("data-card", before or "")
+    expect(chips.last).to_have_attribute("tabindex", "0")
+    expect(page.locator("#card-editor")).to_be_hidden()
+    page.close()
+    assert not errors, errors
+
+
+def test_the_question_about_a_card_in_another_hand_takes_the_focus_and_escape_dismisses_it(
+    base: str, browser: Any
+) -> None:
+    """At 390x844, a card typed that another hand holds asked "Move it?" above the hands, 15 Shift+Tabs from the box
+    typed in. The question takes the focus now (its Move one Tab on), and Escape closes it unanswered: the cards stay
+    where they are, what was typed stays in its box, and the focus goes back to where it was (as it does once the
+    question is answered)."""
+    from playwright.sync_api import expect
+
+    page, errors = new_table(browser, base, PHONE)
+    page.fill("#hand-2", KNOCK["Bob"])
+    page.press("#hand-2", "Enter")
+    page.locator("#chips-2 .chip").nth(9).wait_for()
+    typed = KNOCK["Ann"].replace("AC", "QS")  # Bob's queen of spades
+    page.focus("#hand-1")
+    page.keyboard.type(typed)
+    page.keyboard.press("Enter")  # the focus goes on to Bob's box as the cards are read
+    notice = page.locator("#notice")
+    expect(notice).to_contain_text("Q♠ is in Bob's hand. Move it to Ann's hand?")
+    expect(notice).to_be_focused()
+    assert said_by(page, "#notice") == ["focus"]  # read once, from the focus
+    assert focus_in_view(page)
+    page.keyboard.press("Tab")
+    expect(notice.get_by_role("button", name="Move")).to_be_focused()  # answered at once
+    page.keyboard.press("Escape")
+    expect(notice).to_be_hidden()
+    expect(page.locator("#hand-2")).to_be_focused()  # where the player was
+    expect(page.locator("#chips-1 .chip")).to_have_count(0)
+    expect(page.locator("#chips-2 .chip")).to_have_count(10)
+    assert sorted(page.input_value("#hand-1").split()) == sorted(typed.split())  # the typing kept in its box
+
+    page.focus("#hand-1")
+    page.keyboard.press("Enter")  # read again: asked again
+    expect(notice).to_be_focused()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")  # Move
+    expect(notice).to_be_hidden()
+    expect(page.locator("#hand-2")).to_be_focused()
+    expect(page.locator("#chips-1 .chip")).to_have_count(10)
+    expect(page.locator("#chips-2 .chip")).to_have_count(9)
     page.close()
     assert not errors, errors

@@ -204,6 +204,30 @@ def test_a_card_corrected_on_the_paused_picture_stays_corrected_once_live_again(
     assert not errors, errors
 
 
+def test_delete_on_a_chip_pauses_the_live_picture_and_its_card_stays_deleted_once_live_again(
+    served: tuple[str, Any],
+) -> None:
+    """Delete on a chip deletes its card as the editor's Delete does: the picture paused first (the editor pauses it as
+    it opens), so the next frame does not read the card back before the player sees it gone, and the deletion kept once
+    live again; the focus, with no chip left in the hand, on the hand's line."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    frames = camera_on(page, new_match(page, base))
+    page.focus("#chips-1 .chip")
+    page.keyboard.press("Delete")
+    expect(page.locator("#chips-1 .chip")).to_have_count(0)
+    expect(page.locator("#resume-live")).to_be_visible()  # paused
+    expect(page.locator("#status-1")).to_be_focused()
+    expect(page.locator("#card-editor")).to_be_hidden()
+    page.click("#resume-live")
+    assert frames_posted_while_waiting(page, frames, 2_000) >= 2
+    expect(page.locator("#chips-1 .chip")).to_have_count(0)
+    assert not errors, errors
+
+
 def test_a_box_drawn_on_the_live_picture_stays_in_view_while_frames_come(served: tuple[str, Any]) -> None:
     """Dragging on the live picture to add a missed card: each frame's answer redrew the boxes and took the box being
     drawn away, so the player drew blind. It now stays, under the finger, until it is let go (the editor opens)."""
@@ -262,19 +286,79 @@ def test_two_fingers_pan_the_zoomed_picture_on_a_phone(served: tuple[str, Any]) 
     touch = page.context.new_cdp_session(page)
 
     def fingers(kind: str, dx: float = 0) -> None:
-        points = [] if kind == "touchEnd" else [{"x": x + dx, "y": y, "id": 0}, {"x": x + 40 + dx, "y": y, "id": 1}]
-        touch.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+        touch_fingers(touch, kind, [(x + dx, y), (x + 40 + dx, y)])
 
     fingers("touchStart")
     for step in range(1, 6):
         fingers("touchMove", -30 * step)  # to the left: the picture's right half comes into view
-    fingers("touchEnd")
+    touch_fingers(touch, "touchEnd", [])
     assert page.evaluate(scrolled) == min(left + 150, view)
+    expect(page.locator("#zoom")).to_have_text("Zoom 2×")  # the fingers' spread kept: a pan, no pinch
     expect(page.locator("#card-editor")).to_be_hidden()  # no box drawn, no card asked for
     expect(page.locator("#overlay rect.ghost")).to_have_count(0)
     for kind, dx in (("touchStart", 0), ("touchMove", 30), ("touchMove", 60)):  # one finger still draws a box
         touch.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": [{"x": x + dx, "y": y + dx, "id": 0}]})
     touch.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    expect(page.locator("#card-editor")).to_be_visible()
+    assert not errors, errors
+
+
+def touch_fingers(touch: Any, kind: str, points: list[tuple[float, float]]) -> None:
+    """Chromium's touch screen (``touch``: a CDP session) sent ``kind`` ("touchStart", "touchMove", "touchEnd") with a
+    finger at each of ``points`` (none for the end), the fingers numbered in order."""
+    fingers = [{"x": x, "y": y, "id": number} for number, (x, y) in enumerate(points)]
+    touch.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": fingers})
+
+
+def test_two_fingers_pinch_the_picture_within_the_zoom_buttons_steps(served: tuple[str, Any]) -> None:
+    """At 390x844 a pinch on the picture did nothing: only the Zoom button zoomed it (1, 2, 3, 1). Two fingers moved
+    apart zoom it now, about the spot between them (it stays under them), no further than the button's 3x nor below
+    the whole picture; the button says how far and goes on from there; one finger still draws a box."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True).new_page()
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    camera_on(page, new_match(page, base))
+    picture = page.locator(".stage-scroll").bounding_box()
+    assert picture is not None
+    x, y = picture["x"] + picture["width"] * 0.4, picture["y"] + picture["height"] / 2  # room for 240 px apart
+    spot = """([x, y]) => { const view = document.querySelector('.stage-scroll');
+        const stage = document.getElementById('stage').getBoundingClientRect();
+        return [(x - stage.left) / stage.width, (y - stage.top) / stage.height, stage.width / view.clientWidth]; }"""
+    touch = page.context.new_cdp_session(page)
+
+    def pinch(spreads: list[float]) -> None:
+        """Two fingers about x, y, as far apart as each of ``spreads`` in turn, then lifted."""
+        for step, spread in enumerate(spreads):
+            touch_fingers(touch, "touchStart" if step == 0 else "touchMove", [(x - spread / 2, y), (x + spread / 2, y)])
+        touch_fingers(touch, "touchEnd", [])
+
+    under = page.evaluate(spot, [x, y])
+    pinch([40, 50, 60, 70, 80])  # twice as far apart
+    expect(page.locator("#zoom")).to_have_text("Zoom 2×")
+    expect(page.locator("#zoom")).to_have_attribute("aria-pressed", "true")
+    now = page.evaluate(spot, [x, y])
+    assert now[2] == pytest.approx(2, abs=0.01), "the picture is twice the view's width"
+    assert now[:2] == pytest.approx(under[:2], abs=0.01), "the spot between the fingers stays under them"
+    no_sideways_scroll(page, "the picture pinched")
+    page.locator("#zoom").tap()  # the button goes on from the pinch's 2x
+    expect(page.locator("#zoom")).to_have_text("Zoom 3×")
+    page.locator("#zoom").tap()
+    expect(page.locator("#zoom")).to_have_text("Zoom")
+    pinch([40, 100, 200, 240])  # far apart: the button's last step, no further
+    expect(page.locator("#zoom")).to_have_text("Zoom 3×")
+    assert page.evaluate(spot, [x, y])[2] == pytest.approx(3, abs=0.01)
+    pinch([240, 30])  # together: the whole picture, no smaller
+    expect(page.locator("#zoom")).to_have_text("Zoom")
+    expect(page.locator("#zoom")).to_have_attribute("aria-pressed", "false")
+    assert page.evaluate(spot, [x, y])[2] == pytest.approx(1, abs=0.01)
+    expect(page.locator("#card-editor")).to_be_hidden()  # no box drawn, no card asked for
+    expect(page.locator("#overlay rect.ghost")).to_have_count(0)
+    for kind, dx in (("touchStart", 0), ("touchMove", 30), ("touchMove", 60)):  # one finger still draws a box
+        touch_fingers(touch, kind, [(x + dx, y + dx / 2)])
+    touch_fingers(touch, "touchEnd", [])
     expect(page.locator("#card-editor")).to_be_visible()
     assert not errors, errors
 
@@ -488,6 +572,67 @@ def test_no_control_covers_a_cards_label_with_four_players(tmp_path: Path) -> No
             expect(page.locator("#zoom")).to_have_text("Zoom 2×")
             assert page.evaluate(UNCOVERED_IN_VIEW, "#zoom"), "the picture grown by the zoom hid its button"
             page.context.close()
+        assert not errors, errors
+
+
+FOCUSED_CARD = "() => document.activeElement.dataset.card ?? `#${document.activeElement.id}`"
+"""The card of the box or chip with the focus, else the focused element's id."""
+
+
+def test_the_pictures_boxes_are_one_tab_stop_whose_focus_stays_on_its_card_as_frames_come(tmp_path: Path) -> None:
+    """At 390x844 with four players on camera, each of the 28 boxes was a Tab stop of its own (29 Tab presses from Stop
+    camera to Zoom), and the live camera's every frame drew them anew, the box focused with them: the focus was left
+    on the page's body. The boxes are one stop now, the arrow keys crossing them by hand as the chips list them; the
+    box focused stays focused (the same element) as frames come, Enter still opens its card, and its card deleted
+    there leaves the focus on the box now in its place."""
+    from playwright.sync_api import expect
+
+    with camera_table(tmp_path, ScaledDetector(FOUR_HANDS)) as (base, browser):
+        errors: list[str] = []
+        page = browser.new_context(viewport=PHONE).new_page()
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        frames: list[str] = []
+        page.on("request", lambda request: frames.append(request.url) if "/live/frame" in request.url else None)
+        four_players_on_camera(page, base)
+        by_hand = page.eval_on_selector_all("#hands .chips .chip", "(chips) => chips.map((chip) => chip.dataset.card)")
+        assert len(by_hand) == len(FOUR_HANDS)
+        page.focus("#camera-stop")
+        stops: list[str] = []
+        while page.evaluate(FOCUSED_CARD) != "#zoom" and len(stops) < 40:
+            page.keyboard.press("Tab")
+            stops.append(page.evaluate(FOCUSED_CARD))
+        assert stops == [by_hand[0], "#zoom"], stops  # one stop for the picture: its first box by hand
+        expect(page.locator("#overlay")).to_have_role("toolbar")
+
+        page.keyboard.press("Shift+Tab")
+        crossed = [page.evaluate(FOCUSED_CARD)]
+        for _ in by_hand[1:]:
+            page.keyboard.press("ArrowRight")
+            crossed.append(page.evaluate(FOCUSED_CARD))
+        assert crossed == by_hand  # hand by hand, as the chips below list them
+        page.keyboard.press("Home")
+        page.keyboard.press("ArrowDown")
+        expect(page.locator(f'#overlay g.box[data-card="{by_hand[1]}"]')).to_be_focused()
+        page.evaluate("() => { window.focusedBox = document.activeElement; }")
+        seen = len(frames)
+        for _ in range(40):  # frames read, and drawn, with the box focused (a loaded machine's come seconds apart)
+            if len(frames) >= seen + 3:
+                break
+            page.wait_for_timeout(250)
+        assert len(frames) >= seen + 3, "the camera sent no frames"
+        assert page.evaluate("() => document.activeElement === window.focusedBox && window.focusedBox.isConnected")
+        page.keyboard.press("Tab")
+        page.keyboard.press("Shift+Tab")  # back on the picture: on the box last focused there
+        expect(page.locator(f'#overlay g.box[data-card="{by_hand[1]}"]')).to_be_focused()
+        expect(page.locator('#overlay g.box[tabindex="0"]')).to_have_count(1)
+
+        page.keyboard.press("Enter")  # its card in the editor, as before
+        shown = page.locator("#chips-1 .chip").nth(1).inner_text()
+        expect(page.locator("#editor-title")).to_have_text(f"Correct {shown}")
+        page.click("#editor-delete")
+        expect(page.locator("#card-editor")).to_be_hidden()
+        expect(page.locator(f'#overlay g.box[data-card="{by_hand[1]}"]')).to_have_count(0)
+        expect(page.locator(f'#overlay g.box[data-card="{by_hand[2]}"]')).to_be_focused()  # the box now in its place
         assert not errors, errors
 
 

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { parseCard } from "../../web/static/js/cards.js";
-import { hitBox, nearestBox, placeLabels } from "../../web/static/js/table/overlay.js";
+import { PictureGesture, boxOrder, hitBox, nearestBox, placeLabels } from "../../web/static/js/table/overlay.js";
+import { rovingStep, rovingStop } from "../../web/static/js/table/roving.js";
 import { STALE, Sequencer, Store } from "../../web/static/js/table/sequence.js";
 import {
   OUT,
@@ -19,6 +20,8 @@ import {
   holdsEdit,
   initialState,
   keptVersion,
+  nextZoom,
+  pinchedZoom,
   deleteCard,
   putCard,
   restoredAlready,
@@ -36,6 +39,7 @@ import {
   undoneAlready,
   upcardOf,
   withNewerMatch,
+  zoomLabel,
 } from "../../web/static/js/table/state.js";
 
 const ANN = "8C 9C 10C JC 9H 10H JH 2S 2D AC".split(" ");
@@ -321,6 +325,68 @@ test("a tap where fanned cards' tap targets overlap is the nearest box's, not th
   assert.equal(nearestBox({ x: 200, y: 108 }, targets), null); // no target holds it
   const inside = [{ id: 7, box: [0, 0, 40, 40], hit: [0, 0, 40, 40] }, { id: 8, box: [30, 30, 34, 34], hit: [16, 16, 48, 48] }];
   assert.equal(nearestBox({ x: 32, y: 33 }, inside), 8); // in both boxes: the one whose centre is nearer
+});
+
+test("a hand's chips are one Tab stop: the arrow keys move along the row and stop at its ends", () => {
+  assert.equal(rovingStep("ArrowRight", 0, 10), 1);
+  assert.equal(rovingStep("ArrowDown", 3, 10), 4); // the row wraps on a phone: down is the next chip
+  assert.equal(rovingStep("ArrowLeft", 3, 10), 2);
+  assert.equal(rovingStep("ArrowUp", 0, 10), 0); // the row's ends: the focus stays
+  assert.equal(rovingStep("ArrowRight", 9, 10), 9);
+  assert.deepEqual([rovingStep("Home", 6, 10), rovingStep("End", 2, 10)], [0, 9]);
+  assert.equal(rovingStep("Enter", 2, 10), null); // the chip's own button: it opens its card
+  assert.equal(rovingStep("Delete", 2, 10), null);
+});
+
+test("a row drawn anew keeps its Tab stop on its card, or on the neighbour that took the place of a card gone", () => {
+  assert.equal(rovingStop(["4", "7", "9"], { id: "7", at: 0 }), 1); // the card moved along the row: it keeps the stop
+  assert.equal(rovingStop(["4", "9", "12"], { id: "7", at: 1 }), 1); // deleted: the chip after it, now in its place
+  assert.equal(rovingStop(["4", "9"], { id: "12", at: 2 }), 1); // the last deleted: the one before it
+  assert.equal(rovingStop(["4", "9"], null), 0); // a row never focused: its first chip
+  assert.equal(rovingStop([], { id: "4", at: 0 }), -1);
+});
+
+test("the picture's boxes are crossed by hand with the arrow keys, as the chips list them: not as they were read", () => {
+  const entry = (id, card, place, at = null) => ({ id, card, place, box: at === null ? null : box(at) });
+  const cards = [entry(1, "KS", UPCARD, 0), entry(2, "QS", 1, 1), entry(3, "2C", OUT, 2), entry(4, "8C", 0, 3),
+    entry(5, "9C", 1, 4), entry(6, "AC", 0), entry(7, "10C", 0, 5)]; // 6: typed, no box
+  assert.deepEqual(boxOrder({ ...initialState(match, seating), cards }), ["4", "7", "2", "5", "1", "3"]);
+});
+
+test("a pinch zooms within the Zoom button's steps, and the button goes on from where the pinch left it", () => {
+  assert.equal(pinchedZoom(1, 1.5), 1.5);
+  assert.equal(pinchedZoom(2, 4), 3); // no further than the button's last step
+  assert.equal(pinchedZoom(1.2, 0.5), 1); // nor below the whole picture
+  assert.deepEqual([1, 1.5, 1.97, 2, 2.5, 2.97, 3].map(nextZoom), [2, 2, 3, 3, 3, 1, 1]);
+  assert.deepEqual([1, 1.04, 1.55, 2, 3].map(zoomLabel), ["Zoom", "Zoom 1×", "Zoom 1.6×", "Zoom 2×", "Zoom 3×"]);
+});
+
+test("two fingers moved apart pinch about their midpoint, read once a frame; a pan's fingers moving in turn do not", () => {
+  const acts = [];
+  const gesture = new PictureGesture({ pan: (dx, dy) => acts.push(["pan", dx, dy]), pinch: (ratio, at) => acts.push(["pinch", ratio, at]) });
+  const touch = (pointerId, x, y) => ({ pointerId, pointerType: "touch", isPrimary: pointerId === 1, clientX: x, clientY: y, button: 0, buttons: 1 });
+  gesture.down(touch(1, 100, 100), { box: null, from: null });
+  gesture.down(touch(2, 140, 100), { box: null, from: null });
+  gesture.move(touch(1, 70, 100)); // a pan to the left: the spread jumps from 40 to 70 until the second finger moves
+  gesture.move(touch(2, 110, 100));
+  gesture.frame();
+  assert.deepEqual(acts, [["pan", 15, 0], ["pan", 15, 0]], "a pan is no pinch");
+  acts.length = 0;
+  gesture.move(touch(1, 50, 100)); // apart: the spread from 40 to 80, about the midpoint 90
+  gesture.move(touch(2, 130, 100));
+  gesture.frame();
+  gesture.frame(); // a frame with no move: no more
+  gesture.move(touch(2, 210, 100)); // on apart, one finger held still: from 80 to 160
+  gesture.frame();
+  assert.deepEqual(acts, [["pan", 10, 0], ["pan", -10, 0], ["pinch", 2, { x: 90, y: 100 }], ["pan", -40, 0],
+    ["pinch", 2, { x: 130, y: 100 }]]);
+  acts.length = 0;
+  gesture.move(touch(1, 45, 100)); // once pinching, it follows every change of the spread, however small
+  gesture.frame();
+  gesture.up(touch(2, 210, 100));
+  gesture.move(touch(1, 10, 100)); // one finger left: neither
+  gesture.frame();
+  assert.deepEqual(acts, [["pan", 2.5, 0], ["pinch", 165 / 160, { x: 127.5, y: 100 }]]);
 });
 
 test("the card editor reads one card, in words too (typed hands are read by the server: /api/cards)", () => {

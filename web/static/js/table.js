@@ -25,6 +25,8 @@ import {
   keptVersion,
   knockToScoreAgain,
   nearlySameRound,
+  nextZoom,
+  pinchedZoom,
   placeName,
   putCard,
   restoredAlready,
@@ -46,7 +48,6 @@ import {
 
 const $ = (id) => document.getElementById(id);
 const ARRANGE_DELAY_MS = 120;
-const ZOOMS = [1, 2, 3];
 const REFRESH_MS = 4000; // how often the match is fetched again, for rounds recorded on another device
 // A change of the sheet not answered by then is given up and said so: tapping again is safe, since the server refuses
 // a change made already (a round's number, the revision every change names).
@@ -126,10 +127,23 @@ function placeCards(place, cards) {
   const keep = place === UPCARD ? () => update((state) => ({ ...typedSettled(state, UPCARD), notice: null })) : placing(rest);
   const answers = [{ label: "Move", primary: true, action: placing(cards) }, { label: `Keep ${them} there`, action: keep }];
   // the hand's box goes on showing the cards typed (not the cards it held before) while the question waits
-  const typed = place === UPCARD ? null : { place, text: cards.join(" ") };
-  update((state) => ({ ...state, notice: { text, actions: answers, typed, question: true } }));
+  const asked = cards.join(" ");
+  const typed = place === UPCARD ? null : { place, text: asked };
+  // Escape answers neither: the cards stay where they are, and what was typed stays in its box (Enter there asks again)
+  const dismiss = () => update((state) => ({ ...typedUnread(state, place, asked), notice: null }));
+  update((state) => ({ ...state, notice: { text, actions: answers, typed, question: true, dismiss } }));
   // shown however the cards came (typed, the keyboard up and Enter gone on to the next box): the cards wait for it
   reveal($("notice"), { evenTyping: true });
+}
+
+/** Escape in the notice closes it as its OK does, or a question as neither answer (its `dismiss`); the focus then goes
+ * back to where it was before the notice took it (render.js `renderNotice`). */
+function dismissNotice(event) {
+  const { notice } = store.state;
+  const dismiss = notice?.dismiss ?? notice?.actions.find((action) => action.dismiss)?.action;
+  if (event.key !== "Escape" || !dismiss) return;
+  event.preventDefault();
+  dismiss();
 }
 
 const reading = new Set(); // the cards typed being read by the server (typeCards' promises)
@@ -797,12 +811,17 @@ store.subscribe((state, before) => {
   }
 });
 
+/** The card of entry `id` deleted, by the editor's Delete or the Delete key on its chip: the picture paused first, as
+ * the editor pauses it (`openEditor`), and the correction saved. */
+function removeCard(id) {
+  live.freeze();
+  update((state) => deleteCard(state, id));
+  saveCorrection();
+}
+
 const editor = new CardEditor(store, Object.assign(Object.create(null), {
   select: (id) => update((state) => (state.selected === id ? state : { ...state, selected: id })),
-  deleteCard: (id) => {
-    update((state) => deleteCard(state, id));
-    saveCorrection();
-  },
+  deleteCard: removeCard,
   putCard: (change) => {
     update((state) => ({ ...putCard(state, change), error: "" }));
     saveCorrection();
@@ -821,6 +840,7 @@ Object.assign(actions, {
     await answered(reading); // Pick tapped just after typing in the box: the grid starts from the cards typed
     grid.open(target);
   },
+  deleteCard: removeCard,
   openEditor: (id) => {
     live.freeze();
     editor.open(id);
@@ -845,6 +865,28 @@ Object.assign(actions, {
   openRoundEditor: (number) => roundEditor.open(number),
 });
 
+/**
+ * Two fingers pinched the picture by `ratio` about `at` (their midpoint, client pixels): zoomed within the Zoom button's
+ * range (its words saying how far: `zoomLabel`), the spot of the picture under the fingers kept under them: its view
+ * scrolls, and the page for what the view cannot (the view grows with the picture down to its capped height), else
+ * the cards pinched at slid down from under the fingers (and one finger on the picture draws: it scrolls nothing).
+ */
+function pinchPicture(ratio, at) {
+  const before = store.state.zoom;
+  const zoom = pinchedZoom(before, ratio);
+  if (zoom === before) return;
+  const stage = $("stage");
+  const was = stage.getBoundingClientRect();
+  const [across, down] = [(at.x - was.left) / was.width, (at.y - was.top) / was.height]; // the spot, in the picture
+  update((state) => ({ ...state, zoom }));
+  const away = () => {
+    const now = stage.getBoundingClientRect();
+    return [now.left + across * now.width - at.x, now.top + down * now.height - at.y];
+  };
+  stage.closest(".stage-scroll").scrollBy(...away());
+  window.scrollBy(0, away()[1]);
+}
+
 function init() {
   buildHands(store.state, actions);
   render(store.state, null, actions);
@@ -853,7 +895,8 @@ function init() {
   // what the page that sent the players here had to say: read by its live region, the focus left at the page's top
   if (data.notices.length) notify(data.notices.join(" "), [], { unasked: true });
   scheduleArrange();
-  enablePicture(() => store.state, { onCard: actions.openEditor, onBox: drawnBox });
+  enablePicture(() => store.state, { onCard: actions.openEditor, onBox: drawnBox, onPinch: pinchPicture });
+  $("notice").addEventListener("keydown", dismissNotice);
   $("upcard-input").addEventListener("focus", () => live.freeze());
   $("upcard-input").addEventListener("change", (event) => typeCards(UPCARD, event.target.value));
   $("upcard-input").addEventListener("keydown", (event) => {
@@ -874,7 +917,7 @@ function init() {
     const share = (scrolled, shown, whole) => (whole ? (scrolled + shown / 2) / whole : 0.5); // the paused picture: no size yet
     const across = share(view.scrollLeft, view.clientWidth, view.scrollWidth);
     const down = share(view.scrollTop, view.clientHeight, view.scrollHeight);
-    update((state) => ({ ...state, zoom: ZOOMS[(ZOOMS.indexOf(state.zoom) + 1) % ZOOMS.length] }));
+    update((state) => ({ ...state, zoom: nextZoom(state.zoom) }));
     // once the paused picture is drawn in the live one's place (loading, it has no size and nothing scrolls)
     const centre = () => view.scrollTo(across * view.scrollWidth - view.clientWidth / 2, down * view.scrollHeight - view.clientHeight / 2);
     const still = $("still");

@@ -53,8 +53,9 @@ export class CardEditor {
    * Back to the card that was being corrected. The browser returns the focus to the chip or box that opened the
    * editor, but that one is drawn anew when its card is selected or changed: the focus was left on nothing, and a
    * keyboard's next Tab started over from the top of the page. Now it goes to the card as drawn now (wherever it
-   * was moved), else to the first card where it was, else (its hand left without a card) to the hand's line. Where it
-   * was is found as the editor opens: a card deleted is gone from its row, which a chip drawn apart no longer names.
+   * was moved), else to the chip or box holding its row's or the picture's Tab stop (its neighbour, roving.js
+   * `rovingStop`), else (its hand left without a card) to the hand's line. Where it was is found as the editor opens: a
+   * card deleted is gone from its row, which a chip drawn apart no longer names.
    */
   restoreFocus() {
     const { opener, home, entryId } = this;
@@ -63,7 +64,8 @@ export class CardEditor {
     const lost = document.activeElement === document.body || $("card-editor").contains(document.activeElement);
     if (!opener || opener.isConnected || !lost) return;
     const card = (scope, id = "") => scope?.querySelector(`button.chip[data-id${id}], g.box[data-id${id}]`);
-    const target = (entryId !== null && card(document, `="${entryId}"`)) || card(home);
+    const stop = home?.querySelector('button.chip[tabindex="0"], g.box[tabindex="0"]');
+    const target = (entryId !== null && card(document, `="${entryId}"`)) || stop || card(home);
     if (target) target.focus({ preventScroll: true });
     else focusLine(home?.closest(".hand")?.querySelector(".status"));
   }

@@ -3,7 +3,8 @@
 
 import { pretty } from "../cards.js";
 import { groupOutlines } from "../laydown.js";
-import { OUT, UPCARD, placeName, players, tableKey } from "./state.js";
+import { redrawStop, rovingFocus } from "./roving.js";
+import { OUT, UPCARD, cardsAt, placeName, players, tableKey } from "./state.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 export const MIN_HIT_PX = 32; // the smallest tap target on a phone
@@ -94,9 +95,35 @@ function frameScale(svg, { width, height }) {
   return Math.max(width / Math.max(1, svg.clientWidth || width), height / Math.max(1, svg.clientHeight || height));
 }
 
-/** Draw every card's box over the picture (the SVG's viewBox is the frame's pixel size). */
+/**
+ * The ids of the cards with a box on the picture in the arrow keys' order: by hand, as the chips below list them (the
+ * hands in seat order, the upcard, the cards out of play). Not in reading order: the side players' cards lie one under
+ * the next at the picture's edges, so a line across the picture went from one side hand's card to the other's, and
+ * boxes at nearly one height swapped places as the camera's boxes moved a pixel from frame to frame.
+ */
+export function boxOrder(state) {
+  const places = [...players(state).map((_, seat) => seat), UPCARD, OUT];
+  return places.flatMap((place) => cardsAt(state, place)).filter((entry) => entry.box).map((entry) => String(entry.id));
+}
+
+/** The picture's boxes in the arrow keys' order (`boxOrder`; the selected one is drawn last, on top). */
+const boxesOf = (svg, state) => {
+  const boxes = new Map([...svg.querySelectorAll("g.box")].map((group) => [group.dataset.id, group]));
+  return boxOrder(state).map((id) => boxes.get(id)).filter(Boolean);
+};
+
+/**
+ * Draw every card's box over the picture (the SVG's viewBox is the frame's pixel size). The boxes are one Tab stop
+ * (`rovingFocus`, set up by `enablePicture`): a picture of 20 cards took 20 Tab presses to cross. The live camera draws
+ * them anew with every frame: the box with the focus keeps it, or its neighbour where its card is no longer seen.
+ */
 export function drawOverlay(state) {
   const svg = document.getElementById("overlay");
+  const lastly = () => document.getElementById("camera-status").focus({ preventScroll: true }); // no box left
+  redrawStop(svg, (within) => boxesOf(within, state), () => drawBoxes(svg, state), lastly);
+}
+
+function drawBoxes(svg, state) {
   if (!state.frame || !state.camera.source) {
     svg.replaceChildren();
     return;
@@ -121,7 +148,7 @@ export function drawOverlay(state) {
     hits.push(svgNode("rect", { class: "hit", "data-id": entry.id, "data-box": entry.box.join(" "),
       x: hx1, y: hy1, width: hx2 - hx1, height: hy2 - hy1 }));
     const classes = ["box", boxClass(state, entry), entry.id === state.selected ? "selected" : ""].filter(Boolean).join(" ");
-    const group = svgNode("g", { class: classes, tabindex: "0", role: "button", "data-card": entry.card, "data-id": entry.id,
+    const group = svgNode("g", { class: classes, tabindex: "-1", role: "button", "data-card": entry.card, "data-id": entry.id,
       "aria-label": `${pretty(entry.card)} in ${placeName(state, entry.place)}: correct it` });
     group.append(svgNode("rect", { class: "outline", x: x1, y: y1, width: x2 - x1, height: y2 - y1, rx: stroke * 2, "stroke-width": stroke }));
     boxes.push(group);
@@ -136,8 +163,27 @@ export function drawOverlay(state) {
   const outlines = groupOutlines(state.groups, SVG_NS, stroke);
   // a box being drawn (`enablePicture`) stays on top: the live camera redraws the boxes with every frame, mid-drag
   const drawing = svg.querySelector("rect.ghost");
-  svg.replaceChildren(...outlines, ...hits, ...boxes.filter((group) => !selected.includes(group)), ...selected, ...texts,
-    ...(drawing ? [drawing] : []));
+  replaceKeepingFocus(svg, [...outlines, ...hits, ...boxes.filter((group) => !selected.includes(group)), ...selected,
+    ...texts, ...(drawing ? [drawing] : [])]);
+}
+
+/**
+ * `svg`'s nodes replaced by `nodes`, the box with the focus kept (drawn as its card's box in `nodes` is): replaced, it
+ * lost the focus with every frame, and a screen reader read the box focused anew a few times a second.
+ */
+function replaceKeepingFocus(svg, nodes) {
+  const focused = document.activeElement;
+  const drawn = svg.contains(focused) && nodes.find((node) => node.matches("g.box") && node.dataset.id === focused.dataset.id);
+  if (!drawn) {
+    svg.replaceChildren(...nodes);
+    return;
+  }
+  for (const { name, value } of drawn.attributes) focused.setAttribute(name, value);
+  focused.replaceChildren(...drawn.childNodes);
+  [...svg.childNodes].filter((node) => node !== focused).forEach((node) => node.remove());
+  const at = nodes.indexOf(drawn);
+  focused.before(...nodes.slice(0, at));
+  focused.after(...nodes.slice(at + 1));
 }
 
 /**
@@ -162,19 +208,22 @@ function swallowTheTapsClick(x, y) {
  * other left a tap or a pan stuck). A pointer pressed alone (a finger, the main mouse button) on a card's box is a tap
  * of it until it moves further than one, when it draws a box from where it went down (in a fan a missed card's strip
  * lies within its neighbour's box); pressed off every box, it draws at once. A second finger makes the gesture a pan of
- * the two: the tap or the box begun is no more, and nothing starts again until every finger has lifted.
+ * the two: the tap or the box begun is no more, and nothing starts again until every finger has lifted. Two fingers
+ * moved apart or together (further than a tap's slop from their spread at the start: a pan's fingers drift) pinch
+ * too, the pan going on, read once a frame (`frame`).
  *
  * `act` does what the gesture means: `tap(box, pointer)`, `draw(from, pointer)` (a box begun at `from`, the press's
  * picture point), `drawTo(pointer)`, `drawn(pointer)` (let go: the box is made), `undraw()` (the box begun is no box),
- * `pan(dx, dy)` (scroll by the fingers' midpoint's move). Pointers are the events' {pointerId, pointerType, isPrimary,
- * clientX, clientY, button, buttons}.
+ * `pan(dx, dy)` (scroll by the fingers' midpoint's move), `pinch(ratio, at)` (zoom by the fingers' spread now over
+ * their spread at the last pinch, about their midpoint `at`, {x, y}). Pointers are the events' {pointerId, pointerType,
+ * isPrimary, clientX, clientY, button, buttons}.
  */
 export class PictureGesture {
   constructor(act) {
     this.act = act;
     this.touches = new Map(); // pointerId -> {x, y}: the fingers on the picture
     this.press = null; // {pointer, x, y, box, from, drawing}: the one pointer pressed
-    this.pan = null; // {x, y}: the two fingers' midpoint, as last scrolled to
+    this.pan = null; // {x, y, spread, pinching}: the two fingers' midpoint as last scrolled to, their spread as last zoomed
   }
 
   /** `box`: the id of the card's box it went down on, or null; `from`: where on the picture (null: no picture, so
@@ -186,7 +235,7 @@ export class PictureGesture {
     }
     this.endPress(); // a press left over (let go outside the window) starts nothing more
     if (this.touches.size >= 2) {
-      this.pan = this.midpoint();
+      this.pan = this.twoFingers();
       return;
     }
     if (pointer.button !== 0 || (box === null && from === null)) return;
@@ -198,9 +247,9 @@ export class PictureGesture {
     if (this.touches.has(pointer.pointerId)) this.touches.set(pointer.pointerId, { x: pointer.clientX, y: pointer.clientY });
     if (this.pan) {
       if (this.touches.size < 2) return;
-      const now = this.midpoint();
+      const now = this.twoFingers();
       this.act.pan(this.pan.x - now.x, this.pan.y - now.y);
-      this.pan = now;
+      this.pan = { ...this.pan, x: now.x, y: now.y };
       return;
     }
     const press = this.press;
@@ -220,6 +269,20 @@ export class PictureGesture {
     this.act.drawTo(pointer);
   }
 
+  /**
+   * The fingers' moves of one frame all seen (called once a frame while they move): two fingers moved apart or together
+   * pinch. Not on each move: each finger's move comes as an event of its own, and a pan's spread, read between the
+   * two, jumped by a frame's move and back.
+   */
+  frame() {
+    if (!this.pan || this.touches.size < 2) return;
+    const { x, y, spread } = this.twoFingers();
+    const pinching = this.pan.pinching || Math.abs(spread - this.pan.spread) > TAP_SLOP_PX;
+    if (!pinching || spread === this.pan.spread) return;
+    this.act.pinch(spread / this.pan.spread, { x, y });
+    this.pan = { ...this.pan, spread, pinching };
+  }
+
   up(pointer) {
     this.lift(pointer);
     const press = this.press;
@@ -236,8 +299,9 @@ export class PictureGesture {
   }
 
   lift(pointer) {
+    this.frame(); // a pinch's last move, lifted before its frame came
     this.touches.delete(pointer.pointerId);
-    if (this.pan) this.pan = this.touches.size >= 2 ? this.midpoint() : null; // a third finger lifted: the two left pan
+    if (this.pan) this.pan = this.touches.size >= 2 ? this.twoFingers() : null; // a third finger lifted: the two left pan
   }
 
   startDrawing(pointer) {
@@ -250,25 +314,28 @@ export class PictureGesture {
     this.press = null;
   }
 
-  midpoint() {
+  /** The first two fingers' midpoint and spread (the distance between them, at least a pixel). */
+  twoFingers() {
     const [a, b] = this.touches.values();
-    return { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 };
+    return { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2, spread: Math.max(1, Math.hypot(a.x - b.x, a.y - b.y)), pinching: false };
   }
 }
 
 /**
- * The picture's boxes answer taps, keys and drags, and two fingers pan it zoomed (it takes no touch gestures of its own,
- * css touch-action: one finger draws, and on a phone the zoomed picture was stuck at its top left).
+ * The picture's boxes answer taps, keys and drags, and two fingers pan it zoomed and pinch to zoom it (`onPinch(ratio,
+ * at)`, as `PictureGesture`'s `pinch`): it takes no touch gestures of its own (css touch-action: one finger draws), so
+ * on a phone the zoomed picture was stuck at its top left, and a pinch did nothing.
  *
- * A tap or a key on a box opens its card (`onCard(id)`). The live camera redraws the boxes with every frame (a few a
+ * A tap or a key (Enter, Space) on a box opens its card (`onCard(id)`); the arrow keys move between the boxes, one Tab
+ * stop (`rovingFocus`, in `boxOrder`). The live camera redraws the boxes with every frame (a few a
  * second), and a box replaced while the finger is down gets no click: so a tap is the box it went down on, taken when
  * the finger (or the main mouse button) lifts near where it went down, and the click that may follow it is that
  * tap's. A click with no press before it (a keyboard, a screen reader) opens its box too. A drag draws a box around a
  * card the detector missed: `onBox(box)` gets it in frame pixels. A pointer's move, lift and cancel are followed on
  * the window: the box it went down on may be gone from the picture (redrawn), and the finger lifted off the picture.
  */
-export function enablePicture(getState, { onCard, onBox }) {
-  const svg = document.getElementById("overlay");
+export function enablePicture(getState, { onCard, onBox, onPinch }) {
+  const svg = rovingFocus(document.getElementById("overlay"), (within) => boxesOf(within, getState()));
   const idOf = (event) => {
     if (!event.target.matches?.("rect.hit")) return Number(event.target.closest("[data-id]")?.dataset.id ?? NaN);
     const matrix = svg.getScreenCTM()?.inverse();
@@ -318,12 +385,22 @@ export function enablePicture(getState, { onCard, onBox }) {
     },
     undraw,
     pan: (dx, dy) => svg.closest(".stage-scroll")?.scrollBy(dx, dy),
+    pinch: onPinch,
   });
   svg.addEventListener("pointerdown", (event) => {
     const id = idOf(event);
     gesture.down(event, { box: Number.isNaN(id) ? null : id, from: getState().frame ? toFrame(event) : null });
   });
-  window.addEventListener("pointermove", (event) => gesture.move(event));
+  let frameAsked = false; // the pinch read at the next frame (`PictureGesture.frame`), once however many moves come
+  window.addEventListener("pointermove", (event) => {
+    gesture.move(event);
+    if (event.pointerType !== "touch" || frameAsked) return;
+    frameAsked = true;
+    requestAnimationFrame(() => {
+      frameAsked = false;
+      gesture.frame();
+    });
+  });
   window.addEventListener("pointerup", (event) => gesture.up(event));
   window.addEventListener("pointercancel", (event) => gesture.cancel(event));
   svg.addEventListener("click", (event) => {

@@ -6,7 +6,8 @@ import { layDownPanel } from "../laydown.js";
 import { byName } from "../names.js";
 import { dressSheet, el, renderSheet } from "../sheet.js";
 import { drawOverlay } from "./overlay.js";
-import { OUT, UPCARD, cardsAt, handStatus, placeName, players, tableKey, upcardOf } from "./state.js";
+import { redrawStop, rovingFocus } from "./roving.js";
+import { OUT, UPCARD, cardsAt, handStatus, placeName, players, tableKey, upcardOf, zoomLabel } from "./state.js";
 
 const $ = (id) => document.getElementById(id);
 const MELD_CLASSES = ["meld-0", "meld-1", "meld-2", "meld-3"];
@@ -96,10 +97,27 @@ export function buildHands(state, actions) {
         el("h2", { id: `hand-title-${n}` }),
         el("label", { for: `hand-${n}`, id: `hand-label-${n}`, class: "visually-hidden" }),
         el("div", { class: "hand-row" }, input, pick),
-        el("div", { class: "chips", id: `chips-${n}`, role: "group" }),
+        rovingChips(el("div", { class: "chips", id: `chips-${n}`, role: "toolbar" }), actions),
         el("div", { class: "hand-row" }, el("span", { class: "status", id: `status-${n}`, "aria-live": "polite", tabindex: "-1" }), knock)),
     );
   });
+  rovingChips($("out-chips"), actions);
+}
+
+const chipsOf = (row) => [...row.querySelectorAll("button.chip")];
+
+/**
+ * A row of chips is one Tab stop (a toolbar of buttons, each opening its card in the editor), its arrow keys moving
+ * between the chips (`rovingFocus`). Delete or Backspace on a chip deletes its card (`actions.deleteCard`), as the
+ * editor's Delete does; the focus goes on to its neighbour as the row is drawn anew (`renderChips`).
+ */
+function rovingChips(row, actions) {
+  row.addEventListener("keydown", (event) => {
+    if ((event.key !== "Delete" && event.key !== "Backspace") || !event.target.matches("button.chip")) return;
+    event.preventDefault(); // Backspace went back a page in some browsers
+    actions.deleteCard(Number(event.target.dataset.id));
+  });
+  return rovingFocus(row, chipsOf);
 }
 
 /**
@@ -196,10 +214,10 @@ function renderChips(container, entries, state, colours, actions) {
   const drawn = chips.map((chip) => chip.outerHTML).join("");
   if (container.dataset.drawn === drawn) return false;
   container.dataset.drawn = drawn;
-  // A chip with the keyboard's focus (its colour changes when the table's answer comes): the same card keeps it.
-  const focused = container.contains(document.activeElement) ? document.activeElement.dataset.id : null;
-  container.replaceChildren(...chips);
-  if (focused) chips.find((chip) => chip.dataset.id === focused)?.focus({ preventScroll: true });
+  // the chip with the keyboard's focus (its colour changes when the table's answer comes, its card is corrected or
+  // deleted): the same card keeps it, else its neighbour; its hand left with no card, the hand's line
+  redrawStop(container, chipsOf, () => container.replaceChildren(...chips),
+    () => focusLine(container.closest(".hand")?.querySelector(".status")));
   return true;
 }
 
@@ -331,10 +349,14 @@ function renderTotals(state) {
   el("span", { class: "bar-target", text: limit ? `${match.goal} · tied: play on` : match.goal }));
 }
 
+let noticeCaller = null; // what had the focus when a question took it: it goes back there once the question is gone
+
 /**
  * The notice, drawn only when it changes (a tap in progress stays). It takes the focus where a button pressed here is
  * gone (Confirm, Record a draw: `focusLost`) or one of its own was pressed (Undo, OK), and once gone leaves the focus on
  * the upcard's line; news no tap here asked for (`unasked`: another device's change) leaves the focus where it is.
+ * A question about the cards typed (`question`: move a card from another hand?) takes the focus wherever it was: it
+ * sat above the hands, a keyboard's 15 Shift+Tabs away. Answered or dismissed (Escape), the focus goes back there.
  */
 function renderNotice(state, before) {
   if (before && before.notice === state.notice) return;
@@ -343,7 +365,9 @@ function renderNotice(state, before) {
   box.hidden = !state.notice;
   if (!state.notice) {
     box.replaceChildren();
-    if (had) focusLine($("knock-limit"));
+    const caller = noticeCaller;
+    noticeCaller = null;
+    if (had) focusLine(caller?.isConnected && caller.getClientRects().length ? caller : $("knock-limit"));
     return;
   }
   const buttons = state.notice.actions.map(({ label, action, primary }) => {
@@ -351,7 +375,9 @@ function renderNotice(state, before) {
     button.addEventListener("click", action);
     return button;
   });
-  const takes = had || (!state.notice.unasked && focusLost());
+  const asks = Boolean(state.notice.question) && !state.notice.unasked && !had; // not again for news following it
+  if (asks && !focusLost()) noticeCaller = document.activeElement;
+  const takes = had || asks || (!state.notice.unasked && focusLost());
   sayOnce({ region: $("notice-said"), line: box, live: "polite", takes },
     () => box.replaceChildren(el("span", { text: state.notice.text }), ...buttons));
 }
@@ -388,7 +414,7 @@ function renderCamera(state) {
   const stage = $("stage");
   stage.style.width = `${state.zoom * 100}%`;
   stage.classList.toggle("zoomed", state.zoom > 1);
-  $("zoom").textContent = state.zoom === 1 ? "Zoom" : `Zoom ${state.zoom}×`;
+  $("zoom").textContent = zoomLabel(state.zoom);
   $("zoom").setAttribute("aria-pressed", String(state.zoom > 1));
 }
 

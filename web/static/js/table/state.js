@@ -31,14 +31,27 @@ export function initialState(match, seating) {
     confirmed: null, // cards of the round just confirmed (auto-proposals wait for a new deal)
     autoProposed: null, // the table (key) last proposed by itself or dismissed with "Not yet": not again
     selected: null, // id of the card whose box and chip are highlighted
-    zoom: 1,
+    zoom: 1, // the picture's width in the view's (`ZOOMS`: the Zoom button's steps; a pinch goes between them)
     error: "",
-    notice: null, // {text, actions: [{label, action}], typed?: {place, text}}: a warning, an undo offer, or a question
-    // about cards typed for a hand (`typed`: its box shows them while it waits)
+    notice: null, // {text, actions: [{label, action}], typed?: {place, text}, question?, dismiss?}: a warning, an undo
+    // offer, or a question about cards typed for a hand (`typed`: its box shows them while it waits; `dismiss`: Escape)
     unread: {}, // place -> text typed in its box that the server could not read yet: the box keeps it
     refused: {}, // hand (or the upcard) -> {text, message}: text typed in its box that names no cards; the box keeps it to be fixed
   };
 }
+
+/** The Zoom button's steps through the picture's zoom; a pinch zooms anywhere from the first to the last. */
+export const ZOOMS = [1, 2, 3];
+const ZOOM_STEP_NEAR = 0.05; // a pinch left this near a step is at it: the button's next tap goes on to the one after
+
+/** The zoom after `zoom` pinched by `ratio` (the fingers' spread now over their spread before), within `ZOOMS`. */
+export const pinchedZoom = (zoom, ratio) => Math.min(Math.max(zoom * ratio, ZOOMS[0]), ZOOMS.at(-1));
+
+/** The Zoom button's next step from `zoom` (a pinch's too): the step above it, and from the last back to 1. */
+export const nextZoom = (zoom) => ZOOMS.find((step) => step > zoom + ZOOM_STEP_NEAR) ?? ZOOMS[0];
+
+/** The Zoom button's words at `zoom`: "Zoom" unzoomed, else how far it is zoomed, to a tenth ("Zoom 2×", "Zoom 1.6×"). */
+export const zoomLabel = (zoom) => (zoom === ZOOMS[0] ? "Zoom" : `Zoom ${Math.round(zoom * 10) / 10}×`);
 
 export const players = (state) => state.match.players;
 export const placeName = (state, place) =>
