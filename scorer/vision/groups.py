@@ -358,8 +358,8 @@ def _turned_over(
     turned = {i: _grown(upright[i], size, "bottom-right") for i in members}
     touched = {i: _overlapped(turned[i], footprints, others, width) for i in members}
     onto = [j for found in touched.values() for j in found]
-    shaped = whole if len(members) > 1 else [_card_shaped(box, size) for box in upright]
-    if not onto or not all(shaped[j] for j in onto):
+    lone = len(members) == 1
+    if not onto or not all(_card_shaped(upright[j], size) if lone else whole[j] for j in onto):
         return {}
     edges = (axis, axis + 2) if len(members) > 1 else (axis,)  # the near edges (tops or left edges), the far ones
 
