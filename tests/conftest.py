@@ -67,7 +67,6 @@ TRAIN_EXTRA_MODULES = {
     "ultralytics": "ultralytics",
     "torch": "torch",
     "torchvision": "torchvision",  # brought by ultralytics
-    "pillow": "PIL",
     "matplotlib": "matplotlib",
     "onnx": "onnx",
 }

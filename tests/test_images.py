@@ -3,12 +3,13 @@ refused without spending the memory, and only a few decode at once."""
 
 from __future__ import annotations
 
+import io
 import re
 import struct
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import cv2
@@ -27,6 +28,7 @@ from image_bombs import (
     tiff_naming_twice,
     tiff_of_zeros,
 )
+from PIL import Image, ImageCms
 
 from scorer.vision import images
 from scorer.vision.images import (
@@ -405,13 +407,28 @@ STORED_FROM_UPRIGHT = {
 the orientation says how to turn (and mirror) them back."""
 
 
-def jpeg_with_orientation(stored: np.ndarray, orientation: int) -> bytes:
-    """``stored`` as a JPEG whose EXIF block (APP1, right after the start marker, as a phone writes it) gives one
-    orientation entry."""
+def with_segment(jpeg: bytes, marker: int, body: bytes) -> bytes:
+    """``jpeg`` with one more segment right after its start marker, where a phone writes its EXIF and profile."""
+    return jpeg[:2] + bytes([0xFF, marker]) + struct.pack(">H", len(body) + 2) + body + jpeg[2:]
+
+
+def with_orientation(jpeg: bytes, orientation: int) -> bytes:
+    """``jpeg`` with an EXIF block (APP1, right after the start marker, as a phone writes it) giving one orientation
+    entry."""
     directory = struct.pack("<HHHIHH", 1, 0x0112, 3, 1, orientation, 0) + b"\0" * 4
-    exif = b"Exif\0\0" + b"II*\0" + struct.pack("<I", 8) + directory
-    data = cv2.imencode(".jpg", stored, [cv2.IMWRITE_JPEG_QUALITY, 100])[1].tobytes()
-    return data[:2] + b"\xff\xe1" + struct.pack(">H", len(exif) + 2) + exif + data[2:]
+    return with_segment(jpeg, 0xE1, b"Exif\0\0" + b"II*\0" + struct.pack("<I", 8) + directory)
+
+
+def faithful_jpeg(picture: np.ndarray) -> bytes:
+    """A BGR picture as a JPEG of quality 100 and colour at full resolution (4:4:4), so that its squares of colour
+    stay flat to their edges."""
+    flags = [cv2.IMWRITE_JPEG_QUALITY, 100, cv2.IMWRITE_JPEG_SAMPLING_FACTOR, cv2.IMWRITE_JPEG_SAMPLING_FACTOR_444]
+    return cv2.imencode(".jpg", picture, flags)[1].tobytes()
+
+
+def jpeg_with_orientation(stored: np.ndarray, orientation: int) -> bytes:
+    """``stored`` as a JPEG saying how it was held (``with_orientation``)."""
+    return with_orientation(faithful_jpeg(stored), orientation)
 
 
 @pytest.mark.parametrize("orientation", range(1, 9))
@@ -456,21 +473,26 @@ def animated_png(frames: list[np.ndarray]) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + b"".join(chunks) + png_chunk(b"IEND", b"")
 
 
+def webp_chunk(kind: bytes, data: bytes) -> bytes:
+    return kind + struct.pack("<I", len(data)) + data + b"\0" * (len(data) & 1)
+
+
+def webp_extended(flags: int, width: int, height: int, chunks: bytes) -> bytes:
+    """A WebP of the extended kind: its VP8X chunk (``flags``, the canvas's sides), then ``chunks``."""
+    sides = (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
+    body = webp_chunk(b"VP8X", bytes([flags, 0, 0, 0]) + sides) + chunks
+    return b"RIFF" + struct.pack("<I", 4 + len(body)) + b"WEBP" + body
+
+
 def animated_webp(frames: list[np.ndarray]) -> bytes:
     """An animated WebP (VP8X with the animation flag, ANIM, then an ANMF chunk a frame) of lossless ``frames``."""
     height, width = frames[0].shape[:2]
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return kind + struct.pack("<I", len(data)) + data + b"\0" * (len(data) & 1)
-
-    def sides(value_width: int, value_height: int) -> bytes:
-        return (value_width - 1).to_bytes(3, "little") + (value_height - 1).to_bytes(3, "little")
-
-    body = chunk(b"VP8X", bytes([0x02, 0, 0, 0]) + sides(width, height)) + chunk(b"ANIM", b"\0" * 4 + b"\0\0")
+    sides = (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
+    chunks = webp_chunk(b"ANIM", b"\0" * 4 + b"\0\0")
     for frame in frames:
         still = cv2.imencode(".webp", frame, [cv2.IMWRITE_WEBP_QUALITY, 101])[1].tobytes()
-        body += chunk(b"ANMF", b"\0" * 6 + sides(width, height) + (100).to_bytes(3, "little") + b"\0" + still[12:])
-    return b"RIFF" + struct.pack("<I", 4 + len(body)) + b"WEBP" + body
+        chunks += webp_chunk(b"ANMF", b"\0" * 6 + sides + (100).to_bytes(3, "little") + b"\0" + still[12:])
+    return webp_extended(0x02, width, height, chunks)
 
 
 BLACK, WHITE = np.zeros((32, 48, 3), np.uint8), np.full((32, 48, 3), 255, np.uint8)
@@ -508,3 +530,279 @@ def test_a_tiff_whose_pages_loop_is_counted_once() -> None:
     end = second + 2 + 12 * struct.unpack_from("<H", data, second)[0]
     data[end : end + 4] = struct.pack("<I", first)
     assert images.picture_notes(bytes(data)) == ["a TIFF of 2 pages: only its first is read"]
+
+
+# --- colour profiles ------------------------------------------------------------------------------------------------
+
+D65, D50 = (0.3127, 0.3290), np.array([0.9642, 1.0, 0.8249])
+SRGB_PRIMARIES = ((0.640, 0.330), (0.300, 0.600), (0.150, 0.060))
+DISPLAY_P3_PRIMARIES = ((0.680, 0.320), (0.265, 0.690), (0.150, 0.060))  # an iPhone's photos
+BRADFORD = np.array([[0.8951, 0.2664, -0.1614], [-0.7502, 1.7135, 0.0367], [0.0389, -0.0685, 1.0296]])
+
+
+def xyz(chromaticity: tuple[float, float]) -> np.ndarray:
+    x, y = chromaticity
+    return np.array([x / y, 1.0, (1 - x - y) / y])
+
+
+def rgb_to_xyz(primaries: tuple[tuple[float, float], ...]) -> np.ndarray:
+    """The matrix taking linear RGB of these primaries (white D65) to CIE XYZ."""
+    columns = np.stack([xyz(primary) for primary in primaries], axis=1)
+    return columns * np.linalg.solve(columns, xyz(D65))
+
+
+D65_TO_D50 = np.linalg.inv(BRADFORD) @ np.diag(BRADFORD @ D50 / (BRADFORD @ xyz(D65))) @ BRADFORD
+"""Bradford's adaptation of XYZ under daylight (D65, a display's white) to D50, a profile's white."""
+
+
+def srgb_decoded(levels: np.ndarray) -> np.ndarray:
+    """8-bit levels of sRGB's (and Display P3's) transfer curve, as linear light from 0 to 1."""
+    encoded = levels / 255
+    return np.where(encoded <= 0.04045, encoded / 12.92, ((encoded + 0.055) / 1.055) ** 2.4)
+
+
+def srgb_encoded(linear: np.ndarray) -> np.ndarray:
+    linear = np.clip(linear, 0, 1)
+    return 255 * np.where(linear <= 0.0031308, 12.92 * linear, 1.055 * linear ** (1 / 2.4) - 0.055)
+
+
+def p3_in_srgb(rgb: tuple[int, int, int]) -> np.ndarray:
+    """The sRGB levels of a Display P3 colour, out-of-gamut parts clipped: the arithmetic, not Little CMS."""
+    linear = np.linalg.solve(rgb_to_xyz(SRGB_PRIMARIES), rgb_to_xyz(DISPLAY_P3_PRIMARIES) @ srgb_decoded(np.array(rgb)))
+    return srgb_encoded(linear)
+
+
+def s15f16(*values: float) -> bytes:
+    return b"".join(struct.pack(">i", round(value * 65536)) for value in values)
+
+
+def icc_profile(space: bytes, tags: dict[bytes, bytes], device: bytes = b"mntr") -> bytes:
+    """An ICC v4 profile of a ``device`` (a display, b"prtr" a printer) of ``space`` colours (b"RGB ", b"GRAY",
+    b"CMYK") holding ``tags``, signature -> data."""
+    table, body = b"", b""
+    offset = 128 + 4 + 12 * len(tags)
+    for signature, data in tags.items():
+        table += signature + struct.pack(">II", offset + len(body), len(data))
+        body += data + b"\0" * (-len(data) % 4)
+    header = struct.pack(">I4sI4s4s4s", 128 + 4 + len(table) + len(body), b"\0" * 4, 0x04300000, device, space, b"XYZ ")
+    header += b"\0" * 12 + b"acsp" + b"\0" * 28 + s15f16(*D50) + b"\0" * 48
+    return header + struct.pack(">I", len(tags)) + table + body
+
+
+def xyz_tag(values: np.ndarray) -> bytes:
+    return b"XYZ \0\0\0\0" + s15f16(*values)
+
+
+def gamma_tag(gamma: float) -> bytes:
+    return b"para\0\0\0\0\0\0\0\0" + s15f16(gamma)  # Y = X ** gamma
+
+
+SRGB_CURVE = b"para\0\0\0\0\0\3\0\0" + s15f16(2.4, 1 / 1.055, 0.055 / 1.055, 1 / 12.92, 0.04045)
+"""sRGB's transfer curve, which Display P3 shares: Y = (aX + b) ** 2.4 above 0.04045, X / 12.92 below."""
+
+
+def description_tag(text: str) -> bytes:
+    utf16 = text.encode("utf-16-be")
+    return b"mluc\0\0\0\0" + struct.pack(">II2s2sII", 1, 12, b"en", b"US", len(utf16), 28) + utf16
+
+
+def rgb_profile(primaries: tuple[tuple[float, float], ...], description: str) -> bytes:
+    """A matrix/TRC profile of these primaries, white D65 and sRGB's curve, as Apple writes Display P3's: each
+    primary's XYZ adapted to the profile connection space's D50 (Bradford)."""
+    columns = D65_TO_D50 @ rgb_to_xyz(primaries)
+    tags = {b"desc": description_tag(description), b"wtpt": xyz_tag(D50)}
+    tags |= {name: xyz_tag(columns[:, index]) for index, name in enumerate((b"rXYZ", b"gXYZ", b"bXYZ"))}
+    return icc_profile(b"RGB ", tags | {b"rTRC": SRGB_CURVE, b"gTRC": SRGB_CURVE, b"bTRC": SRGB_CURVE})
+
+
+DISPLAY_P3 = rgb_profile(DISPLAY_P3_PRIMARIES, "Display P3")
+LINEAR_GREY = icc_profile(
+    b"GRAY", {b"desc": description_tag("Grey, gamma 1"), b"wtpt": xyz_tag(D50)} | {b"kTRC": gamma_tag(1.0)}
+)
+P3_COLOURS = ((255, 0, 0), (200, 100, 90), (180, 40, 60), (60, 160, 90), (40, 70, 170), (128, 128, 128))
+"""Display P3 levels: its pure red (beyond sRGB's, so clipped to sRGB's red), reds of a card's suit, a green, a blue
+and a grey (the same in both)."""
+
+
+def swatches(colours: Sequence[Sequence[float]]) -> np.ndarray:
+    """A picture of 16x16 squares of ``colours`` (RGB, CMYK: as given), a JPEG's blocks each flat: a row of them,
+    then the same row in reverse, so that no turn or mirror image, nor a row of it out of its place, looks the same."""
+    row = np.concatenate([np.full((16, 16, len(colour)), colour, float) for colour in colours], axis=1)
+    return np.concatenate([row, row[:, ::-1]])
+
+
+def bgr(picture: np.ndarray) -> np.ndarray:
+    """An RGB picture as OpenCV orders its pixels."""
+    return np.ascontiguousarray(picture[..., ::-1].astype(np.uint8))
+
+
+def p3_swatches_in_srgb(colours: Sequence[tuple[int, int, int]]) -> np.ndarray:
+    """What ``swatches`` of these Display P3 colours are in sRGB, as OpenCV orders the levels."""
+    return swatches([p3_in_srgb(colour) for colour in colours])[..., ::-1]
+
+
+def jpeg_with_profile(picture: np.ndarray, profile: bytes, pieces: int = 1) -> bytes:
+    """``picture`` as a JPEG holding ``profile``, as ``with_profile_segments`` adds it."""
+    return with_profile_segments(faithful_jpeg(picture), profile, pieces)
+
+
+def with_profile_segments(jpeg: bytes, profile: bytes, pieces: int = 1) -> bytes:
+    """``jpeg`` holding ``profile`` in ``pieces`` APP2 segments after its start marker, the last piece first (readers
+    join them by their sequence numbers)."""
+    size = -(-len(profile) // pieces)
+    for index in range(pieces):
+        piece = profile[index * size : (index + 1) * size]
+        jpeg = with_segment(jpeg, 0xE2, b"ICC_PROFILE\0" + bytes([index + 1, pieces]) + piece)
+    return jpeg
+
+
+def png_with_profile(picture: np.ndarray, profile: bytes) -> bytes:
+    """``picture`` as a PNG with an iCCP chunk (name, compression method 0, deflated profile) after its IHDR."""
+    png = cv2.imencode(".png", picture)[1].tobytes()
+    return png[:33] + png_chunk(b"iCCP", b"profile\0\0" + zlib.compress(profile)) + png[33:]
+
+
+def webp_with_profile(picture: np.ndarray, profile: bytes) -> bytes:
+    """``picture`` as a lossless WebP of the extended kind, its ICC flag set and an ICCP chunk before its pixels."""
+    still = cv2.imencode(".webp", picture, [cv2.IMWRITE_WEBP_QUALITY, 101])[1].tobytes()
+    height, width = picture.shape[:2]
+    return webp_extended(0x20, width, height, webp_chunk(b"ICCP", profile) + still[12:])
+
+
+def as_stored(data: bytes) -> np.ndarray:
+    """The levels a picture stores, as OpenCV reads them (ignoring any profile)."""
+    return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+
+
+PROFILED = {
+    "jpeg": jpeg_with_profile,
+    "jpeg-in-two-segments": lambda picture, profile: jpeg_with_profile(picture, profile, pieces=2),
+    "png": png_with_profile,
+    "webp": webp_with_profile,
+}
+
+
+@pytest.fixture
+def in_bands_of_5_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pictures 96 pixels wide converted 5 rows at a time, as a photo is in bands of a megapixel: a swatch spans bands,
+    and the last band is short."""
+    monkeypatch.setattr(images, "_PROFILE_ROWS_PIXELS", 5 * 96)
+
+
+@pytest.mark.parametrize("embed", PROFILED.values(), ids=PROFILED.keys())
+def test_a_display_p3_picture_is_read_in_srgb(
+    embed: Callable[[np.ndarray, bytes], bytes], in_bands_of_5_rows: None
+) -> None:
+    """OpenCV ignores colour profiles: an iPhone's Display P3 photo reached the detector (trained on sRGB pictures)
+    with the levels of its reds read as sRGB's, duller and of another hue."""
+    notes: list[str] = []
+    decoded = decode_image(embed(bgr(swatches(P3_COLOURS)), DISPLAY_P3), notes=notes)
+    assert np.abs(decoded - p3_swatches_in_srgb(P3_COLOURS)).max() <= 3
+    assert notes == []
+
+
+def test_a_grey_picture_is_read_by_its_grey_profile() -> None:
+    """A grey profile of gamma 1 stores light as it is: half the light, level 128, is sRGB's level 188."""
+    grey = np.full((16, 16), 128, np.uint8)
+    decoded = decode_image(jpeg_with_profile(grey, LINEAR_GREY))
+    assert np.abs(decoded[8, 8].astype(float) - srgb_encoded(np.array(128 / 255))).max() <= 2
+
+
+@pytest.mark.parametrize("embed", PROFILED.values(), ids=PROFILED.keys())
+def test_an_srgb_picture_is_read_as_it_is(
+    embed: Callable[[np.ndarray, bytes], bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Most cameras and Android phones embed sRGB's profile: not a level changed, nor the time of a conversion spent
+    (a few tenths of a second for a phone's photo)."""
+
+    def convert(conversion: object, image: np.ndarray) -> None:
+        raise AssertionError("an sRGB picture was converted")
+
+    monkeypatch.setattr(images._ToSrgb, "apply", convert)
+    picture = cv2.resize(quadrants(), (512, 256)) + np.arange(256, dtype=np.uint8)[:, None, None] // 4
+    srgb = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    notes: list[str] = []
+    assert np.array_equal(decode_image(embed(picture, srgb), notes=notes), as_stored(embed(picture, srgb)))
+    assert notes == []
+
+
+@pytest.mark.parametrize(
+    ("profile", "note"),
+    [
+        (b"not a colour profile", "a colour profile that could not be read: its colours are read unconverted"),
+        (DISPLAY_P3[:200], "a colour profile that could not be read: its colours are read unconverted"),  # cut short
+        (LINEAR_GREY, "a colour profile of grey colours, on RGB pixels: its colours are read unconverted"),
+        (
+            DISPLAY_P3[:16] + b"Lab " + DISPLAY_P3[20:],
+            "a colour profile of Lab colours, on RGB pixels: its colours are read unconverted",
+        ),
+    ],
+    ids=["garbage", "cut-short", "grey-on-rgb", "lab"],
+)
+@pytest.mark.parametrize("embed", PROFILED.values(), ids=PROFILED.keys())
+def test_a_profile_that_cannot_be_used_is_ignored_saying_so(
+    profile: bytes, note: str, embed: Callable[[np.ndarray, bytes], bytes]
+) -> None:
+    notes: list[str] = []
+    data = embed(bgr(swatches(P3_COLOURS)), profile)
+    assert np.array_equal(decode_image(data, notes=notes), as_stored(data))
+    assert notes == [note]
+
+
+def test_a_png_profile_inflating_past_the_limit_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few KB of deflated zeros inflate into many MB: the profile is not inflated past ``MAX_PROFILE_BYTES``."""
+    monkeypatch.setattr(images, "MAX_PROFILE_BYTES", 1000)
+    notes: list[str] = []
+    decode_image(png_with_profile(bgr(swatches(P3_COLOURS)), DISPLAY_P3 + b"\0" * 1000), notes=notes)
+    assert notes == ["a colour profile of over 0.001 MB: its colours are read unconverted"]
+
+
+@pytest.mark.parametrize("orientation", [3, 6])
+def test_a_profiled_phone_photo_is_turned_upright_too(orientation: int) -> None:
+    stored = STORED_FROM_UPRIGHT[orientation](bgr(swatches(P3_COLOURS)))
+    decoded = decode_image(with_profile_segments(jpeg_with_orientation(stored, orientation), DISPLAY_P3))
+    expected = p3_swatches_in_srgb(P3_COLOURS)
+    assert decoded.shape == expected.shape
+    assert np.abs(decoded - expected).max() <= 3
+
+
+INKS = {"C": (0, 160, 230), "M": (230, 0, 140), "Y": (255, 235, 0), "K": (35, 31, 32)}
+"""The sRGB colour of each ink alone on white paper, in the made-up printer ``printer_profile`` describes."""
+CMYK_SWATCHES = ((255, 0, 0, 0), (0, 255, 0, 0), (0, 0, 255, 0), (0, 0, 0, 255), (255, 0, 255, 0), (0, 0, 0, 0))
+
+
+def printed(cmyk: tuple[int, ...]) -> np.ndarray:
+    """The linear sRGB light of full-strength inks (``cmyk``'s 255s) printed over one another on white paper: each
+    lets through the light of its colour alone."""
+    light = np.ones(3)
+    for ink, amount in zip(INKS.values(), cmyk, strict=True):
+        light *= srgb_decoded(np.array(ink)) if amount else 1
+    return light
+
+
+def printer_profile() -> bytes:
+    """A CMYK profile of ``printed``'s printer: its A2B0 table (lut16Type) gives the XYZ (D50) of the 16 corners of
+    CMYK, each ink at 0 or full, to interpolate between."""
+    corners = [
+        D65_TO_D50 @ rgb_to_xyz(SRGB_PRIMARIES) @ printed(corner) for corner in np.ndindex(2, 2, 2, 2)
+    ]  # the first ink varies slowest
+    identity = s15f16(1, 0, 0, 0, 1, 0, 0, 0, 1)
+    a2b0 = b"mft2\0\0\0\0" + bytes([4, 3, 2, 0]) + identity + struct.pack(">HH", 2, 2)
+    a2b0 += struct.pack(">8H", *[0, 65535] * 4)  # each ink's input curve: as it is
+    a2b0 += b"".join(struct.pack(">3H", *np.round(np.clip(corner, 0, 1.99) * 32768).astype(int)) for corner in corners)
+    a2b0 += struct.pack(">6H", *[0, 65535] * 3)  # the output curves: as they are
+    tags = {b"desc": description_tag("Four inks"), b"wtpt": xyz_tag(D50), b"A2B0": a2b0}
+    return icc_profile(b"CMYK", tags, device=b"prtr")
+
+
+@pytest.mark.parametrize("orientation", range(1, 9))
+def test_a_cmyk_jpeg_is_read_by_its_profile_and_turned_upright(orientation: int, in_bands_of_5_rows: None) -> None:
+    """OpenCV turns CMYK into RGB by a formula of its own, ignoring the profile, which says what the inks look like:
+    a CMYK JPEG's samples are converted by its profile (and turned as OpenCV turns a picture it decodes)."""
+    stored = STORED_FROM_UPRIGHT[orientation](swatches(CMYK_SWATCHES).astype(np.uint8))
+    jpeg = io.BytesIO()
+    Image.fromarray(stored, "CMYK").save(jpeg, "JPEG", quality=100)
+    decoded = decode_image(with_profile_segments(with_orientation(jpeg.getvalue(), orientation), printer_profile()))
+    expected = swatches([srgb_encoded(printed(colour)) for colour in CMYK_SWATCHES])[..., ::-1]
+    assert decoded.shape == expected.shape
+    assert np.abs(decoded - expected).max() <= 3

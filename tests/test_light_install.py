@@ -3,7 +3,7 @@
 commands that do need the extra must say so in one line.
 
 Each test runs the real ``okgin`` command in a fresh interpreter whose import system refuses the
-train extra's packages (ultralytics, torch, torchvision, Pillow, matplotlib), as an environment
+train extra's packages (ultralytics, torch, torchvision, matplotlib), as an environment
 without the extra would; every refused import is reported on stderr, so for serve and detect even
 an import that the code catches fails the test.
 """
