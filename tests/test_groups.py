@@ -195,6 +195,18 @@ def test_a_cascades_covered_strip_at_the_pictures_edge_is_no_card_seen_whole(sea
 
 
 @pytest.mark.parametrize("seat", [1, 2, 3, 4])
+def test_a_row_spread_from_the_right_reaching_into_the_next_groups_top_card_is_one_group(seat: int) -> None:
+    # 9S lies on top, whole; 10C and 7C, spread to its right, show both right-hand indices (a four-index deck), a
+    # strip as tall as a card, level with AD, the next group's top card 17 past the row's end (seed 554 seat 1 of the
+    # reversed bench tables). Grown from the top-left, 7C reaches into AD by 33, over half a card, as a row laid
+    # from the left lies on its own top card: the row joined AD. Turned, it lies on 9S by 46, further.
+    top = seen("9S", (0, 0, 56, 84), seat)
+    strips = [seen("10C", (62, 2, 70, 82), seat), seen("7C", (74, 2, 82, 82), seat)]
+    cards = [top, *strips, seen("AD", (101, 0, 157, 84), seat)]
+    assert texts(group_cards(cards, SEAT_TURNS[seat], CARD)) == ["9S 10C 7C", "AD"]
+
+
+@pytest.mark.parametrize("seat", [1, 2, 3, 4])
 def test_a_lone_card_beside_a_fans_top_card_is_not_turned_under_it(seat: int) -> None:
     # A fan laid from the left ends in 7C, its box 74 x 76, wider than a card's shape; KD lies alone beside it,
     # only a strip of it read. Turned up and left, KD would lie level on 7C and join the fan (seed 514 of the hard
