@@ -597,6 +597,38 @@ def matches_from_one_address(lan: Client) -> None:
     )
 
 
+def database_bound(workdir: Path) -> None:
+    """Match files of 100 rounds opened from this machine until the database holds its bound (``--max-database-mb 1``
+    here, 500 MB by default). Nothing bounded what was stored: each LAN machine opened 30 files an hour, some 300 MB a
+    day, and many machines more. Past the bound a new match is a 507 naming it, and a round of a match begun is still
+    stored."""
+    port = free_port()
+    server = start(port, workdir, "--max-database-mb", "1")
+    try:
+        client = Client(HOST, port)
+        _, created = client.json("POST", "/api/matches", {"players": ["Ann", "Bob"], "options": {"target": 10_000}})
+        rounds = f"/api/matches/{created['id']}/rounds"
+        for _ in range(100):
+            client.json("POST", rounds, ROUND)
+        exported = json.loads(client.request("GET", f"/matches/{created['id']}/export.json")[2])
+        opened: list[int] = []
+        while len(opened) < 500 and (not opened or opened[-1] == 201):
+            opened.append(client.json("POST", "/api/matches/import", exported)[0])
+        refused, answer = client.json("POST", "/api/matches", {"players": ["Cy", "Di"]})
+        stored = client.json("POST", rounds, ROUND)[0]
+        with sqlite3.connect(workdir / "bench.db") as database:
+            pages, size = (database.execute(f"PRAGMA {name}").fetchone()[0] for name in ("page_count", "page_size"))
+    finally:
+        server.terminate()
+        server.wait(10)
+    report(
+        "match files opened until the database holds 1 MB",
+        f"{opened.count(201)} opened, then {opened[-1]}; a new match {refused}, a round of one begun {stored};"
+        f" {pages * size / 1024**2:.2f} MB",
+        opened[-1] == refused == 507 and stored == 201 and "--max-database-mb" in str(answer.get("error")),
+    )
+
+
 def https_cookies_and_banners(https: Client, plain: Client) -> None:
     _, headers, _, _ = https.request("GET", "/")
     cookie = headers.get("Set-Cookie", "")
@@ -658,6 +690,7 @@ def main() -> int:
             parser_floods(plain, servers["plain"].pid)
             held_database(plain, workdir / "bench.db")
             rebinding(plain)
+            database_bound(workdir / "bounded")
             https_cookies_and_banners(https, plain)
             bomb = workdir / "bomb.png"
             bomb.write_bytes(png_claiming(100000, 100000))

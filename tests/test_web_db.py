@@ -19,9 +19,23 @@ from web_fixtures import ROUND, new_match
 
 from scorer.cli import main
 from web import create_app, database_path_from_url
-from web.db import DatabaseError, connect, init_db, make_private, migrate, migrations, schema_version
+from web.db import (
+    MAX_DATABASE_BYTES,
+    DatabaseError,
+    connect,
+    get_db,
+    init_db,
+    make_private,
+    migrate,
+    migrations,
+    schema_version,
+    stored_bytes,
+)
+from web.security import NEW_MATCHES_PER_HOUR
 
 app, client, detector = web_fixtures.app, web_fixtures.client, web_fixtures.detector
+REMOTE = {"REMOTE_ADDR": "192.168.1.20"}
+PLAYERS = {"players": ["Ann", "Bob"]}
 
 
 @contextlib.contextmanager
@@ -295,3 +309,108 @@ def test_writers_of_a_database_held_elsewhere_give_back_their_threads(tmp_path: 
     given_back = sorted(took)[: len(took) - app.config["WRITE_WAITERS"]]
     assert max(given_back) < 0.6 * timeout  # each waited a timeout or more; now a fifth of it and a slice
     assert [match["id"] for match in app.test_client().get("/api/matches").json["matches"]] == [match_id]
+
+
+def new_matches_from_the_lan(client: FlaskClient, count: int) -> list[int]:
+    """The statuses of ``count`` new matches asked for by one machine on the LAN (whose matches are counted)."""
+    return [client.post("/api/matches", json=PLAYERS, environ_base=REMOTE).status_code for _ in range(count)]
+
+
+def test_a_match_the_database_did_not_store_uses_none_of_the_hours_matches(tmp_path: Path) -> None:
+    """A new match was counted against the hour's before its write: each one answered 503 while another program held
+    the database used up one of the 30, though nothing was stored."""
+    app = create_app({"DATA_DIR": str(tmp_path), "DATABASE_TIMEOUT": 0.05})
+    client = app.test_client()
+    exported = client.get(f"/matches/{new_match(client)}/export.json").json  # this machine's: not counted
+    with held_elsewhere(app):
+        assert new_matches_from_the_lan(client, 3) == [503] * 3
+        assert client.post("/api/matches/import", json=exported, environ_base=REMOTE).status_code == 503
+    assert new_matches_from_the_lan(client, NEW_MATCHES_PER_HOUR + 1) == [201] * NEW_MATCHES_PER_HOUR + [429]
+
+
+def test_new_matches_at_once_never_pass_the_hours(app: Flask) -> None:
+    """Places are taken under one lock and given back only by a write that failed: 40 asked at once store 30."""
+    answers: list[int] = []
+
+    def ask() -> None:
+        answers.extend(new_matches_from_the_lan(app.test_client(), 1))
+
+    run_all([threading.Thread(target=ask) for _ in range(40)])
+    assert sorted(answers) == [201] * NEW_MATCHES_PER_HOUR + [429] * (40 - NEW_MATCHES_PER_HOUR)
+    assert len(app.test_client().get("/api/matches").json["matches"]) == NEW_MATCHES_PER_HOUR
+
+
+def test_a_post_sent_many_times_at_once_uses_one_of_the_hours_matches(app: Flask) -> None:
+    """Posts sent at once with one key each store a match, and all but the first are rolled back (``web.once``): each
+    had used up one of the hour's 30, so 16 at once (a double tap, a retry) left the machine 14."""
+    made: list[int] = []
+    key = {"Idempotency-Key": "sent-at-once-1234"}
+
+    def post() -> None:
+        made.append(app.test_client().post("/api/matches", json=PLAYERS, headers=key, environ_base=REMOTE).json["id"])
+
+    run_all([threading.Thread(target=post) for _ in range(16)])
+    assert made == [made[0]] * 16
+    more = new_matches_from_the_lan(app.test_client(), NEW_MATCHES_PER_HOUR)
+    assert more == [201] * (NEW_MATCHES_PER_HOUR - 1) + [429]
+
+
+def test_past_its_bound_the_database_takes_no_new_match_but_every_round_of_one_begun(tmp_path: Path) -> None:
+    """Nothing bounded what the database held: one machine could store some 300 MB a day opening long match files, and
+    many more. Past ``MAX_DATABASE_BYTES`` a new match is refused (507), never a round of a match begun, and a refused
+    match uses none of the hour's."""
+    app = create_app({"DATA_DIR": str(tmp_path)})
+    client = app.test_client()
+    match_id, won = new_match(client, options={"target": 10000}), new_match(client, options={"target": 10})
+    assert client.post(f"/api/matches/{won}/rounds", json=ROUND).json["match"]["finished"]
+    exported = client.get(f"/matches/{match_id}/export.json").json
+    with app.app_context():
+        app.config["MAX_DATABASE_BYTES"] = held = stored_bytes(get_db())
+    size = f"{round(held / 1024**2, 1):g}"
+    for refused in (
+        client.post("/api/matches", json=PLAYERS, environ_base=REMOTE),
+        client.post("/api/matches/import", json=exported, environ_base=REMOTE),
+        client.post("/api/matches", json=PLAYERS),
+        client.post(f"/api/matches/{won}/rematch", json={}),
+    ):
+        assert (refused.status_code, refused.json["error"]) == (
+            507,
+            f"the database holds {size} MB, the most this server keeps ({size} MB): no new match is stored, while"
+            " rounds of the matches begun still are. Start okgin serve with a larger --max-database-mb, or with"
+            " another database (--db) for new matches",
+        )
+    for number in (1, 2, 3):
+        assert client.post(f"/api/matches/{match_id}/rounds", json={**ROUND, "number": number}).status_code == 201
+    app.config["MAX_DATABASE_BYTES"] = MAX_DATABASE_BYTES
+    assert new_matches_from_the_lan(client, NEW_MATCHES_PER_HOUR + 1) == [201] * NEW_MATCHES_PER_HOUR + [429]
+
+
+def test_the_bound_counts_what_rows_take_not_pages_freed(tmp_path: Path) -> None:
+    """Pages freed by deleted rows are filled before the file grows: they hold nothing, so they count for nothing."""
+    with contextlib.closing(connect(tmp_path / "x.db")) as database:
+        database.execute("CREATE TABLE kept (data TEXT)")
+        empty = stored_bytes(database)
+        database.execute("INSERT INTO kept VALUES (?)", ("QH" * 100_000,))
+        assert stored_bytes(database) > empty + 190_000  # the 200 KB row, in pages
+        database.execute("DELETE FROM kept")
+        assert stored_bytes(database) == empty
+
+
+def test_serve_bounds_the_database_as_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import web.server
+
+    served: list[Flask] = []
+
+    class NotServing:
+        def run(self) -> None:
+            """Serve nothing: the test reads the app ``serve`` built."""
+
+    def build_server(app: Flask, *_: object) -> NotServing:
+        served.append(app)
+        return NotServing()
+
+    monkeypatch.setattr(web.server, "build_server", build_server)
+    for asked, bound in ((["--max-database-mb", "64"], 64 * 1024**2), ([], MAX_DATABASE_BYTES)):
+        result = CliRunner().invoke(main, ["serve", "--port", "8710", "--data-dir", str(tmp_path), *asked])
+        assert result.exit_code == 0, result.output
+        assert served.pop().config["MAX_DATABASE_BYTES"] == bound

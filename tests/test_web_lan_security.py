@@ -209,23 +209,41 @@ def test_one_machine_starts_a_bounded_number_of_matches_an_hour(client: FlaskCli
     assert len(client.get("/api/matches").json["matches"]) == NEW_MATCHES_PER_HOUR + 2
 
 
-def test_the_start_pages_forms_past_the_hours_matches_say_so_and_keep_what_was_sent(client: FlaskClient) -> None:
-    """The set-up form comes back as it was filled in (as after any error), and both forms answer 429, not 400."""
-    for _ in range(NEW_MATCHES_PER_HOUR):
-        assert client.post("/api/matches", json=PLAYERS, environ_base=REMOTE).status_code == 201
+def start_page_forms(client: FlaskClient) -> tuple[int, str, int, str]:
+    """The set-up form (players Ann and Zebedee) and a match file (match 1's) sent from the start page by a machine on
+    the LAN: each answer's status and page."""
     start = client.get("/", environ_base=REMOTE).get_data(as_text=True)
     token = re.search(r'name="csrf_token" value="([^"]+)"', start)
     assert token
     form = {"csrf_token": token.group(1), "player": ["Ann", "Zebedee", "", ""], "preset": "oklahoma"}
-    refused = client.post("/matches", data=form, environ_base=REMOTE)
-    page = refused.get_data(as_text=True)
-    assert refused.status_code == 429 and 'value="Zebedee"' in page
-    assert f"this machine has started {NEW_MATCHES_PER_HOUR} matches in the last hour" in page
+    set_up = client.post("/matches", data=form, environ_base=REMOTE)
     exported = json.dumps(client.get("/matches/1/export.json").json).encode()
     upload = {"csrf_token": token.group(1), "file": (io.BytesIO(exported), "match.json")}
-    refused = client.post("/matches/import", data=upload, environ_base=REMOTE, content_type="multipart/form-data")
-    assert refused.status_code == 429
-    assert "matches in the last hour" in refused.get_data(as_text=True)
+    opened = client.post("/matches/import", data=upload, environ_base=REMOTE, content_type="multipart/form-data")
+    return set_up.status_code, set_up.get_data(as_text=True), opened.status_code, opened.get_data(as_text=True)
+
+
+def test_the_start_pages_forms_past_the_hours_matches_say_so_and_keep_what_was_sent(client: FlaskClient) -> None:
+    """The set-up form comes back as it was filled in (as after any error), and both forms answer 429, not 400."""
+    for _ in range(NEW_MATCHES_PER_HOUR):
+        assert client.post("/api/matches", json=PLAYERS, environ_base=REMOTE).status_code == 201
+    set_up, page, opened, opened_page = start_page_forms(client)
+    assert set_up == 429 and 'value="Zebedee"' in page
+    assert f"this machine has started {NEW_MATCHES_PER_HOUR} matches in the last hour" in page
+    assert opened == 429
+    assert "matches in the last hour" in opened_page
+
+
+def test_the_start_pages_forms_past_the_databases_bound_say_so_and_keep_what_was_sent(
+    app: Flask, client: FlaskClient
+) -> None:
+    """Past ``MAX_DATABASE_BYTES`` the forms answer as past the hour's matches: 507, the set-up form as filled in."""
+    assert client.post("/api/matches", json=PLAYERS).status_code == 201
+    app.config["MAX_DATABASE_BYTES"] = 1
+    set_up, page, opened, opened_page = start_page_forms(client)
+    said = "no new match is stored, while rounds of the matches begun still are"
+    assert set_up == 507 and 'value="Zebedee"' in page and said in page
+    assert opened == 507 and said in opened_page
 
 
 @pytest.mark.parametrize("target", ["/%09/evil.com", "/%0a/evil.com", "/%5cevil.com", "//evil.com", "https://evil.com"])

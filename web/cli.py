@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from scorer.cli import UserError
+from web.db import MAX_DATABASE_BYTES
 from web.server import ServerLimits
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -86,6 +87,13 @@ def _players_layout(value: str | None) -> tuple[int, dict[str, Any] | None]:
         "a quarter wait for a database another program holds."
     ),
 )
+@click.option(
+    "--max-database-mb",
+    default=MAX_DATABASE_BYTES // 1024**2,
+    show_default=True,
+    type=click.IntRange(1),
+    help="The most the database holds: past it, new matches are refused (rounds of matches begun are still stored).",
+)
 def serve(
     host: str,
     port: int,
@@ -98,6 +106,7 @@ def serve(
     players_layout: str | None,
     allowed_hosts: tuple[str, ...],
     threads: int,
+    max_database_mb: int,
 ) -> None:
     """Serve the score sheet, the live table and the JSON API."""
     from web import create_app, database_location
@@ -124,6 +133,7 @@ def serve(
                 "STREAM_LIMIT": max(1, threads // 4),
                 "DETECT_QUEUE": max(1, threads // 4),
                 "WRITE_WAITERS": max(1, threads // 4),
+                "MAX_DATABASE_BYTES": max_database_mb * 1024**2,
             }
         )
     except OSError as error:

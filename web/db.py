@@ -28,6 +28,13 @@ from scorer.errors import OkginError
 BUSY_TIMEOUT_SECONDS = 5.0
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 
+MAX_DATABASE_BYTES = 500 * 1024**2
+"""The most the database holds before new matches are refused (``web.matches``; ``MAX_DATABASE_BYTES`` in the app
+config, ``okgin serve --max-database-mb``): some 500,000 matches begun, or 300 of the longest match files (1,000 rounds
+and 1,000 earlier versions of four players named in 40 characters, every lay-down given: 820 bytes an entry, 1.6 MB).
+A machine let in may open 30 files an hour (``web.security.NEW_MATCHES_PER_HOUR``), and many machines more: nothing
+else bounded what they stored short of a full disk."""
+
 
 class DatabaseError(OkginError, RuntimeError):
     """The database cannot be opened or written: a message a person can act on, and ``problem``, what a client is
@@ -307,6 +314,15 @@ def is_locked(error: sqlite3.Error) -> bool:
     """Whether an error means another writer holds the database (worth retrying), not corruption."""
     text = str(error).lower()
     return "locked" in text or "busy" in text
+
+
+def stored_bytes(connection: sqlite3.Connection) -> int:
+    """What the database's rows take, in bytes: its pages (the WAL's newer ones counted) less the free ones, which
+    SQLite fills before the file grows. Three pragmas read from the open database, not a walk of its files."""
+    page_size, pages, free = (
+        connection.execute(f"PRAGMA {pragma}").fetchone()[0] for pragma in ("page_size", "page_count", "freelist_count")
+    )
+    return int((pages - free) * page_size)
 
 
 def rows(query: str, *params: Any) -> list[sqlite3.Row]:

@@ -54,6 +54,7 @@ from scorer.records import (
 )
 from scorer.rules import IllegalKnockError, IllegalLayoffError, InvalidHandError, InvalidRulesError, Rules
 from web.db import (
+    MAX_DATABASE_BYTES,
     DatabaseError,
     busy_timeout,
     database_problem,
@@ -61,6 +62,7 @@ from web.db import (
     give_up_waiting,
     lock_waits,
     snapshot,
+    stored_bytes,
     transaction,
 )
 from web.fields import MAX_ROW_ID, InputError, refuse_taken
@@ -489,12 +491,42 @@ def _cache() -> MatchCache:
     return cache
 
 
-def _count_new_match() -> None:
-    """``web.security.count_new_match``, imported when called: ``web.security`` imports ``web.errors``, which imports
+def _new_match_place() -> contextlib.AbstractContextManager[None]:
+    """``web.security.new_match_place``, imported when called: ``web.security`` imports ``web.errors``, which imports
     this module's errors."""
-    from web.security import count_new_match
+    from web.security import new_match_place
 
-    count_new_match()
+    return new_match_place()
+
+
+def _refuse_when_full(db: sqlite3.Connection) -> None:
+    """Refuse a new match while the database holds ``MAX_DATABASE_BYTES`` (the app config's, else the default). Read
+    in the write transaction, so matches stored at once each see the others': the database passes the bound by one
+    match at most. Rounds of matches begun are never refused (a game in progress is never lost): each match is
+    bounded already (``scorer.match.MAX_ROUNDS`` rounds, ``web.round_history.MAX_EARLIER_VERSIONS`` earlier versions).
+
+    :raises ApiError: 507 when it holds as much (``web.errors`` imports this module: imported when raised).
+    """
+    most = int(current_app.config.get("MAX_DATABASE_BYTES", MAX_DATABASE_BYTES))
+    held = stored_bytes(db)
+    if held >= most:
+        from web.errors import ApiError
+
+        raise ApiError(
+            507,
+            f"the database holds {_megabytes(held)} MB, the most this server keeps ({_megabytes(most)} MB): no new"
+            " match is stored, while rounds of the matches begun still are. Start okgin serve with a larger"
+            " --max-database-mb, or with another database (--db) for new matches",
+        )
+
+
+def _megabytes(size: int) -> str:
+    """A size in MB as a message says it.
+
+    >>> _megabytes(500 * 1024**2), _megabytes(100_000)
+    ('500', '0.1')
+    """
+    return f"{round(size / 1024**2, 1):g}"
 
 
 def create_match(players: list[str], rules: Rules, dealer: str | None, keep_post: KeepPost | None = None) -> int:
@@ -502,14 +534,15 @@ def create_match(players: list[str], rules: Rules, dealer: str | None, keep_post
     one-time key of the post that made it, in the same transaction (``web.once``).
 
     :raises InputError: when the rules refuse this many players.
-    :raises ApiError: 429 past the matches a client may start in an hour (``web.security.count_new_match``).
+    :raises ApiError: 429 past the matches a client may start in an hour (``web.security.new_match_place``).
+    :raises ApiError: 507 when the database holds ``MAX_DATABASE_BYTES`` (``_refuse_when_full``).
     """
     try:
         match = Match(players, rules, dealer=dealer)
     except (InvalidPlayersError, InvalidHandError) as error:  # InvalidHandError: a count the rules refuse
         raise InputError(str(error)) from error
-    _count_new_match()
-    with transaction() as db:
+    with _new_match_place(), transaction() as db:
+        _refuse_when_full(db)
         cursor = db.execute(
             "INSERT INTO matches (created_at, rules_json, first_dealer, outline_json, outline_revision)"
             " VALUES (?, ?, ?, ?, 0)",
@@ -860,11 +893,12 @@ def store_imported(imported: MatchFile, keep_post: KeepPost | None = None) -> in
     of that match's origin when that match is stored here and is itself a copy. Returns the new match's id.
     ``keep_post`` keeps the one-time key of the post that made it, in the same transaction (``web.once``).
 
-    :raises ApiError: 429 past the matches a client may start in an hour (``web.security.count_new_match``).
+    :raises ApiError: 429 past the matches a client may start in an hour (``web.security.new_match_place``).
+    :raises ApiError: 507 when the database holds ``MAX_DATABASE_BYTES`` (``_refuse_when_full``).
     """
-    _count_new_match()
     match, now, source = imported.match, _now(), imported.source
-    with transaction() as db:
+    with _new_match_place(), transaction() as db:
+        _refuse_when_full(db)
         origin = source
         if source is not None:  # a file saved before copies named their origin may be a copy's
             found = db.execute(

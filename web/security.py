@@ -19,6 +19,7 @@ when it carries a non-form content type (``application/json``, ``image/jpeg``), 
 from __future__ import annotations
 
 import collections
+import contextlib
 import hashlib
 import hmac
 import ipaddress
@@ -28,7 +29,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -225,13 +226,13 @@ class NewMatchLimit:
 
     >>> clock = [0.0]
     >>> limit = NewMatchLimit(clock=lambda: clock[0], per_hour=2)
-    >>> [limit.take("10.0.0.9") for _ in range(3)], limit.take("10.0.0.10")
+    >>> [limit.take("10.0.0.9")[0] for _ in range(3)], limit.take("10.0.0.10")[0]
     ([0.0, 0.0, 3600.0], 0.0)
     >>> clock[0] = 1800.0
-    >>> limit.take("10.0.0.9"), limit.take("10.0.0.9")  # an hour after the first two, two more
+    >>> limit.take("10.0.0.9")[0], limit.take("10.0.0.9")[0]  # an hour after the first two, two more
     (1800.0, 1800.0)
     >>> clock[0] = 3600.0
-    >>> [limit.take("10.0.0.9") for _ in range(3)]
+    >>> [limit.take("10.0.0.9")[0] for _ in range(3)]
     [0.0, 0.0, 3600.0]
     """
 
@@ -250,37 +251,61 @@ class NewMatchLimit:
         self._started: collections.OrderedDict[str, collections.deque[float]] = collections.OrderedDict()
         self._lock = threading.Lock()
 
-    def take(self, address: str) -> float:
+    def take(self, address: str) -> tuple[float, float]:
         """Count a match ``address`` starts, unless it started ``per_hour`` in the last hour: the seconds until it
-        may start one (0: counted)."""
+        may start one (0: counted), and when it was counted (what ``give_back`` is given if it is not stored)."""
         with self._lock:
             now = self._clock()
             started = self._started.pop(address, None) or collections.deque(maxlen=self.per_hour)
             self._started[address] = started
             if len(started) == started.maxlen and started[0] + self._window > now:
-                return started[0] + self._window - now
+                return started[0] + self._window - now, now
             started.append(now)
             while len(self._started) > self._tracked:
                 self._started.popitem(last=False)
-            return 0.0
+            return 0.0, now
+
+    def give_back(self, address: str, taken_at: float) -> None:
+        """Uncount the match ``address`` was counted for at ``taken_at``: it was not stored (its write failed).
+        Places taken at once by other requests stay theirs, so no more than ``per_hour`` are ever stored.
+
+        >>> limit = NewMatchLimit(clock=lambda: 5.0, per_hour=1)
+        >>> wait, taken_at = limit.take("10.0.0.9")
+        >>> limit.take("10.0.0.9")[0] > 0, limit.give_back("10.0.0.9", taken_at), limit.take("10.0.0.9")[0]
+        (True, None, 0.0)
+        """
+        with self._lock:
+            started = self._started.get(address)
+            if started is not None and taken_at in started:  # else forgotten meanwhile (``tracked``): nothing held
+                started.remove(taken_at)
 
 
-def count_new_match() -> None:
-    """Count a match this request's client is about to start (``NewMatchLimit``); this machine's are not counted.
+@contextlib.contextmanager
+def new_match_place() -> Iterator[None]:
+    """A place among the matches this request's client may start in the hour (``NewMatchLimit``), held while the
+    match is stored and given back if it is not (the database locked, the write refused): only a stored match
+    counts, and places are taken under one lock, so requests at once never store more than the hour's. This
+    machine's matches are not counted.
 
     :raises ApiError: 429 while the client has started ``NEW_MATCHES_PER_HOUR`` matches in the last hour.
     """
     address = client_key(request.remote_addr)
     if address is None:
+        yield
         return
     limit: NewMatchLimit = current_app.extensions["okgin_new_matches"]
-    wait = limit.take(address)
+    wait, taken_at = limit.take(address)
     if wait > 0:
         raise ApiError(
             429,
             f"this machine has started {limit.per_hour} matches in the last hour, the most okgin lets one machine"
             f" start (each is kept on disk); try again in {math.ceil(wait / 60)} min, or start it on the server",
         )
+    try:
+        yield
+    except BaseException:
+        limit.give_back(address, taken_at)
+        raise
 
 
 def pin_tag(app: Flask) -> str:
