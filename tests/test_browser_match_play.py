@@ -908,12 +908,12 @@ def test_a_finger_held_on_a_box_of_the_live_camera_opens_its_card(tmp_path: Path
     with camera_table(tmp_path, ScaledDetector(anns_row())) as (base, browser):
         errors: list[str] = []
         page, box = camera_on(browser, base, errors)
-        redrawn = "() => window.__redraws >= 2"
-        page.evaluate(
-            """() => { window.__redraws = 0; new MutationObserver(() => window.__redraws++)
-                .observe(document.getElementById('overlay'), {childList: true}); }"""
-        )
-        page.wait_for_function(redrawn, timeout=10_000)  # the live picture is being redrawn
+
+        def following() -> None:  # two frames answered: the live picture follows the camera (its boxes kept)
+            for _ in range(2):
+                page.wait_for_event("requestfinished", lambda request: "/live/frame" in request.url, timeout=10_000)
+
+        following()
         for _ in range(3):
             where = measured(box)
             page.mouse.move(where["x"] + where["width"] / 2, where["y"] + where["height"] / 2)
@@ -924,8 +924,7 @@ def test_a_finger_held_on_a_box_of_the_live_camera_opens_its_card(tmp_path: Path
             expect(page.locator("#editor-title")).to_have_text("Correct 2♦")
             page.keyboard.press("Escape")
             page.click("#resume-live")
-            page.evaluate("() => { window.__redraws = 0; }")
-            page.wait_for_function(redrawn, timeout=10_000)
+            following()
         box.click()  # a mouse's click opens the editor, once
         expect(page.locator("#card-editor")).to_be_visible()
         page.locator("#card-editor button[value=cancel]").click()

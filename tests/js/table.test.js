@@ -183,6 +183,25 @@ test("a reading with the same cards keeps the ids (no redraw of the hands)", () 
   assert.equal(cardsAt(first, 1).length, 10);
 });
 
+test("a card the camera reads in its place again, its box moved, keeps its id; a card moved or new gets a new one", () => {
+  // A live camera's boxes move a pixel from frame to frame: each frame gave every card a new id, so every chip and box
+  // was drawn anew, the box focused lost the focus, and a tap across a frame opened a missed card's editor.
+  const first = applyReading({ ...initialState(match, seating), selected: null }, reading({ Ann: ANN, Bob: BOB }));
+  const idOf = (state, card) => state.cards.find((entry) => entry.card === card).id;
+  const nudged = reading({ Ann: ANN, Bob: [...BOB.slice(0, 9), "KD"] });
+  nudged.table.hands.Ann = nudged.table.hands.Ann.map((d) => ({ ...d, box: d.box.map((v) => v + 1) }));
+  nudged.table.hands.Bob.push({ card: "2S", box: box(30), confidence: 0.9 }); // Ann's 2S read in Bob's hand too
+  const selected = { ...first, selected: idOf(first, "9H") };
+  const next = applyReading(selected, nudged);
+  assert.deepEqual(cardsAt(next, 0).map((e) => e.id), cardsAt(first, 0).map((e) => e.id), "Ann's cards, their boxes moved");
+  assert.deepEqual(cardsAt(next, 0)[0].box, box(0).map((v) => v + 1), "the boxes follow the camera");
+  assert.equal(idOf(next, "QS"), idOf(first, "QS"));
+  assert.equal(next.selected, idOf(first, "9H"), "the card selected stays selected");
+  const fresh = [idOf(next, "KD"), next.cards.filter((e) => e.card === "2S")[1].id];
+  assert.ok(fresh.every((id) => !first.cards.some((e) => e.id === id)), "a new card, and a card read twice, new ids");
+  assert.equal(new Set(next.cards.map((e) => e.id)).size, next.cards.length, "no two entries share an id");
+});
+
 test("wrong card counts are flagged as the server says", () => {
   let state = initialState({ ...match, players: ["Ann", "Bob", "Cat"] }, seating);
   state = setPlace(state, 0, ANN);

@@ -114,13 +114,22 @@ const boxesOf = (svg, state) => {
 
 /**
  * Draw every card's box over the picture (the SVG's viewBox is the frame's pixel size). The boxes are one Tab stop
- * (`rovingFocus`, set up by `enablePicture`): a picture of 20 cards took 20 Tab presses to cross. The live camera draws
- * them anew with every frame: the box with the focus keeps it, or its neighbour where its card is no longer seen.
+ * (`rovingFocus`, set up by `enablePicture`): a picture of 20 cards took 20 Tab presses to cross. The live camera
+ * draws them with every frame, only what changed (`drawInPlace`): the box with the focus keeps it, or its neighbour
+ * where its card is no longer seen.
  */
 export function drawOverlay(state) {
   const svg = document.getElementById("overlay");
   const lastly = () => document.getElementById("camera-status").focus({ preventScroll: true }); // no box left
   redrawStop(svg, (within) => boxesOf(within, state), () => drawBoxes(svg, state), lastly);
+}
+
+/** A node drawn over the picture -> what it draws ("box 12": the box of the card whose entry's id is 12). */
+const drawnAs = new WeakMap();
+
+function keyed(node, key) {
+  drawnAs.set(node, key);
+  return node;
 }
 
 function drawBoxes(svg, state) {
@@ -145,45 +154,80 @@ function drawBoxes(svg, state) {
     // Generous tap targets underneath, the boxes themselves on top: a tap on a box is that card, a tap
     // near small (fanned) boxes goes to the nearest box whose target holds it (`nearestBox`).
     const [hx1, hy1, hx2, hy2] = hitBox(entry.box, MIN_HIT_PX * scale);
-    hits.push(svgNode("rect", { class: "hit", "data-id": entry.id, "data-box": entry.box.join(" "),
-      x: hx1, y: hy1, width: hx2 - hx1, height: hy2 - hy1 }));
+    hits.push(keyed(svgNode("rect", { class: "hit", "data-id": entry.id, "data-box": entry.box.join(" "),
+      x: hx1, y: hy1, width: hx2 - hx1, height: hy2 - hy1 }), `hit ${entry.id}`));
     const classes = ["box", boxClass(state, entry), entry.id === state.selected ? "selected" : ""].filter(Boolean).join(" ");
     const group = svgNode("g", { class: classes, tabindex: "-1", role: "button", "data-card": entry.card, "data-id": entry.id,
       "aria-label": `${pretty(entry.card)} in ${placeName(state, entry.place)}: correct it` });
     group.append(svgNode("rect", { class: "outline", x: x1, y: y1, width: x2 - x1, height: y2 - y1, rx: stroke * 2, "stroke-width": stroke }));
-    boxes.push(group);
+    boxes.push(keyed(group, `box ${entry.id}`));
     const spot = labels[index];
     if (spot) {
       const label = svgNode("text", { x: spot.x + fontSize * 0.2, y: spot.y + fontSize, "font-size": fontSize, class: "label" });
       label.textContent = pretty(entry.card);
-      texts.push(label);
+      texts.push(keyed(label, `label ${entry.id}`));
     }
   });
   const selected = boxes.filter((group) => Number(group.dataset.id) === state.selected);
-  const outlines = groupOutlines(state.groups, SVG_NS, stroke);
-  // a box being drawn (`enablePicture`) stays on top: the live camera redraws the boxes with every frame, mid-drag
+  const outlines = groupOutlines(state.groups, SVG_NS, stroke).map((outline, index) => keyed(outline, `group ${index}`));
+  // a box being drawn (`enablePicture`) stays on top: the live camera draws the boxes with every frame, mid-drag
   const drawing = svg.querySelector("rect.ghost");
-  replaceKeepingFocus(svg, [...outlines, ...hits, ...boxes.filter((group) => !selected.includes(group)), ...selected,
+  drawInPlace(svg, [...outlines, ...hits, ...boxes.filter((group) => !selected.includes(group)), ...selected,
     ...texts, ...(drawing ? [drawing] : [])]);
 }
 
 /**
- * `svg`'s nodes replaced by `nodes`, the box with the focus kept (drawn as its card's box in `nodes` is): replaced, it
- * lost the focus with every frame, and a screen reader read the box focused anew a few times a second.
+ * `svg` made to show `nodes` (drawn afresh, keyed by `drawnAs`): a node already drawn for the same key is kept, only
+ * its attributes and text that differ changed, and only what appeared or went is added or removed. Drawn anew with
+ * every frame, the boxes cost a phone's page a redraw a few times a second, and the box under a finger or a mouse lost
+ * its hover, its focus (a screen reader read it anew each time) and its tap.
  */
-function replaceKeepingFocus(svg, nodes) {
-  const focused = document.activeElement;
-  const drawn = svg.contains(focused) && nodes.find((node) => node.matches("g.box") && node.dataset.id === focused.dataset.id);
-  if (!drawn) {
-    svg.replaceChildren(...nodes);
-    return;
+function drawInPlace(svg, nodes) {
+  const drawn = new Map([...svg.children].filter((node) => drawnAs.has(node)).map((node) => [drawnAs.get(node), node]));
+  arrange(svg, nodes.map((node) => {
+    const kept = drawnAs.has(node) && drawn.get(drawnAs.get(node));
+    if (!kept) return node;
+    patch(kept, node);
+    return kept;
+  }));
+}
+
+/** `node` made like `like` (of the same tag): its attributes, then its children's alike, or its text. The Tab stop's
+ * tabindex is left as it is: the boxes' one stop (`rovingFocus`) keeps it. */
+function patch(node, like) {
+  for (const { name } of [...node.attributes]) {
+    if (name !== "tabindex" && !like.hasAttribute(name)) node.removeAttribute(name);
   }
-  for (const { name, value } of drawn.attributes) focused.setAttribute(name, value);
-  focused.replaceChildren(...drawn.childNodes);
-  [...svg.childNodes].filter((node) => node !== focused).forEach((node) => node.remove());
-  const at = nodes.indexOf(drawn);
-  focused.before(...nodes.slice(0, at));
-  focused.after(...nodes.slice(at + 1));
+  for (const { name, value } of like.attributes) {
+    if (name !== "tabindex" && node.getAttribute(name) !== value) node.setAttribute(name, value);
+  }
+  const [children, likes] = [[...node.children], [...like.children]];
+  if (children.length !== likes.length || children.some((child, i) => child.localName !== likes[i].localName)) {
+    node.replaceChildren(...like.childNodes);
+  } else if (likes.length) {
+    children.forEach((child, i) => patch(child, likes[i]));
+  } else if (node.textContent !== like.textContent) {
+    node.textContent = like.textContent;
+  }
+}
+
+/**
+ * `parent`'s children made `nodes`, in their order, moving only the nodes out of place, never the one with the focus
+ * (a node moved loses it): the others are put before and after it.
+ */
+function arrange(parent, nodes) {
+  const wanted = new Set(nodes);
+  [...parent.childNodes].filter((node) => !wanted.has(node)).forEach((node) => node.remove());
+  if (!nodes.length) return;
+  let at = nodes.indexOf(document.activeElement);
+  if (at < 0 || nodes[at].parentNode !== parent) at = 0;
+  if (nodes[at].parentNode !== parent) parent.prepend(nodes[at]);
+  for (let i = at + 1; i < nodes.length; i += 1) {
+    if (nodes[i - 1].nextSibling !== nodes[i]) nodes[i - 1].after(nodes[i]);
+  }
+  for (let i = at - 1; i >= 0; i -= 1) {
+    if (nodes[i + 1].previousSibling !== nodes[i]) nodes[i + 1].before(nodes[i]);
+  }
 }
 
 /**
@@ -327,12 +371,13 @@ export class PictureGesture {
  * on a phone the zoomed picture was stuck at its top left, and a pinch did nothing.
  *
  * A tap or a key (Enter, Space) on a box opens its card (`onCard(id)`); the arrow keys move between the boxes, one Tab
- * stop (`rovingFocus`, in `boxOrder`). The live camera redraws the boxes with every frame (a few a
- * second), and a box replaced while the finger is down gets no click: so a tap is the box it went down on, taken when
- * the finger (or the main mouse button) lifts near where it went down, and the click that may follow it is that
- * tap's. A click with no press before it (a keyboard, a screen reader) opens its box too. A drag draws a box around a
- * card the detector missed: `onBox(box)` gets it in frame pixels. A pointer's move, lift and cancel are followed on
- * the window: the box it went down on may be gone from the picture (redrawn), and the finger lifted off the picture.
+ * stop (`rovingFocus`, in `boxOrder`). The live camera draws the boxes with every frame (a few a second), a box whose
+ * card is read afresh (moved, read as another card) drawn anew, and a box replaced while the finger is down gets no
+ * click: so a tap is the box it went down on, taken when the finger (or the main mouse button) lifts near where it went
+ * down, and the click that may follow it is that tap's. A click with no press before it (a keyboard, a screen reader)
+ * opens its box too. A drag draws a box around a card the detector missed: `onBox(box)` gets it in frame pixels. A
+ * pointer's move, lift and cancel are followed on the window: the box it went down on may be gone from the picture
+ * (redrawn), and the finger lifted off the picture.
  */
 export function enablePicture(getState, { onCard, onBox, onPinch }) {
   const svg = rovingFocus(document.getElementById("overlay"), (within) => boxesOf(within, getState()));

@@ -43,7 +43,12 @@ export function rovingFocus(container, items) {
 /** `card` holds its container's Tab stop (tabindex 0, the others -1), remembered as its entry's id and its place. */
 function holdStop(container, card, items) {
   const cards = items(container);
-  cards.forEach((other) => { other.tabIndex = other === card ? 0 : -1; });
+  cards.forEach((other) => {
+    // set only where it changes (the cards kept across a redraw: the stop that moved); the attribute compared, since a
+    // button's tabIndex is 0 with none
+    const index = String(other === card ? 0 : -1);
+    if (other.getAttribute("tabindex") !== index) other.setAttribute("tabindex", index);
+  });
   container.dataset.stop = card.dataset.id;
   container.dataset.stopAt = String(cards.indexOf(card));
 }

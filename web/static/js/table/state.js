@@ -244,13 +244,29 @@ export function changedCards(state, { byHand = false } = {}) {
   };
 }
 
-/** A camera reading replaces the cards, unless they are the same (then only the boxes follow); the cards corrected by
- * hand stay corrected where the camera reads them as before (`fixed`). */
+/**
+ * `entries` (a reading's cards) with the ids of the cards `cards` held in the same places, new ids for the rest: a
+ * camera's boxes move a pixel or two from frame to frame, and a new id for every card drew each chip and box anew, so
+ * the box focused lost the focus, and a tap across a frame opened "Add a missed card" (the id it went down on was gone).
+ */
+function keepIds(cards, entries) {
+  const held = new Map(cards.map((entry) => [`${entry.place} ${entry.card}`, entry.id]));
+  return entries.map((entry) => {
+    const where = `${entry.place} ${entry.card}`;
+    const id = held.get(where);
+    held.delete(where); // a card read twice: its second entry is another card
+    return id === undefined ? entry : { ...entry, id };
+  });
+}
+
+/** A camera reading replaces the cards, unless they are the same (then only the boxes follow); a card read in the
+ * place it lay keeps its id (`keepIds`); the cards corrected by hand stay corrected where the camera reads them as
+ * before (`fixed`). */
 export function applyReading(state, { frame, stable, table }) {
   const entries = fixed(readingCards(state, table), state.fixes);
   const same = sameCards(state.cards, entries, 0);
   let next = { ...state, frame, stable, groups: table.groups ?? null };
-  if (!same) next = changedCards({ ...withIds(next, entries), corrected: false });
+  if (!same) next = changedCards({ ...withIds(next, keepIds(state.cards, entries)), corrected: false });
   return next;
 }
 
