@@ -1,5 +1,6 @@
 """The pages as players meet them on a phone or a touch laptop: the score sheet's round numbers on a narrow sheet, names
-written right to left beside the scores they go with, the links over a sheet as tap targets."""
+written right to left beside the scores they go with, a won match's final score in a phone's first screen, each round's
+deadwood on a phone's sheet page, the rules agreed on a printed sheet, the links over a sheet as tap targets."""
 
 from __future__ import annotations
 
@@ -96,6 +97,63 @@ def test_a_name_written_right_to_left_stays_before_its_score(base: str, browser:
     page.goto(base)
     first, second = page.evaluate(PLACES, [f'a[href="/matches/{both}"]', [NOOR, 0], ["سارة", 0]])
     assert first[1] == second[1] and first[0] < second[0], f"{NOOR} at {first}, سارة at {second}"
+
+
+def test_a_won_matchs_final_score_is_its_totals_in_a_phones_first_screen(base: str, browser: Any) -> None:
+    # a won match of two long names with bonuses: on a phone the banner's prose in the winner's large type filled the
+    # first screen and put every total under it, and those totals were the rounds' (36) while the pinned bar, over the
+    # same sheet on the table page, showed the final score (186): two scores of one player on one screen
+    errors: list[str] = []
+    page = phone_page(browser, errors)
+    players = ["Maximiliana Rodríguez-Fitzgerald", "Bartholomew Oyelaran-Castellanos"]
+    match_id = new_match(page, base, players, target=30, box_bonus=25, game_bonus=100)
+    play(page, base, match_id, players, 2)
+    page.goto(f"{base}/matches/{match_id}/sheet")
+    unseen = page.evaluate(
+        """() => [...document.querySelectorAll('.winner-banner, .total-points')]
+            .filter((node) => node.getBoundingClientRect().bottom > window.innerHeight)
+            .map((node) => node.textContent.trim().slice(0, 30))"""
+    )
+    assert unseen == [], f"under the first screen: {unseen}"
+    no_sideways_scroll(page, "the sheet of a won match")
+    page.goto(f"{base}/matches/{match_id}")
+    page.locator("#totals-bar strong").first.wait_for()
+    bar = page.locator("#totals-bar strong").all_inner_texts()
+    assert page.locator("#sheet-body .total-points").all_inner_texts() == bar == ["186", "0"]
+    assert not errors, errors
+
+
+def test_a_phones_sheet_page_says_why_each_round_of_two_players_scored(base: str, browser: Any) -> None:
+    # each hand's deadwood and layoffs were hidden from every narrow sheet, the sheet page's too: a phone could not
+    # look up why a round scored what it did anywhere. The table page's sheet stays short.
+    errors: list[str] = []
+    page = phone_page(browser, errors)
+    match_id = new_match(page, base, ["Ann", "Bob"], target=1000)
+    play(page, base, match_id, ["Ann", "Bob"], 2)
+    shown = """() => [...document.querySelectorAll('#sheet-body tbody td .hint')]
+        .filter((hint) => hint.checkVisibility()).map((hint) => hint.textContent.replace(/\\s+/g, ' ').trim())"""
+    page.goto(f"{base}/matches/{match_id}/sheet")
+    assert page.evaluate(shown) == ["deadwood 5", "deadwood 23, laid off Q♣ Q♥"] * 2
+    no_sideways_scroll(page, "the sheet page")
+    page.goto(f"{base}/matches/{match_id}")
+    page.locator("#sheet-body tbody tr").first.wait_for()
+    assert page.evaluate(shown) == []
+    assert not errors, errors
+
+
+def test_a_printed_sheet_holds_the_rules_agreed(base: str, browser: Any) -> None:
+    # the options agreed at the start (a gin's 25, the bonuses at the end) were folded away on paper, under
+    # "Rules: Oklahoma Gin": a sheet kept printed could not say why its rounds scored what they did
+    page = browser.new_page(viewport={"width": 794, "height": 1123})  # an A4 page at 96 px an inch
+    page.emulate_media(media="print")
+    match_id = new_match(page, base, ["Ann", "Bob"], box_bonus=25)
+    for where in (f"/matches/{match_id}/sheet", f"/matches/{match_id}"):
+        page.goto(base + where)
+        printed = page.evaluate(
+            "() => [...document.querySelectorAll('.rules-terms li')].filter((li) => li.checkVisibility())"
+            ".map((li) => li.textContent)"
+        )
+        assert "at the end, 25 for each round won" in printed, f"{where}: {printed}"
 
 
 def test_the_links_over_a_laptops_sheet_are_tap_targets(base: str, browser: Any) -> None:
