@@ -123,6 +123,16 @@ def test_a_won_matchs_final_score_is_its_totals_in_a_phones_first_screen(base: s
     assert not errors, errors
 
 
+DEADWOOD_LINES = """() => [...document.querySelectorAll('#sheet-body tbody td .hint')].map((hint) => {
+    const text = [...hint.childNodes].find((node) => node.nodeType === Node.TEXT_NODE && node.data.includes('deadwood'));
+    const range = document.createRange();
+    range.setStart(text, text.data.indexOf('deadwood'));
+    range.setEnd(text, text.data.indexOf('deadwood') + 'deadwood'.length);
+    return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size;
+})"""
+"""How many lines the word "deadwood" of each round's hint takes on the sheet."""
+
+
 def test_a_phones_sheet_page_says_why_each_round_of_two_players_scored(base: str, browser: Any) -> None:
     # each hand's deadwood and layoffs were hidden from every narrow sheet, the sheet page's too: a phone could not
     # look up why a round scored what it did anywhere. The table page's sheet stays short.
@@ -134,6 +144,7 @@ def test_a_phones_sheet_page_says_why_each_round_of_two_players_scored(base: str
         .filter((hint) => hint.checkVisibility()).map((hint) => hint.textContent.replace(/\\s+/g, ' ').trim())"""
     page.goto(f"{base}/matches/{match_id}/sheet")
     assert page.evaluate(shown) == ["deadwood 5", "deadwood 23, laid off Q♣ Q♥"] * 2
+    assert page.evaluate(DEADWOOD_LINES) == [1] * 4, "'deadwood' broken over lines"  # short names' columns broke it
     no_sideways_scroll(page, "the sheet page")
     page.goto(f"{base}/matches/{match_id}")
     page.locator("#sheet-body tbody tr").first.wait_for()
