@@ -405,6 +405,67 @@ def test_a_camera_started_again_is_read_afresh(served: tuple[str, Any]) -> None:
     assert not errors, errors
 
 
+STATUSES_SHOWN = """() => { const status = document.getElementById('camera-status');
+    window.statusesShown = [];
+    new MutationObserver(() => window.statusesShown.push(status.textContent))
+        .observe(status, { childList: true, characterData: true, subtree: true }); }"""
+"""Records each text the camera's status shows from now on in ``window.statusesShown`` (one shown for a moment too)."""
+
+
+def test_a_page_that_cannot_draw_a_reading_says_so_as_a_page_error_and_the_camera_goes_on(
+    served: tuple[str, Any],
+) -> None:
+    """The page drawing a frame's reading failed inside the frame loop: the error was said to the player as "Camera
+    frames not read", the next frame waited 1, 2 then 5 s, and no page error was raised. It is a page error now, and
+    the camera goes on."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    camera_on(page, new_match(page, base))
+    answered = frames_answered(page)
+    page.evaluate(STATUSES_SHOWN)
+    page.evaluate(
+        """() => { const revoke = URL.revokeObjectURL;  // the picture before, let go as a frame's reading is drawn
+            URL.revokeObjectURL = (url) => {
+                URL.revokeObjectURL = revoke;
+                throw new Error('the page could not draw the reading'); }; }"""
+    )
+    wait_for_more(page, answered, 4, "frames answered once a reading could not be drawn")
+    assert page.evaluate("() => URL.revokeObjectURL.name") == "revokeObjectURL", "no reading drawn since"
+    assert errors == ["the page could not draw the reading"], errors
+    shown = page.evaluate("() => window.statusesShown")
+    assert not any("not read" in status for status in shown), shown
+    expect(page.locator("#camera-status")).to_have_text(STABLE)
+
+
+def test_a_frame_of_the_camera_before_answered_after_a_switch_is_never_drawn(served: tuple[str, Any]) -> None:
+    """Another camera chosen while a frame of the one before awaited its answer: that answer, come after the switch,
+    was drawn as the new camera's reading (and the new camera's frames waited for it). It is dropped now."""
+    from playwright.sync_api import expect
+
+    base, browser = served
+    errors: list[str] = []
+    page = page_of(browser, errors)
+    frames = camera_on(page, new_match(page, base))
+    answered = frames_answered(page)
+    before = parse_qs(urlparse(frames[-1]).query)["camera"][0]
+    held: list[Any] = []
+    page.route("**/live/frame*", lambda route: held.append(route) if before in route.request.url else route.fallback())
+    wait_for_more(page, held, 1, "frames of the camera before awaiting their answer")
+    page.evaluate(STATUSES_SHOWN)
+    page.dispatch_event("#camera-select", "change")  # the default camera chosen again: switched to afresh
+    expect(page.locator("#camera-status")).not_to_have_text(STABLE)
+    old_answer = held[0].fetch()
+    held[0].fulfill(response=old_answer, json={**old_answer.json(), "unread": "the camera before"})
+    wait_for_more(page, answered, 3, "frames answered after the switch")
+    expect(page.locator("#camera-status")).to_have_text(STABLE, timeout=30_000)
+    shown = page.evaluate("() => window.statusesShown")
+    assert not any("the camera before" in status for status in shown), shown
+    assert not errors, errors
+
+
 def test_start_camera_tapped_twice_leaves_no_camera_on(served: tuple[str, Any]) -> None:
     """Start camera tapped twice before the browser opened the camera opened it twice, and the first stream was never
     stopped: after Stop camera the camera stayed on (its light lit) until the page closed."""

@@ -573,6 +573,34 @@ def test_an_ended_table_camera_is_reported_once(browser: Any, app: Any, base: st
         assert len(polls) == seen
 
 
+def test_a_reading_the_page_cannot_draw_is_a_page_error_and_the_table_camera_followed_on(
+    browser: Any, app: Any, base: str, tmp_path: Path
+) -> None:
+    """The server camera's reading was drawn inside the poll's failures: a page that could not draw one showed its
+    error as the camera's status and asked again 1, 2, then 5 s later, and raised no page error."""
+    from playwright.sync_api import expect
+
+    with following_the_table_camera(browser, app, base, grey_video(tmp_path / "long.avi", 900)) as (page, polls):
+        expect(page.locator("#still")).to_have_attribute("src", "/live/camera.mjpg")
+        asked_then: list[int] = []  # how many readings the page had asked for when it got the one it cannot draw
+
+        def answer_once(route: Any) -> None:
+            if asked_then:
+                route.fallback()
+                return
+            asked_then.append(len(polls))
+            route.fulfill(json={"width": 320, "height": 180, "stable": True, "table": {}})  # no hands to draw
+
+        page.route("**/live/camera/reading*", answer_once)
+        for _ in range(40):  # up to 10 s on a loaded machine
+            if asked_then and len(polls) >= asked_then[0] + 3:
+                break
+            page.wait_for_timeout(250)
+        assert asked_then and len(polls) >= asked_then[0] + 3, "the page followed the camera on"
+        assert len(page.errors) == 1 and "undefined" in page.errors[0], page.errors
+        expect(page.locator("#camera-status")).not_to_contain_text("undefined")
+
+
 def test_a_hidden_page_stops_following_the_table_camera_and_goes_on_when_shown(
     browser: Any, app: Any, base: str, tmp_path: Path
 ) -> None:

@@ -115,7 +115,24 @@ export class LiveTable {
     const url = `/live/frame?match=${this.matchId}&camera=${this.cameraId}`;
     const reading = await this.sequencer.latest("frame", () => answerOf("POST", url, blob));
     if (reading === STALE || this.store.state.camera.source !== "browser") return;
-    this.show(reading, URL.createObjectURL(blob));
+    this.draw(reading, URL.createObjectURL(blob));
+  }
+
+  /** `show`, outside the frame's or the poll's failures: a page that cannot draw a reading is a bug of the page,
+   * reported as one (the console, the tests' page errors), never said to the players as a frame not read nor slowing
+   * the camera down. */
+  draw(reading, url) {
+    try {
+      this.show(reading, url);
+    } catch (error) {
+      reportError(error);
+    }
+  }
+
+  /** Post no frame more, and drop the answer of the one on its way: it is of a camera, or a moment, gone. */
+  stopFrames() {
+    this.loop.stop();
+    this.sequencer.cancel("frame");
   }
 
   /** A frame not read (refused, no model, the server unreachable): say why in the server's words, no longer "Stable",
@@ -132,8 +149,7 @@ export class LiveTable {
   /** The camera stopped by itself (unplugged, taken by another app): stop posting, offer Start again; the cards on
    * the table stay as they were. */
   cameraEnded() {
-    this.loop.stop();
-    this.sequencer.cancel("frame");
+    this.stopFrames();
     this.store.update((state) => ({ ...state, frame: null, stable: false, zoom: 1,
       camera: { ...state.camera, source: null, frozen: false,
         status: "The camera stopped (unplugged, or taken by another app). Tap Start camera to start it again, or type the cards." } }));
@@ -150,9 +166,8 @@ export class LiveTable {
       return;
     }
     if (document.hidden) {
-      this.loop.stop();
+      this.stopFrames();
       this.stopServer();
-      this.sequencer.cancel("frame");
       this.store.update((state) => ({ ...state, stable: false,
         camera: { ...state.camera, hidden: true, status: "Camera paused while this page is hidden" } }));
     } else {
@@ -171,6 +186,7 @@ export class LiveTable {
     const chosen = select.value;
     try {
       this.stopServer();
+      this.stopFrames(); // a frame of the camera switched from, answered after the switch, is not the new one's
       if (!(await this.camera.start(chosen))) return; // started again, or stopped, while it was opening
       // a camera switched to, or started again: the server reads it afresh, the frames before not voted with its own
       this.cameraId = pageCameraId();
@@ -180,8 +196,6 @@ export class LiveTable {
     } catch (error) {
       // the camera that was on (another one picked) is off now: the page says so, keeping the cards read
       if (chosen && ["NotFoundError", "OverconstrainedError"].includes(error?.name)) select.value = "";
-      this.loop.stop();
-      this.sequencer.cancel("frame");
       this.store.update((state) => ({ ...state, frame: null, stable: false, zoom: 1,
         camera: { ...state.camera, source: null, frozen: false,
           status: `Camera unavailable: ${cameraTrouble(error, chosen)} Type the cards instead.` } }));
@@ -190,10 +204,9 @@ export class LiveTable {
   }
 
   stop() {
-    this.loop.stop();
+    this.stopFrames();
     this.camera.stop();
     this.stopServer();
-    this.sequencer.cancel("frame");
     this.store.update((state) => ({ ...state, frame: null, stable: false, zoom: 1,
       camera: { ...state.camera, source: null, frozen: false, status: "Camera off: type or pick the cards below." } }));
   }
@@ -233,7 +246,7 @@ export class LiveTable {
       const reading = await this.sequencer.latest("poll", () => answerOf("GET", `/live/camera/reading?match=${this.matchId}`));
       if (reading === STALE) return;
       this.failures = 0;
-      this.show(reading, "/live/camera.mjpg");
+      this.draw(reading, "/live/camera.mjpg");
       this.schedulePoll(POLL_MS);
     } catch (error) {
       if (error.status === 410) {
@@ -250,9 +263,8 @@ export class LiveTable {
   freeze() {
     const { source, frozen } = this.store.state.camera;
     if (!source || frozen) return;
-    this.loop.stop();
+    this.stopFrames();
     this.stopServer();
-    this.sequencer.cancel("frame");
     this.setCamera({ frozen: true, status: "Paused to correct: tap a card or a box, or resume live." });
   }
 
