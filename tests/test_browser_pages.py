@@ -124,7 +124,8 @@ def test_a_won_matchs_final_score_is_its_totals_in_a_phones_first_screen(base: s
 
 
 DEADWOOD_LINES = """() => [...document.querySelectorAll('#sheet-body tbody td .hint')].map((hint) => {
-    const text = [...hint.childNodes].find((node) => node.nodeType === Node.TEXT_NODE && node.data.includes('deadwood'));
+    const text = [...hint.childNodes]
+        .find((node) => node.nodeType === Node.TEXT_NODE && node.data.includes('deadwood'));
     const range = document.createRange();
     range.setStart(text, text.data.indexOf('deadwood'));
     range.setEnd(text, text.data.indexOf('deadwood') + 'deadwood'.length);
