@@ -53,8 +53,7 @@ def camera_on(page: Any, url: str) -> list[str]:
     """The table at ``url`` with the camera on and its one card read as stable; returns the frames' URLs, as posted."""
     from playwright.sync_api import expect
 
-    frames: list[str] = []
-    page.on("request", lambda request: frames.append(request.url) if "/live/frame" in request.url else None)
+    frames = live_frames(page, "request")
     page.goto(url)
     page.wait_for_selector("body[data-ready=true]")
     page.click("#camera-start")
@@ -75,11 +74,12 @@ def frames_posted_while_waiting(page: Any, frames: list[str], ms: int) -> int:
     return len(frames) - seen
 
 
-def frames_answered(page: Any) -> list[str]:
-    """A list the page fills with the URL of each live frame it sends, as its answer comes (for ``wait_for_more``)."""
-    answered: list[str] = []
-    page.on("requestfinished", lambda request: answered.append(request.url) if "/live/frame" in request.url else None)
-    return answered
+def live_frames(page: Any, event: str) -> list[str]:
+    """A list the page fills with the URL of each live frame it sends, at the page's ``event``: "request" as it is
+    posted, "requestfinished" as its answer comes (for ``wait_for_more``)."""
+    frames: list[str] = []
+    page.on(event, lambda request: frames.append(request.url) if "/live/frame" in request.url else None)
+    return frames
 
 
 def wait_for_more(page: Any, frames: list[str], count: int, what: str) -> None:
@@ -256,7 +256,7 @@ def test_a_box_drawn_on_the_live_picture_stays_in_view_while_frames_come(served:
     errors: list[str] = []
     page = page_of(browser, errors)
     camera_on(page, new_match(page, base))
-    answered = frames_answered(page)
+    answered = live_frames(page, "requestfinished")
     picture = page.locator("#overlay").bounding_box()
     assert picture is not None
     x, y = picture["x"] + picture["width"] * 0.6, picture["y"] + picture["height"] * 0.2  # no card there
@@ -424,7 +424,7 @@ def test_a_page_that_cannot_draw_a_reading_says_so_as_a_page_error_and_the_camer
     errors: list[str] = []
     page = page_of(browser, errors)
     camera_on(page, new_match(page, base))
-    answered = frames_answered(page)
+    answered = live_frames(page, "requestfinished")
     page.evaluate(STATUSES_SHOWN)
     page.evaluate(
         """() => { const revoke = URL.revokeObjectURL;  // the picture before, let go as a frame's reading is drawn
@@ -449,7 +449,7 @@ def test_a_frame_of_the_camera_before_answered_after_a_switch_is_never_drawn(ser
     errors: list[str] = []
     page = page_of(browser, errors)
     frames = camera_on(page, new_match(page, base))
-    answered = frames_answered(page)
+    answered = live_frames(page, "requestfinished")
     before = parse_qs(urlparse(frames[-1]).query)["camera"][0]
     held: list[Any] = []
     page.route("**/live/frame*", lambda route: held.append(route) if before in route.request.url else route.fallback())
@@ -632,7 +632,7 @@ def test_the_live_pictures_boxes_are_moved_in_place_never_drawn_anew(jittery: tu
     errors: list[str] = []
     page = page_of(browser, errors)
     camera_on(page, new_match(page, base))
-    answered = frames_answered(page)
+    answered = live_frames(page, "requestfinished")
     page.evaluate(WATCH_OVERLAY)
     wait_for_more(page, answered, 4, "frames answered")
     changes = page.evaluate(OVERLAY_CHANGES)
@@ -649,7 +649,7 @@ def test_a_tap_on_a_box_across_a_live_frame_opens_its_card(jittery: tuple[str, A
     errors: list[str] = []
     page = page_of(browser, errors)
     camera_on(page, new_match(page, base))
-    answered = frames_answered(page)
+    answered = live_frames(page, "requestfinished")
     box = page.locator('#overlay g.box[data-card="2D"] rect.outline').bounding_box()
     assert box is not None
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
@@ -740,8 +740,7 @@ def test_the_pictures_boxes_are_one_tab_stop_whose_focus_stays_on_its_card_as_fr
         errors: list[str] = []
         page = browser.new_context(viewport=PHONE).new_page()
         page.on("pageerror", lambda error: errors.append(str(error)))
-        frames: list[str] = []
-        page.on("request", lambda request: frames.append(request.url) if "/live/frame" in request.url else None)
+        frames = live_frames(page, "request")
         four_players_on_camera(page, base)
         by_hand = page.eval_on_selector_all("#hands .chips .chip", "(chips) => chips.map((chip) => chip.dataset.card)")
         assert len(by_hand) == len(FOUR_HANDS)
